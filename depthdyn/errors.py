@@ -1,0 +1,65 @@
+"""Exception hierarchy.
+
+Every error depthdyn raises on purpose derives from :class:`DepthdynError` and from the
+built-in exception a caller would naturally catch (``ValueError``, ``TypeError``,
+``ImportError``), so ``except ValueError`` keeps working for code that does not know
+depthdyn.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "DepthdynError",
+    "ParameterError",
+    "UnknownParameterError",
+    "DomainError",
+    "ShapeError",
+    "ParseError",
+    "UnknownFamilyError",
+    "DegreeTooLargeError",
+    "RealisationError",
+    "OptionalDependencyError",
+]
+
+
+class DepthdynError(Exception):
+    """Base class of every error raised deliberately by depthdyn."""
+
+
+class ParameterError(DepthdynError, ValueError):
+    """A parameter value or combination is invalid."""
+
+
+class UnknownParameterError(ParameterError):
+    """A parameter name is not one of the recurrence's (or factory's) parameters."""
+
+
+class DomainError(ParameterError):
+    """A parameter value lies outside the parameter's domain (e.g. ``m >= 1``)."""
+
+
+class ShapeError(DepthdynError, ValueError):
+    """A matrix or array has the wrong shape (e.g. a non-square Gamma)."""
+
+
+class ParseError(DepthdynError, ValueError):
+    """An expression string could not be parsed safely."""
+
+
+class UnknownFamilyError(DepthdynError, KeyError):
+    """A family name is not in the registry."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0]) if self.args else ""
+
+
+class DegreeTooLargeError(DepthdynError, ValueError):
+    """The problem is too large for exact work in reasonable time."""
+
+
+class RealisationError(DepthdynError, ValueError):
+    """A state-space realisation does not exist or fails its similarity check."""
+
+
+class OptionalDependencyError(DepthdynError, ImportError):
+    """An optional dependency (torch, dask, tqdm) is needed but not installed."""

@@ -1,0 +1,457 @@
+"""The core object: a linear depth recurrence with constant (symbolic) coefficients.
+
+A :class:`Recurrence` of order ``p`` on ``n``-vectors is
+
+.. math::
+
+    A_0 x_{l+p} + A_1 x_{l+p-1} + \\dots + A_p x_l = 0,
+
+with ``n x n`` coefficient matrices ``A_j`` (``1 x 1`` for a scalar eigenmode). Its
+characteristic polynomial is ``det(A_0 r^p + A_1 r^(p-1) + ... + A_p)`` in the variable
+:data:`r`. Families of architectures build one of these with the eigenvalue of the
+linearised block as the parameter ``lam``; analyses take it as input and return small
+records; ``subs`` returns a new object. Derived things are computed, never stored.
+"""
+
+from __future__ import annotations
+
+import keyword
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from fractions import Fraction
+from functools import cached_property
+
+import sympy as sp
+
+from .errors import DomainError, ParameterError, ParseError, ShapeError, UnknownParameterError
+from .parse import parse_expr, parse_value
+
+__all__ = [
+    "r",
+    "Param",
+    "Realisation",
+    "Recurrence",
+    "REALS",
+    "COMPLEXES",
+    "to_exact",
+]
+
+#: The characteristic variable (``x_l = r**l``).
+r = sp.Symbol("r")
+
+REALS = sp.S.Reals
+COMPLEXES = sp.S.Complexes
+
+
+def to_exact(value, names: Mapping[str, sp.Expr] | None = None) -> sp.Expr:
+    """Turn a user value into an exact SymPy expression.
+
+    Integers, fractions and SymPy objects pass through; floats become the decimal they
+    print as (``0.1 -> 1/10``); strings go through the safe parser. NaN and infinities
+    raise :class:`~depthdyn.errors.ParameterError`.
+    """
+    if isinstance(value, sp.Basic):
+        expr = value
+    elif isinstance(value, bool):
+        raise ParameterError(f"expected a number, got the boolean {value}")
+    elif isinstance(value, int):
+        expr = sp.Integer(value)
+    elif isinstance(value, Fraction):
+        expr = sp.Rational(value.numerator, value.denominator)
+    elif isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")):
+            raise ParameterError(f"parameter values must be finite, got {value}")
+        expr = sp.Rational(Fraction(repr(value)))
+    elif isinstance(value, complex):
+        expr = to_exact(value.real) + sp.I * to_exact(value.imag)
+    elif isinstance(value, str):
+        expr = parse_expr(value, names or {})
+    elif hasattr(value, "item") and getattr(value, "shape", None) == ():
+        return to_exact(value.item(), names)  # NumPy scalar
+    else:
+        raise ParameterError(f"cannot use {value!r} ({type(value).__name__}) as a parameter value")
+    if expr.has(sp.nan, sp.zoo, sp.oo, -sp.oo):
+        raise ParameterError(f"parameter values must be finite, got {expr}")
+    return expr
+
+
+def _symbol_for(name: str, domain: sp.Set) -> sp.Symbol:
+    if domain == COMPLEXES:
+        return sp.Symbol(name)
+    if domain.is_subset(REALS):
+        return sp.Symbol(name, real=True)
+    return sp.Symbol(name)
+
+
+@dataclass(frozen=True)
+class Param:
+    """A named symbolic parameter with its domain.
+
+    Parameters
+    ----------
+    name : str
+        ASCII identifier (``lam``, ``m``, ``eta`` ...).
+    domain : sympy.Set
+        Where the parameter may lie, e.g. ``Interval.Ropen(0, 1)`` for ``m``.
+    description : str
+        One line shown by ``depthdyn derive`` and in errors.
+    """
+
+    name: str
+    domain: sp.Set = REALS
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.name.isidentifier() or keyword.iskeyword(self.name) or not self.name.isascii():
+            raise ParameterError(f"parameter name {self.name!r} must be an ASCII identifier")
+        if self.name == "r":
+            raise ParameterError("'r' is reserved for the characteristic variable")
+        if not isinstance(self.domain, sp.Set):
+            raise ParameterError(f"domain of {self.name!r} must be a sympy Set, got {self.domain!r}")
+
+    @property
+    def symbol(self) -> sp.Symbol:
+        return _symbol_for(self.name, self.domain)
+
+    def check(self, value: sp.Expr) -> None:
+        """Raise :class:`DomainError` if ``value`` is certainly outside the domain."""
+        if not value.free_symbols:
+            if self.domain.is_subset(REALS) and not value.is_extended_real:
+                raise DomainError(
+                    f"{self.name} must be real ({self.domain}), got {value}"
+                )
+            inside = self.domain.contains(value)
+            if inside is sp.S.false:
+                raise DomainError(
+                    f"{self.name}={value} is outside its domain {self.domain}"
+                    + (f" ({self.description})" if self.description else "")
+                )
+
+
+@dataclass(frozen=True)
+class Realisation:
+    """A first-order state-space form ``s_{l+1} = A s_l`` with named states.
+
+    ``s_l = T w_{l + shift}``, where ``w_l = (x_l, x_{l-1}, ..., x_{l-p+1})`` is the
+    companion state. ``shift`` is 1 for states that look one layer ahead, such as the
+    forward velocity ``v_l = x_{l+1} - x_l``.
+    """
+
+    name: str
+    states: tuple[str, ...]
+    A: sp.ImmutableMatrix
+    T: sp.ImmutableMatrix
+    shift: int = 0
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        A, T = sp.ImmutableMatrix(self.A), sp.ImmutableMatrix(self.T)
+        object.__setattr__(self, "A", A)
+        object.__setattr__(self, "T", T)
+        object.__setattr__(self, "states", tuple(self.states))
+        if not A.is_square or A.shape != T.shape or len(self.states) != A.shape[0]:
+            raise ShapeError(
+                f"realisation {self.name!r}: A {A.shape}, T {T.shape} and "
+                f"{len(self.states)} state names must agree"
+            )
+
+    def subs(self, mapping: Mapping[sp.Symbol, sp.Expr]) -> Realisation:
+        return replace(self, A=self.A.subs(mapping), T=self.T.subs(mapping))
+
+    def __str__(self) -> str:
+        return f"{self.name}: states {', '.join(self.states)}\nA = {self.A.tolist()}"
+
+    def _repr_latex_(self) -> str:
+        return f"$A_{{\\mathrm{{{self.name}}}}} = {sp.latex(self.A)}$"
+
+
+def _as_matrix(value, what: str) -> sp.ImmutableMatrix:
+    if isinstance(value, sp.MatrixBase):
+        M = sp.ImmutableMatrix(value)
+    elif isinstance(value, (list, tuple)):
+        rows = list(value)
+        if rows and all(isinstance(row, (list, tuple)) for row in rows):
+            widths = {len(row) for row in rows}
+            if len(widths) != 1:
+                raise ShapeError(f"{what}: rows have different lengths {sorted(widths)}")
+            M = sp.ImmutableMatrix([[to_exact(v) for v in row] for row in rows])
+        else:
+            raise ShapeError(f"{what}: expected a square matrix (list of rows), got {value!r}")
+    else:
+        M = sp.ImmutableMatrix([[to_exact(value)]])
+    if not M.is_square:
+        raise ShapeError(f"{what} must be square, got shape {M.shape}")
+    return M
+
+
+@dataclass(frozen=True)
+class Recurrence:
+    """A linear depth recurrence ``A_0 x_{l+p} + ... + A_p x_l = 0``.
+
+    Parameters
+    ----------
+    coeffs : sequence
+        ``A_0, ..., A_p``: scalars (a scalar eigenmode) or square matrices of one size.
+        Strings are parsed safely with the parameter names available.
+    params : sequence of Param
+        The symbolic parameters the coefficients may contain, with their domains.
+    lam : str, optional
+        Name of the parameter that is the eigenvalue of the linearised block, if the
+        family has a block.
+    name, description, source : str
+        Family name, one-line description, and the source (file and equation).
+    native : sequence of Realisation
+        Realisations that the family defines directly (e.g. the block's own
+        content/velocity update); they are checked against the companion form by
+        :func:`depthdyn.similarity`.
+
+    Examples
+    --------
+    >>> from depthdyn import Recurrence, Param
+    >>> rec = Recurrence([1, "-(1 + a)"], params=[Param("a")])
+    >>> rec.charpoly()
+    r - a - 1
+    >>> rec.subs(a=1).charpoly()
+    r - 2
+    """
+
+    coeffs: tuple
+    params: tuple = ()
+    lam: str | None = None
+    name: str = "recurrence"
+    description: str = ""
+    source: str = ""
+    native: tuple = field(default=(), compare=True)
+
+    def __post_init__(self) -> None:
+        params = tuple(self.params)
+        for p in params:
+            if not isinstance(p, Param):
+                raise ParameterError(f"params must be Param objects, got {p!r}")
+        names = [p.name for p in params]
+        if len(set(names)) != len(names):
+            raise ParameterError(f"duplicate parameter names in {names}")
+        object.__setattr__(self, "params", params)
+        symbols = {p.name: p.symbol for p in params}
+        parsed = []
+        for j, c in enumerate(self.coeffs):
+            if isinstance(c, str):
+                c = parse_value(c, {**symbols, "r": r})
+                if isinstance(c, sp.Expr) and c.has(r):
+                    raise ParseError(f"coefficient A_{j} may not contain r")
+            parsed.append(_as_matrix(c, f"coefficient A_{j}"))
+        if len(parsed) < 2:
+            raise ShapeError("a recurrence needs at least two coefficients (order >= 1)")
+        shapes = {M.shape for M in parsed}
+        if len(shapes) != 1:
+            raise ShapeError(f"all coefficients must have one shape, got {sorted(shapes)}")
+        allowed = set(symbols.values())
+        for j, M in enumerate(parsed):
+            if M.has(sp.nan, sp.zoo, sp.oo, -sp.oo):
+                raise ParameterError(f"coefficient A_{j} is not finite: {M.tolist()}")
+            stray = M.free_symbols - allowed
+            if stray:
+                raise UnknownParameterError(
+                    f"coefficient A_{j} uses {sorted(map(str, stray))}, which are not "
+                    f"parameters (declared: {names or 'none'})"
+                )
+        object.__setattr__(self, "coeffs", tuple(parsed))
+        if self.lam is not None and self.lam not in names:
+            raise ParameterError(f"lam={self.lam!r} is not one of the parameters {names}")
+        native = tuple(self.native)
+        for real in native:
+            if not isinstance(real, Realisation):
+                raise ParameterError(f"native realisations must be Realisation, got {real!r}")
+            if real.A.shape[0] != self.order * self.dim:
+                raise ShapeError(
+                    f"realisation {real.name!r} has {real.A.shape[0]} states; "
+                    f"expected order*dim = {self.order * self.dim}"
+                )
+        object.__setattr__(self, "native", native)
+        if sp.expand(parsed[0].det()) == 0:
+            raise ParameterError(
+                "the leading coefficient A_0 is singular for all parameter values; "
+                "the recurrence does not determine x_{l+p}"
+            )
+
+    # ----------------------------------------------------------------- basic facts
+    @property
+    def order(self) -> int:
+        """Number of past layers the recurrence looks back (``p``)."""
+        return len(self.coeffs) - 1
+
+    @property
+    def dim(self) -> int:
+        """Size ``n`` of the coefficient matrices (1 for a scalar eigenmode)."""
+        return self.coeffs[0].shape[0]
+
+    @property
+    def is_scalar(self) -> bool:
+        return self.dim == 1
+
+    @property
+    def param_names(self) -> tuple[str, ...]:
+        return tuple(p.name for p in self.params)
+
+    @property
+    def symbols(self) -> dict[str, sp.Symbol]:
+        """Parameter name -> SymPy symbol."""
+        return {p.name: p.symbol for p in self.params}
+
+    @property
+    def lam_symbol(self) -> sp.Symbol | None:
+        return self.symbols.get(self.lam) if self.lam else None
+
+    def param(self, name: str) -> Param:
+        for p in self.params:
+            if p.name == name:
+                return p
+        raise UnknownParameterError(
+            f"{self.name} has no parameter {name!r}; its parameters are {list(self.param_names)}"
+        )
+
+    # --------------------------------------------------------------- polynomials
+    def matrix_polynomial(self) -> sp.ImmutableMatrix:
+        """``A_0 r^p + A_1 r^(p-1) + ... + A_p``."""
+        p = self.order
+        return sp.ImmutableMatrix(sum((A * r ** (p - j) for j, A in enumerate(self.coeffs)), sp.zeros(self.dim)))
+
+    def charpoly(self) -> sp.Expr:
+        """Characteristic polynomial in :data:`r` (``det`` form for matrix coefficients)."""
+        return self._charpoly
+
+    @cached_property
+    def _charpoly(self) -> sp.Expr:
+        P = self.matrix_polynomial()
+        det = P[0, 0] if self.is_scalar else P.det(method="berkowitz")
+        return sp.collect(sp.expand(det), r)
+
+    def rho_sigma(self) -> tuple[sp.Expr, sp.Expr] | None:
+        """``(rho, sigma)`` with ``charpoly = rho(r) - lam*sigma(r)``, if that form exists."""
+        lam = self.lam_symbol
+        if lam is None:
+            return None
+        poly = sp.expand(self.charpoly())
+        if sp.degree(poly, lam) != 1:
+            return None
+        sigma = -poly.coeff(lam, 1)
+        rho = poly.coeff(lam, 0)
+        return sp.collect(rho, r), sp.collect(sigma, r)
+
+    # --------------------------------------------------------------- substitution
+    def subs(self, values: Mapping | None = None, **kwargs) -> Recurrence:
+        """Return a new recurrence with some parameters replaced.
+
+        Values may be numbers (floats are read as the decimal they print as), SymPy
+        expressions in the other parameters, or strings parsed safely. Each numeric value
+        is checked against the parameter's domain.
+
+        Raises
+        ------
+        UnknownParameterError, DomainError, ParameterError
+        """
+        items = dict(values or {})
+        items.update(kwargs)
+        symbols = self.symbols
+        mapping: dict[sp.Symbol, sp.Expr] = {}
+        for key, value in items.items():
+            name = key.name if isinstance(key, sp.Symbol) else str(key)
+            param = self.param(name)
+            expr = to_exact(value, symbols)
+            stray = expr.free_symbols - set(symbols.values())
+            if stray:
+                # accept plain symbols named like our parameters (no assumptions)
+                rename = {s: symbols[s.name] for s in stray if s.name in symbols}
+                expr = expr.xreplace(rename)
+                stray = expr.free_symbols - set(symbols.values())
+            if stray:
+                raise UnknownParameterError(
+                    f"value for {name} uses unknown names {sorted(map(str, stray))}"
+                )
+            param.check(expr)
+            mapping[param.symbol] = expr
+        if not mapping:
+            return self
+        coeffs = [sp.ImmutableMatrix(M.xreplace(mapping)).applyfunc(sp.expand) for M in self.coeffs]
+        kept = tuple(p for p in self.params if p.symbol not in mapping)
+        lam = self.lam if self.lam in {p.name for p in kept} else None
+        native = tuple(
+            replace(real, A=real.A.xreplace(mapping), T=real.T.xreplace(mapping)) for real in self.native
+        )
+        return replace(self, coeffs=tuple(coeffs), params=kept, lam=lam, native=native)
+
+    def is_numeric(self) -> bool:
+        """True when no symbolic parameter is left."""
+        return not any(M.free_symbols for M in self.coeffs)
+
+    # --------------------------------------------------------------- structure
+    def kron(self, d: int) -> Recurrence:
+        """Expand to ``d`` channels: every coefficient becomes ``A_j (x) I_d``.
+
+        The spectrum is unchanged, each eigenvalue repeated ``d`` times.
+        """
+        if not isinstance(d, int) or isinstance(d, bool) or d < 1:
+            raise ParameterError(f"d must be a positive integer, got {d!r}")
+        eye = sp.eye(d)
+        coeffs = tuple(sp.ImmutableMatrix(sp.kronecker_product(A, eye)) for A in self.coeffs)
+        native = tuple(
+            replace(
+                real,
+                A=sp.kronecker_product(real.A, eye),
+                T=sp.kronecker_product(real.T, eye),
+                states=tuple(f"{s}_{c + 1}" for s in real.states for c in range(d)),
+            )
+            for real in self.native
+        )
+        return replace(self, coeffs=coeffs, native=native, name=f"{self.name}(x)I{d}")
+
+    def iterate(self, initial: Iterable, steps: int) -> list:
+        """Exact forward iteration from ``x_0 ... x_{p-1}``; returns ``x_0 ... x_{steps}``.
+
+        Every parameter must have been substituted or the result stays symbolic
+        (slowly). Vectors are returned as SymPy column matrices when ``dim > 1``.
+        """
+        values = [self._as_state_value(v) for v in initial]
+        if len(values) != self.order:
+            raise ParameterError(f"need {self.order} initial values x_0..x_{self.order - 1}, got {len(values)}")
+        A0inv = self.coeffs[0].inv()
+        p = self.order
+        while len(values) <= steps:
+            rhs = sum((self.coeffs[j] * values[-j] for j in range(1, p + 1)), sp.zeros(self.dim, 1))
+            values.append((-A0inv * rhs).applyfunc(sp.expand))
+        out = values[: steps + 1]
+        return [v[0, 0] for v in out] if self.is_scalar else out
+
+    def _as_state_value(self, v) -> sp.Matrix:
+        if isinstance(v, (list, tuple, sp.MatrixBase)):
+            M = sp.Matrix([to_exact(e, self.symbols) for e in (list(v) if not isinstance(v, sp.MatrixBase) else list(v))])
+        else:
+            M = sp.Matrix([to_exact(v, self.symbols)])
+        if M.shape != (self.dim, 1):
+            raise ShapeError(f"an initial value must have {self.dim} entries, got {M.shape[0]}")
+        return M
+
+    # --------------------------------------------------------------- printing
+    def equation(self) -> str:
+        """The recurrence as text, e.g. ``x[l+2] - (m + 1)*x[l+1] + m*x[l] = 0``."""
+        p = self.order
+        terms = []
+        for j, A in enumerate(self.coeffs):
+            k = p - j
+            idx = "l" if k == 0 else f"l+{k}"
+            c = A[0, 0] if self.is_scalar else A
+            if self.is_scalar and c == 0:
+                continue
+            terms.append(f"({sp.sstr(c)})*x[{idx}]" if self.is_scalar else f"{c.tolist()}*x[{idx}]")
+        return " + ".join(terms) + " = 0"
+
+    def __str__(self) -> str:
+        lines = [f"{self.name}: {self.equation()}"]
+        if self.params:
+            lines.append("parameters: " + ", ".join(f"{p.name} in {p.domain}" for p in self.params))
+        if self.source:
+            lines.append(f"source: {self.source}")
+        return "\n".join(lines)
+
+    def _repr_latex_(self) -> str:
+        return f"${sp.latex(self.charpoly())} = 0$"

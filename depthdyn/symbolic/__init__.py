@@ -1,0 +1,1 @@
+"""Exact analyses of a :class:`~depthdyn.Recurrence` (SymPy)."""
