@@ -4,6 +4,8 @@ from .errors import *  # noqa: F403
 from .recurrence import COMPLEXES, REALS, Param, Realisation, Recurrence, r, to_exact
 from .families import (
     FAMILIES,
+    MAX_ORDER,
+    MAX_STREAMS,
     build,
     dense,
     entangled,

@@ -76,11 +76,14 @@ def to_exact(value, names: Mapping[str, sp.Expr] | None = None) -> sp.Expr:
 
 
 def _symbol_for(name: str, domain: sp.Set) -> sp.Symbol:
-    if domain == COMPLEXES:
+    # assumptions let SymPy simplify, e.g. sqrt(beta**2) = beta for beta >= 0
+    if domain == COMPLEXES or not domain.is_subset(REALS):
         return sp.Symbol(name)
-    if domain.is_subset(REALS):
-        return sp.Symbol(name, real=True)
-    return sp.Symbol(name)
+    if domain.is_subset(sp.Interval.open(0, sp.oo)):
+        return sp.Symbol(name, positive=True)
+    if domain.is_subset(sp.Interval(0, sp.oo)):
+        return sp.Symbol(name, nonnegative=True)
+    return sp.Symbol(name, real=True)
 
 
 @dataclass(frozen=True)

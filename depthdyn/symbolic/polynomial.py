@@ -11,7 +11,6 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-import mpmath
 import sympy as sp
 
 from ..recurrence import r
@@ -125,10 +124,19 @@ def _factor_roots(factor: sp.Poly, mult: int) -> list[Root]:
     deg = factor.degree()
     expr = factor.as_expr()
     numeric = not (factor.free_symbols - {r})
+    if deg == 2:
+        a, b, c = factor.all_coeffs()
+        disc = _tidy(b**2 - 4 * a * c)
+        if disc == 0:
+            return [Root(sp.factor(-b / (2 * a)), 2 * mult, expr, True)]
+        root_d = sp.sqrt(disc)
+        pair = [sp.factor_terms((-b - root_d) / (2 * a)), sp.factor_terms((-b + root_d) / (2 * a))]
+        return [Root(v, mult, expr, True) for v in pair]
     if deg <= _RADICAL_DEGREE or numeric:
-        found = sp.roots(factor, r, cubics=True, quartics=numeric, quintics=False)
+        # numeric factors of degree >= 3 get CRootOf (exact, cheap to evaluate) instead of radicals
+        found = sp.roots(factor, r, cubics=not numeric, quartics=False, quintics=False)
         if sum(found.values()) == deg:
-            return [Root(sp.simplify(v) if deg <= 2 else v, mult * k, expr, True) for v, k in found.items()]
+            return [Root(v, mult * k, expr, True) for v, k in found.items()]
         if numeric:
             sqf = sp.Poly(factor, r)
             out = []
@@ -306,10 +314,10 @@ def vieta(rec, *, samples: int = 3, digits: int = 40) -> Vieta:
     for k in range(1, p + 1):
         rhs = sp.factor((-1) ** k * coeffs[k] / coeffs[0])
         holds, method = False, ""
-        if rts.explicit:
-            e_k = _elementary(values, k)
-            diff = sp.simplify(sp.expand(e_k - rhs))
-            if diff == 0:
+        if rts.explicit and (p <= 2 or all(v.is_Rational for v in values)):
+            # radicals of degree >= 3 do not simplify reliably; those are checked numerically
+            diff = sp.expand(_elementary(values, k) - rhs)
+            if diff == 0 or sp.simplify(diff) == 0:
                 holds, method = True, "exact"
         if not method:
             holds = _numeric_vieta(poly, k, rhs, samples, digits, rng)
@@ -326,12 +334,11 @@ def _numeric_vieta(poly: sp.Poly, k: int, rhs: sp.Expr, samples: int, digits: in
             sub = sp.Poly(poly.as_expr().xreplace(point), r)
             if sub.degree() == poly.degree():
                 break
-        with mpmath.workdps(digits):
-            vals = [mpmath.mpc(complex(v)) if False else v for v in sub.nroots(n=digits, maxsteps=200)]
-            e_k = _elementary([sp.N(v, digits) for v in vals], k)
-            target = sp.N(rhs.xreplace(point), digits)
-            if abs(complex(sp.N(e_k - target, digits))) > 10 ** (-(digits // 2)) * (1 + abs(complex(target))):
-                return False
+        vals = sub.nroots(n=digits, maxsteps=200)
+        e_k = sp.N(_elementary(vals, k), digits)
+        target = sp.N(rhs.xreplace(point), digits)
+        if abs(complex(sp.N(e_k - target, digits))) > 10 ** (-(digits // 2)) * (1 + abs(complex(target))):
+            return False
     return True
 
 

@@ -1,0 +1,140 @@
+"""The core Recurrence object: validation, substitution, hashing, iteration."""
+
+import pytest
+import sympy as sp
+
+import depthdyn as dd
+from depthdyn import Param, Recurrence, r
+
+
+def test_frozen_and_hashable():
+    a, b = dd.momentum(), dd.momentum()
+    assert a == b and hash(a) == hash(b)
+    assert len({a, b, dd.residual()}) == 2
+    with pytest.raises(AttributeError):
+        a.name = "other"
+
+
+def test_subs_returns_new_object_and_drops_parameter():
+    rec = dd.momentum()
+    sub = rec.subs(m=sp.Rational(1, 2))
+    assert sub is not rec
+    assert "m" in rec.param_names and "m" not in sub.param_names
+    lam, eta = sub.symbols["lam"], sub.symbols["eta"]
+    assert sp.expand(sub.charpoly() - (r**2 - (sp.Rational(3, 2) + eta * lam) * r + sp.Rational(1, 2))) == 0
+
+
+@pytest.mark.parametrize("value", [0.5, "1/2", sp.Rational(1, 2), "0.5"])
+def test_subs_values_are_exact(value):
+    rec = dd.momentum().subs(m=value)
+    assert rec.coeffs[2][0, 0] == sp.Rational(1, 2)
+
+
+def test_float_reads_as_printed_decimal():
+    rec = dd.highway(g=0.1)
+    lam = rec.lam_symbol
+    assert sp.expand(rec.charpoly() - (r - sp.Rational(9, 10) - lam / 10)) == 0
+
+
+@pytest.mark.parametrize(
+    "kwargs, error",
+    [
+        ({"m": sp.Rational(3, 2)}, dd.DomainError),
+        ({"m": 1}, dd.DomainError),
+        ({"m": -sp.Rational(1, 10)}, dd.DomainError),
+        ({"eta": -1}, dd.DomainError),
+        ({"m": float("nan")}, dd.ParameterError),
+        ({"m": float("inf")}, dd.ParameterError),
+        ({"m": sp.I}, dd.DomainError),
+        ({"mu": 1}, dd.UnknownParameterError),
+        ({"m": "m + q"}, dd.ParseError),
+    ],
+)
+def test_bad_values_raise_typed_errors(kwargs, error):
+    with pytest.raises(error):
+        dd.momentum().subs(**kwargs)
+
+
+def test_errors_are_builtin_subclasses():
+    with pytest.raises(ValueError):
+        dd.momentum(m=2)
+    assert issubclass(dd.UnknownFamilyError, KeyError)
+    assert issubclass(dd.OptionalDependencyError, ImportError)
+
+
+def test_symbolic_substitution_keeps_other_parameters():
+    rec = dd.momentum()
+    m, eta = rec.symbols["m"], rec.symbols["eta"]
+    crit = rec.subs(lam=(2 * sp.sqrt(m) - 1 - m) / eta)
+    assert "lam" not in crit.param_names
+    assert sp.expand(crit.charpoly() - (r - sp.sqrt(m)) ** 2) == 0
+    (double,) = dd.roots(crit).roots
+    assert double.value == sp.sqrt(m) and double.multiplicity == 2
+
+
+def test_validation_of_coefficients():
+    with pytest.raises(dd.ShapeError):
+        Recurrence([1])
+    with pytest.raises(dd.ShapeError):
+        Recurrence([sp.eye(2), sp.ones(3, 3)])
+    with pytest.raises(dd.ShapeError):
+        Recurrence([[[1, 2]], [[1, 2]]])
+    with pytest.raises(dd.UnknownParameterError):
+        Recurrence([1, sp.Symbol("q")])
+    with pytest.raises(dd.ParameterError):
+        Recurrence([0, 1])  # leading coefficient identically zero
+    with pytest.raises(dd.ParameterError):
+        Recurrence([1, sp.nan])
+    with pytest.raises(dd.ParameterError):
+        Recurrence([1, 1], params=[Param("a"), Param("a")])
+    with pytest.raises(dd.ParameterError):
+        Param("lambda")
+    with pytest.raises(dd.ParameterError):
+        Recurrence([1, 1], lam="lam")
+
+
+def test_string_coefficients_are_parsed_safely(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    rec = Recurrence([1, "-(1 + a)"], params=[Param("a")])
+    assert rec.subs(a=1).charpoly() == r - 2
+    with pytest.raises(dd.ParseError):
+        Recurrence([1, "__import__('os').system('touch PWNED')"])
+    assert not (tmp_path / "PWNED").exists()
+
+
+def test_iterate_matches_hand_computation():
+    # x_{l+1} = (1 + 1/4) x_l from x_0 = 1: 000 §1 with alpha = 1, L = 4
+    rec = dd.residual(scaled=True, lam=1, L=4)
+    xs = rec.iterate([1], 4)
+    assert xs == [sp.Rational(5, 4) ** j for j in range(5)]
+
+
+def test_iterate_matrix_recurrence():
+    rec = dd.entangled(n=2, gamma=sp.Rational(1, 2), lam=0)
+    xs = rec.iterate([[1, 0]], 2)
+    G = sp.Matrix([[sp.Rational(3, 4), sp.Rational(1, 4)], [sp.Rational(1, 4), sp.Rational(3, 4)]])
+    assert xs[2] == G**2 * sp.Matrix([1, 0])
+
+
+def test_kron_expansion_repeats_spectrum():
+    rec = dd.hyper_connection(n=2, H_res=[[1, 0], [0, 1]], H_pre=[1, 0], H_post=[1, 0])
+    big = rec.kron(3)
+    assert big.dim == 6
+    assert sp.factor(big.charpoly()) == sp.factor(rec.charpoly() ** 3)
+    with pytest.raises(dd.ParameterError):
+        rec.kron(0)
+
+
+def test_rho_sigma_split():
+    rho, sigma = dd.smooth(k=3).rho_sigma()
+    h = dd.smooth(k=3).symbols["h"]
+    assert sp.factor(rho) == (r - 1) ** 3
+    assert sp.expand(sigma - h**3 * r**2) == 0
+    assert dd.oscillator().rho_sigma() is None
+
+
+def test_printing():
+    rec = dd.momentum()
+    text = str(rec)
+    assert "momentum" in text and "m in Interval.Ropen(0, 1)" in text and "000" in text
+    assert rec._repr_latex_().startswith("$")
