@@ -214,7 +214,10 @@ def _complete_square(expr: sp.Expr) -> sp.Expr | None:
     syms = sorted(expanded.free_symbols, key=str)
     best = None
     for s in syms:
-        poly = sp.Poly(expanded, s)
+        try:
+            poly = sp.Poly(expanded, s)
+        except sp.PolynomialError:  # rational in s (e.g. 1/L**2): no square to complete
+            continue
         if poly.degree() != 2:
             continue
         a, b, c = poly.all_coeffs()

@@ -155,7 +155,8 @@ def realisations(rec) -> dict:
     out = {"companion": companion(rec), "difference": difference(rec)}
     if rec.order == 2:
         out["content_velocity"] = content_velocity(rec)
-        out["content_velocity_forward"] = content_velocity(rec, forward=True)
+        if sp.expand(rec.coeffs[-1].det()) != 0:  # else x_{l-1} is not recoverable from it
+            out["content_velocity_forward"] = content_velocity(rec, forward=True)
     for real in rec.native:
         out[real.name] = real
     return out

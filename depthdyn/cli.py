@@ -1,0 +1,204 @@
+"""The ``depthdyn`` command line.
+
+``depthdyn derive FAMILY [-p NAME=VALUE ...] [--json]`` derives everything the symbolic
+layer knows about a family; ``depthdyn derive --list`` names the families. User errors
+print one line to stderr and exit with status 2; no traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+
+import sympy as sp
+
+from .errors import DepthdynError, ParameterError
+from .families import FAMILIES, get_family
+from .parse import parse_expr, parse_value
+
+__all__ = ["main", "build_from_cli", "derive_report"]
+
+
+def _split_assignment(text: str) -> tuple[str, str]:
+    name, sep, value = text.partition("=")
+    if not sep or not name.strip() or not value.strip():
+        raise ParameterError(f"-p expects NAME=VALUE, got {text!r}")
+    return name.strip(), value.strip()
+
+
+def _structural_value(name: str, default, text: str):
+    """Convert a -p value for a factory's structural (keyword-only) argument."""
+    if isinstance(default, bool):
+        lowered = text.lower()
+        if lowered in ("1", "true", "yes"):
+            return True
+        if lowered in ("0", "false", "no"):
+            return False
+        raise ParameterError(f"{name} must be true or false, got {text!r}")
+    if isinstance(default, int):
+        value = parse_expr(text)
+        if not value.is_Integer:
+            raise ParameterError(f"{name} must be an integer, got {text!r}")
+        return int(value)
+    if isinstance(default, str):
+        return text
+    return parse_value(text)  # matrices and vectors: nested lists, parsed safely
+
+
+def build_from_cli(family: str, assignments: Sequence[str] = (), rho: str | None = None, sigma: str | None = None):
+    """Build a recurrence from command-line style ``NAME=VALUE`` strings."""
+    fam = get_family(family)
+    structural = fam.structural
+    kwargs: dict[str, object] = {}
+    if family == "general":
+        kwargs.update({"rho": rho, "sigma": sigma})
+    elif rho is not None or sigma is not None:
+        raise ParameterError("--rho and --sigma apply to the 'general' family only")
+    values: dict[str, str] = {}
+    for item in assignments:
+        name, text = _split_assignment(item)
+        if name in kwargs or name in values:
+            raise ParameterError(f"{name} is given twice")
+        if name in structural and name not in ("rho", "sigma"):
+            kwargs[name] = _structural_value(name, structural[name], text)
+        else:
+            values[name] = text  # parsed safely against the recurrence's own parameter names
+    rec = fam(**kwargs)
+    return rec.subs(values) if values else rec
+
+
+def _matrix_strings(M) -> list[list[str]]:
+    return [[sp.sstr(e) for e in row] for row in M.tolist()]
+
+
+def derive_report(rec) -> dict:
+    """Everything ``derive`` reports, as a JSON-ready dict."""
+    from .symbolic.polynomial import discriminant, root_structure, roots, vieta
+    from .symbolic.stability import stability_conditions
+    from .symbolic.statespace import realisations, similarity
+
+    rts = roots(rec)
+    reals = realisations(rec)
+    transforms = {}
+    for name in reals:
+        if name == "companion":
+            continue
+        try:
+            sim = similarity(rec, "companion", name)
+        except DepthdynError as exc:  # e.g. a singular transform at these parameter values
+            transforms[name] = {"verified": False, "error": str(exc)}
+            continue
+        transforms[name] = {
+            "T": _matrix_strings(sim.T),
+            "T_inv": _matrix_strings(sim.T_inv),
+            "verified": sim.verified,
+        }
+    return {
+        "family": rec.name,
+        "description": rec.description,
+        "source": rec.source,
+        "recurrence": rec.equation(),
+        "order": rec.order,
+        "dim": rec.dim,
+        "lam": rec.lam,
+        "params": {p.name: {"domain": str(p.domain), "description": p.description} for p in rec.params},
+        "charpoly": sp.sstr(rec.charpoly()),
+        "roots": [{"root": sp.sstr(rt.value), "multiplicity": rt.multiplicity} for rt in rts],
+        "vieta": [
+            {"k": v.k, "coefficient": sp.sstr(v.coefficient), "holds": v.holds, "method": v.method}
+            for v in vieta(rec).relations
+        ],
+        "discriminant": sp.sstr(discriminant(rec)),
+        "root_structure": [{"condition": sp.sstr(c), "roots": w} for c, w in root_structure(rec).cases],
+        "statespace": {name: _matrix_strings(real.A) for name, real in reals.items()},
+        "states": {name: list(real.states) for name, real in reals.items()},
+        "transforms": transforms,
+        "stability": stability_conditions(rec).to_json(),
+    }
+
+
+def _print_report(rep: dict) -> None:
+    out = sys.stdout.write
+    out(f"{rep['family']}: {rep['description']}\n")
+    if rep["source"]:
+        out(f"source: {rep['source']}\n")
+    out(f"recurrence: {rep['recurrence']}\n")
+    for name, info in rep["params"].items():
+        out(f"  {name} in {info['domain']}" + (f"  ({info['description']})" if info["description"] else "") + "\n")
+    out(f"\ncharacteristic polynomial: {rep['charpoly']}\n")
+    out("roots:\n")
+    for rt in rep["roots"]:
+        out(f"  r = {rt['root']}  (multiplicity {rt['multiplicity']})\n")
+    out("Vieta relations (e_k of the roots = coefficient):\n")
+    for v in rep["vieta"]:
+        out(f"  e_{v['k']} = {v['coefficient']}  [{'holds' if v['holds'] else 'FAILS'}, {v['method']}]\n")
+    out(f"discriminant: {rep['discriminant']}\n")
+    for case in rep["root_structure"]:
+        out(f"  {case['condition']}: {case['roots']}\n")
+    out("\nstate-space realisations s' = A s:\n")
+    for name, A in rep["statespace"].items():
+        check = rep["transforms"].get(name)
+        tag = "" if check is None else ("  (similar to companion: verified)" if check["verified"] else "  (NOT similar)")
+        out(f"  {name} [{', '.join(rep['states'][name])}]{tag}\n")
+        for row in A:
+            out(f"    [{', '.join(row)}]\n")
+    st = rep["stability"]
+    assumptions = f"; {', '.join(st['assumptions'])}" if st.get("assumptions") else ""
+    out(f"\nstability (all roots strictly inside the unit circle{assumptions}):\n")
+    if st.get("never"):
+        out(f"  never: {st.get('reason', '')}\n")
+    for cond in st["conditions"]:
+        out(f"  {cond}\n")
+    for cond in st.get("implied_by_domain", []):
+        out(f"  ({cond}: implied by the parameter domains)\n")
+
+
+def _list_families() -> None:
+    width = max(map(len, FAMILIES))
+    for name, fam in FAMILIES.items():
+        extra = ", ".join(f"{k}={v!r}" for k, v in fam.structural.items() if k not in ("rho", "sigma"))
+        sys.stdout.write(f"{name:<{width}}  {fam.summary}" + (f"  [{extra}]" if extra else "") + "\n")
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # one line, exit 2
+        self.exit(2, f"depthdyn: error: {message}\n")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="depthdyn", description="Residual-family networks as recurrences over depth.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    derive = sub.add_parser("derive", help="derive the symbolic facts of a family")
+    derive.add_argument("family", nargs="?", help="family name (see --list)")
+    derive.add_argument("-p", "--param", action="append", default=[], metavar="NAME=VALUE",
+                        help="structural argument (k=3) or exact parameter value (m=1/2); repeatable")
+    derive.add_argument("--rho", help="general family: rho(r), a polynomial in r")
+    derive.add_argument("--sigma", help="general family: sigma(r), a polynomial in r")
+    derive.add_argument("--json", action="store_true", help="emit one JSON object")
+    derive.add_argument("--list", action="store_true", help="list the families and exit")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``depthdyn`` command; returns the exit status."""
+    args = _parser().parse_args(argv)
+    try:
+        if args.command == "derive":
+            if args.list:
+                _list_families()
+                return 0
+            if not args.family:
+                raise ParameterError("derive needs a FAMILY (see depthdyn derive --list)")
+            rec = build_from_cli(args.family, args.param, args.rho, args.sigma)
+            rep = derive_report(rec)
+            if args.json:
+                json.dump(rep, sys.stdout, indent=2)
+                sys.stdout.write("\n")
+            else:
+                _print_report(rep)
+        return 0
+    except DepthdynError as exc:
+        sys.stderr.write(f"depthdyn: error: {exc}\n")
+        return 2

@@ -1,0 +1,123 @@
+"""The command line: derive, --list, JSON output, and one-line errors with exit code 2."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+import sympy as sp
+
+import depthdyn
+from depthdyn.cli import main
+
+FAMILY_ARGS = {
+    "residual": [], "rezero": [], "weighted": [], "highway": [], "momentum": [], "oscillator": [],
+    "smooth": ["-p", "k=3"], "dense": ["-p", "k=3"], "entangled": [], "hyper_connection": [],
+    "general": ["--rho", "r**2 - r", "--sigma", "r"],
+}
+
+
+def parse(text, rep):
+    """Parse a reported string; parameter names such as beta and gamma shadow SymPy functions."""
+    names = {name: sp.Symbol(name) for name in [*rep["params"], "r"]}
+    names.update({"lam_re": sp.Symbol("lam_re"), "lam_im": sp.Symbol("lam_im")})
+    return sp.parse_expr(text, local_dict=names)
+
+
+def run_json(capsys, *args):
+    assert main(["derive", *args, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_list_names_every_family(capsys):
+    assert main(["derive", "--list"]) == 0
+    out = capsys.readouterr().out
+    for name in FAMILY_ARGS:
+        assert any(line.startswith(name + " ") for line in out.splitlines()), name
+
+
+@pytest.mark.parametrize("family", sorted(FAMILY_ARGS))
+def test_json_keys_and_parsable_strings(capsys, family):
+    rep = run_json(capsys, family, *FAMILY_ARGS[family])
+    for key in ("charpoly", "roots", "vieta", "discriminant", "statespace", "stability"):
+        assert key in rep
+    r = sp.Symbol("r")
+    assert parse(rep["charpoly"], rep).has(r)  # SymPy-parsable, in r
+    assert sum(rt["multiplicity"] for rt in rep["roots"]) == rep["order"] * rep["dim"]
+    assert all(isinstance(rt["root"], str) for rt in rep["roots"])
+    assert all(v["holds"] for v in rep["vieta"])
+    for name, A in rep["statespace"].items():
+        assert len(A) == rep["order"] * rep["dim"] and all(isinstance(e, str) for row in A for e in row)
+        sp.Matrix([[parse(e, rep) for e in row] for row in A])
+    assert all(t["verified"] for t in rep["transforms"].values())
+    for cond in rep["stability"]["conditions"]:
+        parsed = parse(cond, rep)
+        assert parsed in (sp.false, sp.true) or isinstance(parsed, sp.StrictGreaterThan | sp.StrictLessThan)
+
+
+def test_momentum_matches_hand_derivation(capsys):
+    rep = run_json(capsys, "momentum")
+    lam, m, eta, r = sp.symbols("lam m eta r")
+    assert sp.expand(sp.sympify(rep["charpoly"]) - (r**2 - (1 + m + eta * lam) * r + m)) == 0
+    conds = {sp.sympify(c) for c in rep["stability"]["conditions"]}
+    assert conds == {eta * lam + 2 * m + 2 > 0, -eta * lam > 0}
+
+
+def test_exact_values_and_structural_parameters(capsys):
+    rep = run_json(capsys, "momentum", "-p", "m=1/2", "-p", "eta=1")
+    lam, r = sp.symbols("lam r")
+    assert sp.expand(sp.sympify(rep["charpoly"]) - (r**2 - (sp.Rational(3, 2) + lam) * r + sp.Rational(1, 2))) == 0
+    rep = run_json(capsys, "smooth", "-p", "k=4", "-p", "lam=0")
+    assert rep["roots"] == [{"root": "1", "multiplicity": 4}]
+    rep = run_json(capsys, "entangled", "-p", "Gamma=[[0, 1], [1, 0]]", "-p", "lam=1/2")
+    assert sorted(rt["root"] for rt in rep["roots"]) == ["-1/2", "3/2"]
+
+
+def test_text_output(capsys):
+    assert main(["derive", "momentum"]) == 0
+    out = capsys.readouterr().out
+    assert "characteristic polynomial" in out and "stability" in out and "verified" in out
+
+
+@pytest.mark.parametrize("args", [
+    ["derive", "nosuch"],
+    ["derive", "momentum", "-p", "mu=1"],
+    ["derive", "momentum", "-p", "m=3/2"],
+    ["derive", "momentum", "-p", "m"],
+    ["derive", "smooth", "-p", "k=0"],
+    ["derive", "smooth", "-p", "k=1/2"],
+    ["derive", "entangled", "-p", "Gamma=[[1,2,3],[4,5,6]]"],
+    ["derive", "general", "--rho", "r**2 +"],
+    ["derive", "general"],
+    ["derive", "momentum", "--rho", "r"],
+    ["derive"],
+    ["frobnicate"],
+])
+def test_user_errors_exit_2_with_one_line(capsys, args):
+    with pytest.raises(SystemExit) if args in (["frobnicate"],) else _nullcontext():
+        code = main(args)
+        assert code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("depthdyn: error:") and err.count("\n") == 1
+    assert "Traceback" not in err
+
+
+class _nullcontext:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def test_code_injection_is_rejected_and_nothing_runs(tmp_path):
+    payload = "__import__('os').system('touch PWNED')"
+    env = {**os.environ, "PYTHONPATH": os.path.dirname(os.path.dirname(depthdyn.__file__))}
+    for args in (["--rho", payload], ["--rho", "r - 1", "--sigma", payload], ["-p", f"lam={payload}"]):
+        family = "general" if "--rho" in args else "momentum"
+        proc = subprocess.run([sys.executable, "-m", "depthdyn", "derive", family, *args],
+                              cwd=tmp_path, capture_output=True, text=True, env=env)
+        assert proc.returncode == 2, proc.stderr
+        assert proc.stderr.startswith("depthdyn: error:") and "Traceback" not in proc.stderr
+    assert not (tmp_path / "PWNED").exists()
