@@ -1,0 +1,592 @@
+"""Exact solutions of a depth recurrence: modes, closed forms and depth limits.
+
+The solution of ``A_0 x_{l+p} + ... + A_p x_l = 0`` from ``x_s, ..., x_{s+p-1}`` comes
+from its generating function. With the characteristic polynomial
+``P(r) = a_0 r^p + ... + a_p`` and
+
+.. math::
+
+    N(r) = \\sum_{k=0}^{p-1} \\Big(\\sum_{j=0}^{k} a_j x_{s+k-j}\\Big) r^{p-1-k},
+    \\qquad \\sum_{n \\ge 0} x_{s+n} r^{-n-1} = \\frac{N(r)}{P(r)},
+
+so ``x_{s+n}`` is the sum of the residues of ``r^n N(r)/P(r)``. A root ``rho`` of
+multiplicity ``M`` contributes
+``sum_j C(n, j) rho^(n-j) H_{M-1-j}(rho)`` with ``H(t) = N(rho+t) / (P(rho+t)/t^M)``
+expanded to ``t^(M-1)``; for a simple root this is ``rho^n N(rho)/P'(rho)`` and for a
+zero root it is a Kronecker delta. This is exact on repeated roots (a generic formula,
+:func:`sympy.rsolve`'s included, is ``0/0`` there), fast with symbolic parameters (rsolve
+needs minutes at order 3), and roots without radicals stay implicit as a
+:class:`sympy.RootSum` (rsolve answers ``0`` for Adams-Bashforth 5).
+Matrix recurrences are solved per component through the scalar recurrence
+``det(A_0 r^p + ... + A_p)`` that every component satisfies (Cayley-Hamilton).
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+
+import sympy as sp
+from sympy.polys.polyerrors import NotInvertible
+
+from ..errors import DegreeTooLargeError, ParameterError, ShapeError, UnknownParameterError
+from ..recurrence import r, to_exact
+from .polynomial import _Implicit
+from .polynomial import roots as _roots
+from .records import Record, sstr
+from .statespace import realisation as _realisation
+
+__all__ = ["l", "Modes", "modes", "ClosedForm", "closed_form", "DepthLimit", "depth_limit"]
+
+#: The layer index of closed forms.
+l = sp.Symbol("l", integer=True)  # noqa: E741 - the layer index of the papers
+
+
+# ----------------------------------------------------------------- root groups
+@dataclass(frozen=True)
+class _Group:
+    """All roots of one irreducible factor (``factor``), or one explicit root (``None``)."""
+
+    factor: sp.Poly | None
+    values: tuple | None  # explicit root values; None: implicit (RootSum)
+    mult: int
+
+
+def _groups(rec) -> list[_Group]:
+    by_factor: dict = {}
+    for rt in _roots(rec):
+        by_factor.setdefault(rt.factor, []).append(rt)
+    out = []
+    for fexpr, members in by_factor.items():
+        f = sp.Poly(fexpr, r)
+        mults = {rt.multiplicity for rt in members}
+        if f.degree() > 1 and len(members) == f.degree() and len(mults) == 1:
+            vals = tuple(rt.value for rt in members) if members[0].explicit else None
+            out.append(_Group(f, vals, members[0].multiplicity))
+        else:  # linear factor, or radicals that coincide although the factor looked squarefree
+            out += [_Group(None, (rt.value,), rt.multiplicity) for rt in members]
+    return out
+
+
+def _taylor(poly: sp.Poly, at, count: int, offset: int = 0) -> list:
+    """``poly^(offset+k)(at) / (offset+k)!`` for ``k < count``."""
+    return [poly.diff((r, offset + k)).as_expr().xreplace({r: at}) / sp.factorial(offset + k)
+            for k in range(count)]
+
+
+def _local(P: sp.Poly, N: sp.Poly, g: _Group) -> tuple:
+    """``H_0 .. H_{M-1}``: functions of ``r`` for a factor group, numbers for one root."""
+    at = r if g.factor is not None else g.values[0]
+    M = g.mult
+    den, num = _taylor(P, at, M, offset=M), _taylor(N, at, M)
+    H: list = []
+    for k in range(M):
+        acc = num[k] - sum((den[i] * H[k - i] for i in range(1, k + 1)), sp.S.Zero)
+        H.append(sp.cancel(acc / den[0]))
+    return tuple(H)
+
+
+def _coefficient(g: _Group, H: tuple, rho, start: int) -> sp.Expr:
+    """Coefficient of ``rho^l`` (for ``rho = 0``: the Kronecker-delta part itself)."""
+    M = g.mult
+    Hs = [h.xreplace({r: rho}) for h in H] if g.factor is not None else list(H)
+    if rho.is_zero:
+        return sp.Add(*[Hs[M - 1 - j] * sp.KroneckerDelta(l, start + j) for j in range(M)])
+    binom = [sp.expand_func(sp.binomial(l - start, j)) for j in range(M)]
+    return sp.Add(*[binom[j] * rho ** (-start - j) * Hs[M - 1 - j] for j in range(M)])
+
+
+def _tidy(e: sp.Expr) -> sp.Expr:
+    """Cheap exact tidying of a small coefficient (radicals out of denominators)."""
+    if e.has(sp.CRootOf) or sp.count_ops(e) > 120:
+        return e
+    c = sp.cancel(e)
+    return min((e, c, sp.radsimp(c)), key=sp.count_ops)
+
+
+def _mode(rho, coeff):
+    return coeff if rho.is_zero else coeff * rho**l
+
+
+# ----------------------------------------------------------------------- modes
+@dataclass(frozen=True)
+class Modes(Record):
+    """Basis of the general solution: ``l^j r_i^l`` (``j < m_i``), deltas for ``r_i = 0``."""
+
+    roots: tuple  # (root, multiplicity)
+    basis: tuple
+    constants: tuple
+    general_solution: sp.Expr
+
+    def _text(self) -> str:
+        return f"x_l = {sstr(self.general_solution)}"
+
+    def _latex(self) -> str:
+        return f"x_l = {sp.latex(self.general_solution)}"
+
+
+def modes(rec) -> Modes:
+    """The modes of ``rec``: for each distinct root ``r_i`` of multiplicity ``m_i``
+
+    .. math::
+
+        l^j r_i^l \\quad (j < m_i), \\qquad \\delta_{l,j} \\ (j < m_i) \\text{ if } r_i = 0.
+
+    Implicit roots appear as ``RootOf(factor, i)``. For matrix coefficients these are
+    the modes of ``det``; every component is a combination of them.
+
+    Examples
+    --------
+    >>> from depthdyn import general
+    >>> modes(general(rho="r**3 - r**2")).general_solution
+    c_1 + c_2*KroneckerDelta(0, l) + c_3*KroneckerDelta(1, l)
+    """
+    pairs, basis = [], []
+    for g in _groups(rec):
+        vals = g.values or tuple(_Implicit(g.factor.as_expr(), i) for i in range(g.factor.degree()))
+        for rho in vals:
+            pairs.append((rho, g.mult))
+            basis += [sp.KroneckerDelta(l, j) if rho.is_zero else l**j * rho**l for j in range(g.mult)]
+    consts = sp.symbols(f"c_1:{len(basis) + 1}")
+    general = sp.Add(*[c * b for c, b in zip(consts, basis, strict=True)])
+    return Modes(tuple(pairs), tuple(basis), tuple(consts), general)
+
+
+# ------------------------------------------------------------------ initial data
+def _sym(stem: str, k: int) -> sp.Symbol:
+    return sp.Symbol(f"{stem}_{k if k >= 0 else f'm{-k}'}")
+
+
+def _value(rec, v):
+    if rec.is_scalar and not isinstance(v, (list, tuple, sp.MatrixBase)):
+        return to_exact(v, rec.symbols)
+    entries = v if isinstance(v, (list, tuple, sp.MatrixBase)) else [v]
+    M = sp.Matrix([to_exact(e, rec.symbols) for e in entries])
+    if M.shape != (rec.dim, 1):
+        raise ShapeError(f"each initial value of {rec.name} must have {rec.dim} entries, got {M.shape[0]}")
+    return M[0] if rec.is_scalar else M
+
+
+def _initial(rec, initial, start: int, realisation):
+    """``(first index, values x_first .. x_{first+p-1}, convention)``."""
+    p, n = rec.order, rec.dim
+    if realisation is None:
+        if initial is None:
+            vals = [_sym("x", start + k) if rec.is_scalar else
+                    sp.Matrix([_sym(f"x{c + 1}", start + k) for c in range(n)]) for k in range(p)]
+        elif isinstance(initial, dict) or len(initial) != p:
+            raise ParameterError(
+                f"{rec.name} has order {p}: give the {p} values x_{start}..x_{start + p - 1} as a sequence, "
+                "or name a realisation (realisation='content_velocity', ...) to give a dict of states")
+        else:
+            vals = [_value(rec, v) for v in initial]
+        return start, vals, f"x_{start}..x_{start + p - 1} given; valid for l >= {start}"
+    real = realisation if hasattr(realisation, "T") else _realisation(rec, realisation)
+    states = real.states
+    if initial is None:
+        s = [_sym(st if st.isidentifier() else f"s{i + 1}", start) for i, st in enumerate(states)]
+    elif isinstance(initial, dict):
+        if set(map(str, initial)) != set(states):
+            raise ParameterError(
+                f"realisation {real.name!r} has the states {list(states)}; got {sorted(map(str, initial))}")
+        s = [to_exact(initial[st], rec.symbols) for st in states]
+    elif len(initial) == len(states):
+        s = [to_exact(v, rec.symbols) for v in initial]
+    else:
+        raise ParameterError(f"realisation {real.name!r} needs {len(states)} state values {list(states)}")
+    w = (real.T.inv() * sp.Matrix(s)).applyfunc(sp.cancel)  # w_{start+shift} = T^-1 s_start
+    top = start + real.shift  # block i of w is x_{top-i}
+    vals = [w[i * n:(i + 1) * n, 0] for i in reversed(range(p))]
+    vals = [v[0] for v in vals] if rec.is_scalar else vals
+    return top - p + 1, vals, (
+        f"state ({', '.join(states)}) of realisation {real.name!r} at l = {start} ({real.description}) "
+        f"-> x_{top - p + 1}..x_{top}; valid for l >= {top - p + 1}")
+
+
+# ------------------------------------------------------------------ closed form
+@dataclass(frozen=True)
+class ClosedForm(Record):
+    """Exact ``x_l`` for ``l >= start``; see :func:`closed_form`.
+
+    ``terms`` holds ``(root, multiplicity, coefficient)`` with ``x_l`` the sum of
+    ``coefficient * root**l`` (for ``root = 0`` the coefficient alone: Kronecker deltas).
+    ``initial`` holds the ``(index, value)`` pairs the solution starts from.
+    """
+
+    expr: sp.Basic
+    terms: tuple
+    initial: tuple
+    convention: str
+    start: int
+    recurrence: object = field(repr=False, compare=False)
+    _data: tuple = field(repr=False, compare=False)
+
+    @property
+    def symbols(self) -> dict:
+        """Every name :meth:`at` accepts (parameters and symbolic initial values)."""
+        syms = set(self.recurrence.symbols.values())
+        for _, v in self.initial:
+            syms |= v.free_symbols
+        return {s.name: s for s in syms}
+
+    def _mapping(self, values) -> dict:
+        syms = self.symbols
+        unknown = set(values) - set(syms)
+        if unknown:
+            raise UnknownParameterError(
+                f"unknown names {sorted(unknown)}; the closed form uses {sorted(syms)}")
+        return {syms[k]: to_exact(v, syms) for k, v in values.items()}
+
+    def _n(self, at) -> int:
+        if not (isinstance(at, int) or (isinstance(at, sp.Basic) and at.is_Integer)):
+            raise ParameterError(f"l must be an integer, got {at!r}")
+        if int(at) < self.start:
+            raise ParameterError(f"the closed form holds for l >= {self.start}, got l = {at}")
+        return int(at) - self.start
+
+    def at(self, index, **values) -> sp.Expr:
+        """Exact ``x_index`` with some names replaced by values.
+
+        Each root group is summed exactly: one explicit root by substitution, all roots
+        of an irreducible factor ``f`` (radicals, ``CRootOf`` or ``RootSum``) by the
+        trace identity ``sum_i G(r_i) / f'(r_i) = [r^(d-1)] (G mod f) / lc(f)``, so the
+        result lies in the coefficient field (no radicals are introduced).
+        """
+        n, mapping = self._n(index), self._mapping(values)
+        out = [sp.Add(*[_group_value(g, Hs[c], n, mapping) for g, Hs in self._data])
+               for c in range(self.recurrence.dim)]
+        out = [sp.cancel(sp.expand(v)) if v.free_symbols else sp.expand(v) for v in out]
+        return out[0] if self.recurrence.is_scalar else sp.Matrix(out)
+
+    __call__ = at
+
+    def numeric(self, index, digits: int = 30, **values):
+        """``x_index`` from the terms themselves at ``digits`` digits (roots of a RootSum numerically)."""
+        n, mapping = self._n(index), self._mapping(values)
+        out = []
+        for c in range(self.recurrence.dim):
+            total = sp.S.Zero
+            for g, Hs in self._data:
+                H = tuple(h.xreplace(mapping) for h in Hs[c])
+                if g.factor is None:
+                    vals = [g.values[0].xreplace(mapping)]
+                elif g.values is not None and not any(v.has(sp.CRootOf) for v in g.values):
+                    vals = [sp.N(v.xreplace(mapping), digits + 15) for v in g.values]
+                else:  # implicit, or CRootOf (slow to evaluate one by one): all roots of f
+                    f = sp.Poly(g.factor.as_expr().xreplace(mapping), r)
+                    if f.free_symbols - {r}:
+                        missing = sorted(map(str, f.free_symbols - {r}))
+                        raise ParameterError(f"numeric needs values for {missing}")
+                    vals = f.nroots(n=digits + 15, maxsteps=500)
+                for rho in vals:
+                    term = _mode(rho, _coefficient(g, H, rho, self.start)).xreplace({l: n + self.start})
+                    total += sp.N(term, digits + 15)
+            if total.free_symbols:
+                raise ParameterError(f"numeric needs values for {sorted(map(str, total.free_symbols))}")
+            out.append(sp.N(total, digits))
+        return out[0] if self.recurrence.is_scalar else sp.Matrix(out)
+
+    def check(self, steps: int = 8, *, seed: int = 0, digits: int = 50) -> bool:
+        """Compare with exact iteration at a random rational point, ``l = start .. start+steps``.
+
+        Parameters and symbolic initial values get random rationals (inside each
+        parameter's domain). Two comparisons must pass: :meth:`at` against
+        :meth:`Recurrence.iterate` exactly (``expand``, then ``simplify``), and the terms
+        themselves (:meth:`numeric`, radicals and ``RootOf`` evaluated) to ``digits - 10``
+        significant digits.
+        """
+        rng, rec, syms = random.Random(seed), self.recurrence, self.symbols
+        tol = sp.Float(10) ** (10 - digits)
+        for _attempt in range(10):
+            point = {name: _sample(rec, name, rng) for name in syms}
+            try:  # a degenerate point (colliding roots) raises ParameterError: draw again
+                sub = rec.subs({k: v for k, v in point.items() if k in rec.symbols})
+                at_point = {syms[k]: x for k, x in point.items()}
+                seq = sub.iterate([v.xreplace(at_point) for _, v in self.initial], steps)
+                exact = [sp.Matrix([self.at(self.start + k, **point)]) for k in range(steps + 1)]
+                num = [sp.Matrix([self.numeric(self.start + k, digits, **point)]) for k in range(steps + 1)]
+            except ParameterError:
+                continue
+            for want, a, z in zip(seq, exact, num, strict=True):
+                for b, ea, za in zip(sp.Matrix([want]), a, z, strict=True):
+                    d = sp.expand(ea - b)
+                    if d != 0 and sp.simplify(d) != 0:
+                        return False
+                    if abs(sp.N(za - b, digits)) > tol * max(1, abs(sp.N(b, digits))):
+                        return False
+            return True
+        raise ParameterError("no regular random point found to check the closed form")
+
+    def _text(self) -> str:
+        return f"x_l = {sstr(self.expr)}   [{self.convention}]"
+
+    def _latex(self) -> str:
+        return f"x_l = {sp.latex(self.expr)}"
+
+
+def _sample(rec, name: str, rng: random.Random):
+    domain = rec.param(name).domain if name in rec.symbols else sp.S.Reals
+    for _ in range(200):
+        v = sp.Rational(rng.randint(-40, 40), rng.randint(1, 12))
+        if v != 0 and domain.contains(v) is sp.true:
+            return v
+    return sp.Rational(1, 2) if domain.contains(sp.Rational(1, 2)) is sp.true else sp.Integer(1)
+
+
+def _powmod(k: int, f: sp.Poly) -> sp.Poly:
+    result, base = sp.Poly(1, r), sp.Poly(r, r).rem(f)
+    while k:
+        if k & 1:
+            result = (result * base).rem(f)
+        base, k = (base * base).rem(f), k >> 1
+    return result
+
+
+def _group_value(g: _Group, H: tuple, n: int, mapping: dict) -> sp.Expr:
+    """The group's contribution to ``x_{start+n}``, exactly."""
+    M = g.mult
+    js = range(min(n, M - 1) + 1)
+    if g.factor is None:
+        rho = g.values[0].xreplace(mapping)
+        return sp.Add(*[sp.binomial(n, j) * rho ** (n - j) * H[M - 1 - j].xreplace(mapping) for j in js])
+    f = sp.Poly(g.factor.as_expr().xreplace(mapping), r)
+    if f.degree() != g.factor.degree():
+        raise ParameterError(f"the leading coefficient of {g.factor.as_expr()} vanishes at these values")
+    acc = sp.Poly(0, r)
+    try:
+        for j in js:
+            num, den = sp.fraction(sp.cancel(H[M - 1 - j].xreplace(mapping)))
+            G = _powmod(n - j, f) * sp.Poly(num, r) * sp.Poly(den, r).invert(f)
+            acc += G.rem(f) * sp.Integer(sp.binomial(n, j))
+    except (NotInvertible, ZeroDivisionError):
+        raise ParameterError(
+            f"the closed form is singular at these values (roots of {f.as_expr()} collide with others); "
+            "substitute them into the recurrence first"
+        ) from None
+    K = (acc * f.diff(r)).rem(f)
+    return K.coeff_monomial(r ** (f.degree() - 1)) / f.LC()
+
+
+def closed_form(rec, initial=None, *, start: int = 0, realisation=None) -> ClosedForm:
+    """Exact solution ``x_l`` of ``rec`` for given initial data.
+
+    .. math::
+
+        x_l = \\sum_i c_i(l)\\, r_i^l, \\qquad
+        c_i(l) = \\sum_{j < m_i} \\binom{l-s}{j} r_i^{-s-j} H_{i, m_i-1-j}
+
+    (see the module docstring); for a simple root ``c_i = N(r_i) / (P'(r_i) r_i^s)``.
+
+    Parameters
+    ----------
+    rec : Recurrence
+        Scalar or matrix coefficients, numeric or symbolic.
+    initial : sequence or dict, optional
+        Without ``realisation``: the ``p`` values ``x_start, ..., x_{start+p-1}``
+        (lists for vector recurrences); default symbols ``x_0, x_1, ...`` (``x_m1`` for
+        index -1). With ``realisation``: the state ``s_start`` as a dict by state name or
+        a sequence; default symbols named after the states.
+    start : int
+        Index of the first initial value (or of the state).
+    realisation : str or Realisation, optional
+        A realisation of :func:`depthdyn.realisations` with ``s_l = T w_{l+shift}``,
+        ``w_l = (x_l, ..., x_{l-p+1})``: the state ``s_start`` gives
+        ``x_{start+shift-p+1} .. x_{start+shift}`` through ``T^-1``. So
+        ``content_velocity`` (``v_0 = x_0 - x_{-1}``, the block convention of 000 §2)
+        starts from ``x_{-1}, x_0``; ``content_velocity_forward`` (``v_0 = x_1 - x_0``,
+        000 §3) from ``x_0, x_1``; ``difference`` (``q_n = (delta^-)^(n-1) x_0``, 002 §2.2)
+        from the ghost values ``x_{-(p-1)} .. x_0``.
+
+    Returns
+    -------
+    ClosedForm
+        Explicit roots (degree <= 3, or numeric coefficients) give ``sum c_i(l) r_i^l``;
+        a factor without radicals gives ``RootSum(f, Lambda(r, r**l c(r)))``. Zero roots
+        give ``KroneckerDelta(l, start + j)``. The formula is exact where the root
+        structure found is exact: a generic closed form is singular on a surface of
+        repeated roots, so substitute such a surface into ``rec`` first (then the
+        repeated root is handled exactly). ``expr.subs(l, k)`` on a symbolic ``RootSum``
+        is slow in SymPy: use :meth:`ClosedForm.at`.
+
+    Raises
+    ------
+    ParameterError, ShapeError, RealisationError
+        Wrong initial data or unknown realisation.
+
+    Examples
+    --------
+    >>> from depthdyn import residual
+    >>> closed_form(residual()).expr
+    x_0*(lam + 1)**l
+    >>> closed_form(residual(), [3], start=2).at(4, lam=1)
+    12
+    """
+    first, vals, convention = _initial(rec, initial, start, realisation)
+    P = sp.Poly(rec.charpoly(), r)
+    D, a = P.degree(), P.all_coeffs()
+    # each component of a matrix recurrence satisfies the scalar one det(A(r)) of order p*dim
+    seqs = [vals] if rec.is_scalar else [list(col) for col in zip(*rec.iterate(vals, D - 1), strict=True)]
+    Ns = [sp.Poly(sp.Add(*[sp.Add(*[a[j] * seq[k - j] for j in range(k + 1)]) * r ** (D - 1 - k)
+                           for k in range(D)]), r) for seq in seqs]
+    groups = _groups(rec)
+    if sum(g.mult * (g.factor.degree() if g.factor else 1) for g in groups) != D:
+        raise DegreeTooLargeError(f"could not account for all {D} roots of {P.as_expr()}")
+    data = tuple((g, tuple(_local(P, N, g) for N in Ns)) for g in groups)
+    terms, comps = [], [[] for _ in Ns]
+    for g, Hs in data:
+        implicit = g.values is None
+        rhos = [_Implicit(g.factor.as_expr(), i) for i in range(g.factor.degree())] if implicit else g.values
+        per_root = [(rho, [_coefficient(g, H, rho, first) for H in Hs]) for rho in rhos]
+        per_root = per_root if implicit else [(rho, [_tidy(cf) for cf in cfs]) for rho, cfs in per_root]
+        terms += [(rho, g.mult, cfs[0] if rec.is_scalar else sp.ImmutableMatrix(cfs))
+                  for rho, cfs in per_root]
+        for c, (comp, H) in enumerate(zip(comps, Hs, strict=True)):
+            if implicit:  # exact and never a wrong 0: the sum over all roots of the factor
+                comp.append(sp.RootSum(g.factor, sp.Lambda(r, _mode(r, _coefficient(g, H, r, first)))))
+            else:
+                comp += [_mode(rho, cfs[c]) for rho, cfs in per_root]
+    exprs = [sp.Add(*comp) for comp in comps]
+    expr = exprs[0] if rec.is_scalar else sp.ImmutableMatrix(exprs)
+    pairs = tuple((first + k, v if rec.is_scalar else sp.ImmutableMatrix(v)) for k, v in enumerate(vals))
+    return ClosedForm(expr, tuple(terms), pairs, convention, first, rec, data)
+
+
+# ------------------------------------------------------------------ depth limits
+@dataclass(frozen=True)
+class DepthLimit(Record):
+    """``x_L = limit + leading_term + O(L^-(order+1))``, ``leading_term ∝ L^-order``.
+
+    ``order`` is ``None`` when every correction computed (``expansion``: the
+    coefficients of ``L^0, L^-1, ...``) vanishes.
+    """
+
+    limit: sp.Expr
+    leading_term: sp.Expr
+    order: int | None
+    depth: sp.Symbol
+    expansion: tuple
+
+    def _rest(self) -> int:
+        return (self.order if self.order is not None else len(self.expansion) - 1) + 1
+
+    def _text(self) -> str:
+        lead = "" if self.order is None else f" + ({sstr(self.leading_term)})"
+        return f"x_{self.depth} = {sstr(self.limit)}{lead} + O({self.depth}**-{self._rest()})"
+
+    def _latex(self) -> str:
+        lead = "" if self.order is None else f" + {sp.latex(self.leading_term)}"
+        L = sp.latex(self.depth)
+        return f"x_{{{L}}} = {sp.latex(self.limit)}{lead} + O({L}^{{-{self._rest()}}})"
+
+
+def _strengthen(rec) -> dict:
+    """Parameter symbol -> same name with the sign assumption its domain implies."""
+    out = {}
+    for p in rec.params:
+        if p.domain.is_subset(sp.Interval.open(0, sp.oo)):
+            out[p.symbol] = sp.Symbol(p.name, positive=True)
+        elif p.domain.is_subset(sp.Interval(0, sp.oo)):
+            out[p.symbol] = sp.Symbol(p.name, nonnegative=True)
+    return out
+
+
+def _nice(e: sp.Expr) -> sp.Expr:
+    """Expand, write ``exp(i*theta)`` (``theta`` real) as ``cos + i sin``, factor."""
+    e = sp.expand(e)
+    trig = {a: sp.cos(a.args[0] / sp.I) + sp.I * sp.sin(a.args[0] / sp.I)
+            for a in e.atoms(sp.exp) if (a.args[0] / sp.I).is_extended_real}
+    return sp.factor(sp.expand(e.xreplace(trig)))
+
+
+def _mode_series(rho, coef, eps, n: int):
+    """``coef * rho^(1/eps)`` as ``sum_k b_k eps^k`` for ``k <= n`` (``rho -> 1``)."""
+    cs = sp.expand(sp.series(coef, eps, 0, n + 1).removeO())
+    kneg = max([0] + [-t.as_coeff_exponent(eps)[1] for t in sp.Add.make_args(cs)])
+    E = sp.expand(sp.series(sp.log(rho), eps, 0, n + kneg + 2).removeO())
+    a1 = E.coeff(eps, 1)
+    rest = sp.series(sp.exp(sp.expand(E / eps - a1)), eps, 0, n + kneg + 1).removeO()
+    return sp.exp(a1) * sp.expand(rest * cs), kneg
+
+
+def depth_limit(rec, initial=None, *, depth: str = "L", realisation=None, terms: int = 3) -> DepthLimit:
+    """``x_L`` as the depth ``L -> oo`` for a family whose coefficients scale with ``1/L``.
+
+    With the closed form ``x_l = sum_i c_i(l) r_i^l`` at ``l = L`` and ``L = 1/eps``,
+    each mode is expanded as
+
+    .. math::
+
+        c_i(1/\\varepsilon)\\, r_i^{1/\\varepsilon}
+        = c_i \\exp\\Big(\\frac{\\log r_i(\\varepsilon)}{\\varepsilon}\\Big)
+        = \\sum_k b_{ik} \\varepsilon^k \\quad (r_i \\to 1),
+
+    modes with ``|r_i| -> rho < 1`` are dropped (exponentially small) and any other
+    mode raises. E.g. ``residual(scaled=True)``: ``x_L = e^lam x_0 - lam^2 e^lam x_0/(2L) + ...``.
+
+    Parameters
+    ----------
+    rec, initial, realisation
+        As for :func:`closed_form` (initial data at ``l = 0``); ``rec`` has a parameter
+        named ``depth``.
+    terms : int
+        Corrections ``L^-1 .. L^-terms`` searched for the leading one (doubled once if
+        all vanish).
+
+    Raises
+    ------
+    UnknownParameterError
+        ``rec`` has no parameter ``depth``.
+    ParameterError
+        A mode does not tend to 1 or decay, or ``x_L`` diverges.
+    DegreeTooLargeError
+        Roots without radicals (the expansion needs explicit roots).
+    ShapeError
+        Matrix coefficients.
+
+    Examples
+    --------
+    >>> from depthdyn import residual
+    >>> res = depth_limit(residual(scaled=True))
+    >>> res.limit, res.leading_term, res.order
+    (x_0*exp(lam), -lam**2*x_0*exp(lam)/(2*L), 1)
+    """
+    if not rec.is_scalar:
+        raise ShapeError("depth_limit handles scalar recurrences; take one eigenmode of a matrix family")
+    L = rec.param(depth).symbol
+    cf = closed_form(rec, initial, realisation=realisation)
+    eps = sp.Dummy("eps", positive=True)
+    strong = _strengthen(rec)
+    back = {v: k for k, v in strong.items()}
+    sub = {**strong, L: 1 / eps}
+    for n in (terms, 2 * terms):
+        total, kneg = sp.S.Zero, 0
+        for rho, _m, coef in cf.terms:
+            if isinstance(rho, _Implicit):
+                raise DegreeTooLargeError(
+                    "depth_limit needs explicit roots; this recurrence has implicit ones (RootOf)")
+            if rho.is_zero:
+                continue
+            rho_e = rho.xreplace(sub)
+            r0 = sp.limit(rho_e, eps, 0, "+")
+            if r0 == 1:
+                part, k = _mode_series(rho_e, coef.xreplace(sub).xreplace({l: 1 / eps}), eps, n)
+                total, kneg = total + part, max(kneg, k)
+                continue
+            small = sp.Abs(r0) < 1
+            if small is sp.true:
+                continue
+            raise ParameterError(
+                f"the mode r = {rho} tends to {r0} as {depth} -> oo: "
+                + ("x_L has no limit" if small is sp.false else "cannot decide |r| < 1; substitute values")
+            )
+        total = sp.expand(total)
+        coeffs = [_nice(total.coeff(eps, k)) for k in range(-kneg, n + 1)]
+        bad = [(k - kneg, c) for k, c in enumerate(coeffs[:kneg]) if c != 0]
+        if bad:
+            raise ParameterError(f"x_{depth} diverges like {depth}**{-bad[0][0]} (coefficient {bad[0][1]})")
+        expansion = tuple(c.xreplace(back) for c in coeffs[kneg:])
+        nonzero = [k for k in range(1, n + 1) if expansion[k] != 0]
+        if nonzero:
+            k = nonzero[0]
+            return DepthLimit(expansion[0], expansion[k] / L**k, k, L, expansion)
+    return DepthLimit(expansion[0], sp.S.Zero, None, L, expansion)
