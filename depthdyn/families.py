@@ -462,7 +462,7 @@ def general(*, rho=None, sigma=None, **values) -> Recurrence:
     Examples
     --------
     >>> general(rho="r**2 - r", sigma="r").charpoly()
-    -lam*r + r**2 - r
+    r**2 + r*(-lam - 1)
     """
     if rho is None:
         raise ParameterError("general needs rho (a polynomial in r), e.g. rho='r**2 - r'")
@@ -508,7 +508,7 @@ def _names_in(text: str) -> set[str]:
     import ast
 
     try:
-        tree = ast.parse(text.strip(), mode="eval")
+        tree = ast.parse(text.strip().replace("^", "**"), mode="eval")
     except SyntaxError as exc:
         raise ParseError(f"cannot parse {text!r}: {exc.msg}") from None
     from .parse import CONSTANTS, FUNCTIONS

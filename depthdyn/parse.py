@@ -3,7 +3,7 @@
 SymPy's ``sympify`` and ``parse_expr`` call :func:`eval`, so a string such as
 ``__import__('os').system(...)`` would run. This module walks Python's own syntax tree
 and builds SymPy objects from an allow-list: numbers, known names, arithmetic
-(``+ - * / ** ^``), unary signs, calls of a few mathematical functions, and nested
+(``+ - * / **``, and ``^`` read as ``**``), unary signs, calls of a few mathematical functions, and nested
 lists (for matrices). Anything else raises :class:`~depthdyn.errors.ParseError`.
 
 Decimal literals become exact rationals (``0.5`` -> ``1/2``, ``0.1`` -> ``1/10``).
@@ -57,7 +57,6 @@ _BINOPS = {
     ast.Mult: lambda a, b: a * b,
     ast.Div: lambda a, b: a / b,
     ast.Pow: lambda a, b: a**b,
-    ast.BitXor: lambda a, b: a**b,  # users write r^2; '^' means power here
 }
 
 
@@ -108,7 +107,7 @@ class _Builder:
             right = self.build(node.right, depth + 1)
             if isinstance(left, list) or isinstance(right, list):
                 raise self.fail("arithmetic on a list")
-            if isinstance(node.op, (ast.Pow, ast.BitXor)):
+            if isinstance(node.op, ast.Pow):
                 if right.is_number and (not right.is_finite or abs(right) > _MAX_EXPONENT):
                     raise self.fail(f"exponent {right} is too large (limit {_MAX_EXPONENT})")
             if isinstance(node.op, ast.Div) and right == 0:
@@ -138,8 +137,9 @@ def _parse(text: str, names: Mapping[str, sp.Expr], allow_lists: bool):
         raise ParseError(f"expression longer than {_MAX_LENGTH} characters")
     if not text.strip():
         raise ParseError("empty expression")
+    # users write r^2 for a power; Python's ^ binds looser than -, so translate the text
     try:
-        tree = ast.parse(text.strip(), mode="eval")
+        tree = ast.parse(text.strip().replace("^", "**"), mode="eval")
     except SyntaxError as exc:
         raise ParseError(f"cannot parse {text!r}: {exc.msg}") from None
     result = _Builder(text, names, allow_lists).build(tree)

@@ -213,7 +213,7 @@ class Recurrence:
     >>> from depthdyn import Recurrence, Param
     >>> rec = Recurrence([1, "-(1 + a)"], params=[Param("a")])
     >>> rec.charpoly()
-    r - a - 1
+    -a + r - 1
     >>> rec.subs(a=1).charpoly()
     r - 2
     """

@@ -12,6 +12,7 @@ r, m = sp.symbols("r m")
 @pytest.mark.parametrize("text, expected", [
     ("r**2 - 0.5*r", r**2 - r / 2),
     ("r^2", r**2),
+    ("r^2 - 2*r^3", r**2 - 2 * r**3),
     ("(23*r**2 - 16*r + 5)/12", (23 * r**2 - 16 * r + 5) / 12),
     ("sqrt(m) + 1/3", sp.sqrt(m) + sp.Rational(1, 3)),
     ("0.1", sp.Rational(1, 10)),
