@@ -1,0 +1,9 @@
+"""Numeric engine: batched coefficients, spectra and stability masks over parameter grids.
+
+Everything here is vectorised over a leading batch axis (no Python loop over grid points)
+and checked against the exact symbolic layer in the test suite.
+"""
+
+from .bridge import batch_coefficients, monic_columns, prepare_values
+
+__all__ = ["batch_coefficients", "monic_columns", "prepare_values"]
