@@ -5,5 +5,25 @@ and checked against the exact symbolic layer in the test suite.
 """
 
 from .bridge import batch_coefficients, monic_columns, prepare_values
+from .spectra import (
+    Spectrum,
+    conv_kernel,
+    conv_spectrum,
+    dominant_mode,
+    roots,
+    spectral_radius,
+    spectrum,
+)
 
-__all__ = ["batch_coefficients", "monic_columns", "prepare_values"]
+__all__ = [
+    "batch_coefficients",
+    "monic_columns",
+    "prepare_values",
+    "roots",
+    "spectral_radius",
+    "dominant_mode",
+    "Spectrum",
+    "spectrum",
+    "conv_kernel",
+    "conv_spectrum",
+]
