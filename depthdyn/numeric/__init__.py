@@ -5,6 +5,7 @@ and checked against the exact symbolic layer in the test suite.
 """
 
 from .bridge import batch_coefficients, monic_columns, prepare_values
+from .masks import StabilityRegion, boundary_locus, schur_cohn, stability_mask, stability_region
 from .spectra import (
     Spectrum,
     conv_kernel,
@@ -26,4 +27,9 @@ __all__ = [
     "spectrum",
     "conv_kernel",
     "conv_spectrum",
+    "schur_cohn",
+    "stability_mask",
+    "boundary_locus",
+    "StabilityRegion",
+    "stability_region",
 ]
