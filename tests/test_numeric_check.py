@@ -93,6 +93,21 @@ def test_wrong_stability_conditions_fail(monkeypatch):
     assert not [row for row in report.rows if row.name.startswith("stability")][0].passed
 
 
+def test_wrong_schur_cohn_mask_fails(monkeypatch):
+    masks = pytest.importorskip("depthdyn.numeric.masks")
+    true_mask = masks.schur_cohn
+
+    def inverted(coeffs, **kwargs):
+        strict, marginal = true_mask(coeffs, **kwargs)
+        return ~strict, marginal
+
+    monkeypatch.setattr(masks, "schur_cohn", inverted)
+    report = check(momentum(), samples=6)
+    rows = {row.name: row for row in report.rows}
+    assert not rows["stability Schur-Cohn mask (real lam)"].passed
+    assert rows["stability (real lam)"].passed  # the root-based verdict is untouched
+
+
 def test_wrong_simulation_fails(monkeypatch):
     true_trajectory = simulate_module.trajectory
 

@@ -9,10 +9,12 @@ so the float64 inputs equal the exact ones) and compares, with stated tolerances
     ``|z_num - z_exact| / max(1, |z_exact|)`` after an optimal matching; tolerance
     ``1e-9`` for a simple root and ``10 * 1e-15**(1/m)`` for a root of multiplicity ``m``
     (float roots of an ``m``-fold root are only good to ``eps**(1/m)``).
-``stability``
+``stability``, ``stability Schur-Cohn mask``
     :func:`depthdyn.stability_conditions` (``holds``) against the numeric verdict
-    ``max |z_num| < 1``; points within ``1e-9`` of the boundary (``|rho - 1|`` at 30 digits)
-    are skipped. Error: the number of disagreements; tolerance 0.
+    ``max |z_num| < 1`` and, for scalar recurrences, against the strict mask of
+    :func:`depthdyn.numeric.masks.schur_cohn`; points within ``1e-9`` of the boundary
+    (``|rho - 1|`` at 30 digits) are skipped. Error: the number of disagreements;
+    tolerance 0. Real and complex ``lam`` get separate rows.
 ``closed form``
     :func:`depthdyn.closed_form` at layers ``0 .. p+3`` and 16 against
     :func:`~depthdyn.numeric.simulate.trajectory` from the same random initial values.
@@ -112,7 +114,7 @@ def _sample(param, rng: random.Random, complex_ok: bool) -> sp.Expr:
     dom = param.domain
     if dom == COMPLEXES:
         re = _uniform(rng, -2, 2)
-        return re + sp.I * _uniform(rng, -2, 2) if complex_ok else re
+        return re + sp.I * _uniform(rng, -1, 1) if complex_ok else re
     if isinstance(dom, sp.FiniteSet):
         return rng.choice(list(dom))
     if isinstance(dom, sp.Interval):
@@ -244,7 +246,7 @@ def check(rec, samples: int = 20, seed: int = 0, *, closed_form_samples: int = 6
         batch_coefficients(rec)[None].repeat(samples, axis=0)
     num = numeric_roots(coeffs, matrix=not rec.is_scalar).reshape(samples, -1)
     rows = [_check_roots(num, exact)]
-    rows += _check_stability(rec, points, num, exact)
+    rows += _check_stability(rec, points, num, exact, coeffs)
     rows.append(_check_closed_form(rec, subs[:closed_form_samples], coeffs[:closed_form_samples], rng))
     rows += _check_realisations(rec, points, exact)
     return CheckReport(rec.name, samples, seed, tuple(rows))
@@ -279,7 +281,19 @@ def _verdicts(rec, mode: str, lam, chosen: list, points: list):
     return out, "conditions in lam derived per point"
 
 
-def _check_stability(rec, points, num, exact) -> list[CheckRow]:
+def _schur_cohn_strict(rec, coeffs: np.ndarray):
+    """The numeric Schur-Cohn strict mask (scalar recurrences), or None where there is none."""
+    if not rec.is_scalar:
+        return None
+    try:
+        from .masks import schur_cohn
+    except ImportError:  # pragma: no cover - masks is part of the package
+        return None
+    return schur_cohn(coeffs)[0]
+
+
+def _check_stability(rec, points, num, exact, coeffs) -> list[CheckRow]:
+    mask = _schur_cohn_strict(rec, coeffs)
     out = []
     lam = rec.lam if rec.lam and rec.param(rec.lam).domain == COMPLEXES else None
     for mode in ("real", "complex"):
@@ -294,12 +308,16 @@ def _check_stability(rec, points, num, exact) -> list[CheckRow]:
         except (DegreeTooLargeError, ParameterError) as exc:
             out.append(CheckRow(name, 0, 0.0, 0.0, True, f"skipped: {exc}"))
             continue
-        numeric = [bool(np.abs(num[i]).max() < 1) for i in chosen_far]
-        disagree = sum(a != b for a, b in zip(symbolic, numeric, strict=True))
         skipped = len(chosen) - len(chosen_far)
         notes = [f"{sum(symbolic)} stable"] + ([note] if note else [])
         notes += [f"{skipped} point(s) within {BOUNDARY_BAND:g} of |r| = 1 skipped"] if skipped else []
-        out.append(CheckRow(name, len(chosen_far), float(disagree), 0.0, disagree == 0, "; ".join(notes)))
+        verdicts = [("", [bool(np.abs(num[i]).max() < 1) for i in chosen_far])]
+        if mask is not None:
+            verdicts.append((" Schur-Cohn mask", [bool(mask[i]) for i in chosen_far]))
+        for suffix, numeric in verdicts:
+            disagree = sum(a != b for a, b in zip(symbolic, numeric, strict=True))
+            out.append(CheckRow(name.replace("stability", "stability" + suffix), len(chosen_far),
+                                float(disagree), 0.0, disagree == 0, "; ".join(notes)))
     return out
 
 
