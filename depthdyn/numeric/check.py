@@ -32,7 +32,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import sympy as sp
-from scipy.optimize import linear_sum_assignment
 
 from ..errors import DegreeTooLargeError, ParameterError
 from ..recurrence import COMPLEXES, r
@@ -178,6 +177,8 @@ def _match(numeric: np.ndarray, exact: list) -> tuple[float, float, bool]:
     mults = [m for _, m in exact for _ in range(m)]
     if len(values) != numeric.size:
         return np.inf, ROOT_TOL, False
+    from scipy.optimize import linear_sum_assignment  # lazy: scipy.optimize is slow to import
+
     cost = np.abs(numeric[:, None] - np.array(values)[None, :])
     rows, cols = linear_sum_assignment(cost)
     err = cost[rows, cols] / np.maximum(1.0, np.abs(np.array(values)[cols]))

@@ -17,8 +17,9 @@ For an order-2 model given by a content and a velocity, :func:`initial_from_velo
 turns ``(x_0, v_0)`` into these values under either velocity convention.
 
 Overflow is never returned as ``inf``/``NaN``: an entry that becomes non-finite or larger
-than ``threshold`` in magnitude raises :class:`SimulationOverflowError`, whose
-:class:`OverflowReport` says at which layer, how many entries and which ones.
+than ``threshold`` in magnitude (real and imaginary parts separately for complex values)
+raises :class:`SimulationOverflowError`, whose :class:`OverflowReport` says at which layer,
+how many entries and which ones.
 """
 
 from __future__ import annotations
