@@ -240,3 +240,25 @@ def test_conv_kernels_follow_fig3():
         conv_kernel("spatial", gamma=1.5)
     with pytest.raises(ShapeError):
         conv_spectrum(np.zeros((3, 3, 2)), 4, 4)
+
+
+def test_spectral_radius_of_recurrence_matches_high_precision():
+    rng = np.random.default_rng(3)
+    lam = rng.uniform(-4, 1, (40, 50)) + 1j * rng.uniform(-3, 3, (40, 50))
+    m, eta = 0.3, 1.7
+    got = spectral_radius(momentum(), lam=lam, m=m, eta=eta)
+    assert got.shape == lam.shape
+    want = np.empty(lam.shape)
+    for idx in np.ndindex(lam.shape):
+        with mpmath.workdps(50):
+            B = 1 + mpmath.mpf(m) + mpmath.mpf(eta) * mpmath.mpc(complex(lam[idx]))
+            d = mpmath.sqrt(B**2 - 4 * mpmath.mpf(m))
+            want[idx] = float(max(abs((B + d) / 2), abs((B - d) / 2)))
+    np.testing.assert_allclose(got, want, rtol=1e-14)
+    # complex-conjugate pairs of a real quadratic: |r| = sqrt(m) exactly, no sqrt(eps) loss
+    under = spectral_radius(momentum(), lam=np.linspace(-1.0, -0.5, 11), m=0.81, eta=1)
+    np.testing.assert_allclose(under, 0.9, rtol=2e-16)
+    # the array path and higher degrees agree with the roots
+    coeffs = batch_coefficients(_bdf(3), lam=lam)
+    np.testing.assert_allclose(spectral_radius(_bdf(3), lam=lam), np.abs(roots(coeffs)).max(axis=-1), rtol=1e-12)
+    np.testing.assert_allclose(spectral_radius(coeffs), np.abs(roots(coeffs)).max(axis=-1), rtol=1e-15)

@@ -267,8 +267,11 @@ def _y_extrema(G: _Locus, M: int = 4096) -> np.ndarray:
     t = np.linspace(0, 2 * np.pi, M + 1)
     d = G.dy(t)
     d[-1] = d[0]
-    bound = 2 * np.abs(np.diff(d)).max()  # ~ max |y''| * dt
-    small = np.flatnonzero((np.abs(d[:-1]) <= bound) & (np.abs(d[1:]) <= bound))
+    # two zeros of y' inside one step need |y'| <= max|y''| dt at both ends; bound |y''| dt
+    # locally by 4x the largest change of y' over the neighbouring steps
+    step = np.abs(np.diff(d))
+    local = 4 * np.maximum.reduce([np.roll(step, -1), step, np.roll(step, 1)])
+    small = np.flatnonzero((np.abs(d[:-1]) <= local) & (np.abs(d[1:]) <= local))
     if small.size:  # two extrema could hide in one step: look closer there
         sub = (t[small, None] + np.linspace(0, 1, 257)[None, :] * (t[1] - t[0])).ravel()
         t = np.unique(np.concatenate([t[:-1], sub, [2 * np.pi]]))

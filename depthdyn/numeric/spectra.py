@@ -159,15 +159,153 @@ def roots(coeffs, *, matrix: bool = False) -> np.ndarray:
     return _eig_stack(flat, _companion).reshape(a.shape[:-1] + (p,))
 
 
-def spectral_radius(coeffs, *, matrix: bool = False) -> np.ndarray:
-    """Largest root modulus for each polynomial of the batch (see :func:`roots`).
+class _Work:
+    """Reusable flat float64 buffers, so chunk loops allocate (and page-fault) only once."""
+
+    def __init__(self, count: int):
+        self.bufs, self.count = [], count
+
+    def get(self, shape: tuple) -> list:
+        size = int(np.prod(shape))
+        if not self.bufs or self.bufs[0].size < size:
+            self.bufs = [np.empty(size) for _ in range(self.count)]
+        return [buf[:size].reshape(shape) for buf in self.bufs]
+
+
+def _radius_quadratic(b, c, work: _Work | None = None) -> np.ndarray:
+    """``max |r|`` for ``r^2 + b r + c`` in real arithmetic (no complex sqrt).
+
+    With ``D = b^2 - 4c`` and ``d = sqrt(D)`` aligned with ``b``, the larger-modulus
+    root is ``q = -(b + d)/2``: ``|q|^2 = (|b|^2 + |D| + 2 |Re(conj(b) d)|) / 4``, a sum of
+    non-negative terms, and the other root has modulus ``|c| / |q|``. ``sqrt(D)`` is
+    formed from its larger component, without cancellation. The work is done in place in
+    reused buffers: allocation, not arithmetic, dominates a chunk loop otherwise.
+    """
+    b, c = np.asarray(b), np.asarray(c)
+    shape = np.broadcast_shapes(b.shape, c.shape)
+    br = np.broadcast_to(b.real, shape)
+    bi = np.broadcast_to(b.imag, shape) if np.iscomplexobj(b) else np.zeros(shape)
+    cr, ci = c.real, (c.imag if np.iscomplexobj(c) else 0.0)
+    B, Dr, Di, A, S, T, X = (work or _Work(7)).get(shape)
+    tiny = np.finfo(float).tiny
+    np.multiply(br, br, out=Dr)
+    np.multiply(bi, bi, out=T)
+    np.add(Dr, T, out=B)  # |b|^2
+    Dr -= T
+    Dr -= 4 * cr  # Re D
+    np.multiply(br, bi, out=Di)
+    Di *= 2
+    if np.any(ci):
+        Di -= 4 * ci  # Im D
+    np.multiply(Dr, Dr, out=A)
+    np.multiply(Di, Di, out=T)
+    A += T
+    np.sqrt(A, out=A)  # |D|
+    np.abs(Dr, out=S)
+    S += A
+    S *= 0.5
+    np.sqrt(S, out=S)  # the larger component of sqrt(D)
+    np.abs(Di, out=T)
+    T *= 0.5
+    np.maximum(S, tiny, out=X)
+    T /= X  # the smaller component (0 where D = 0)
+    # sqrt(D) = (S, sgn T) if Re D >= 0 else (T, sgn S), with sgn = sign(Im D); branch-free:
+    np.less(Dr, 0, out=Dr)
+    np.subtract(T, S, out=X)
+    X *= Dr
+    X += S  # Re sqrt(D)
+    T += S
+    T -= X  # |Im sqrt(D)|
+    np.copysign(T, Di, out=T)
+    T *= bi
+    X *= br
+    X += T
+    np.abs(X, out=X)  # |Re(conj(b) d)|
+    X *= 2
+    X += B
+    X += A
+    X *= 0.25  # |q|^2, the larger root
+    np.maximum(X, tiny, out=S)
+    out = np.empty(shape)
+    np.divide(cr * cr + (ci * ci if np.any(ci) else 0.0), S, out=out)  # |c|^2 / |q|^2
+    np.maximum(out, X, out=out)
+    return np.sqrt(out, out=out)
+
+
+def _radius_chunk(cols: list, work: _Work | None = None) -> np.ndarray:
+    a0 = cols[0]
+    if not (np.ndim(a0) == 0 and a0 == 1):
+        cols = [c / a0 for c in cols]
+    if len(cols) == 2:
+        return np.abs(cols[1])
+    if len(cols) == 3:
+        return _radius_quadratic(cols[1], cols[2], work)
+    shape = np.broadcast_shapes(*(np.shape(c) for c in cols))
+    a = np.stack([np.broadcast_to(c, shape) for c in cols], axis=-1)
+    return np.abs(roots(a)).max(axis=-1)
+
+
+def spectral_radius(coeffs, values=None, *, matrix: bool = False, **kw) -> np.ndarray:
+    """Largest root modulus at each point of a batch.
+
+    Parameters
+    ----------
+    coeffs : array_like or Recurrence
+        Coefficients as for :func:`roots`, or a recurrence with its parameter values
+        (``values`` / keywords, as for :func:`~depthdyn.numeric.bridge.batch_coefficients`);
+        the recurrence path evaluates and reduces the coefficients chunk by chunk.
+    matrix : bool
+        Matrix coefficients (arrays only).
+
+    Degree 2 uses the closed form in real arithmetic (relative error a few ulps away from
+    double roots); higher degrees the companion eigenvalues.
 
     Examples
     --------
     >>> float(spectral_radius([1.0, 0.0, 0.25]))
     0.5
+    >>> from depthdyn import momentum
+    >>> spectral_radius(momentum(), lam=[-1.0, 0.0], m=0.25, eta=1).tolist()
+    [0.5, 1.0]
     """
-    return np.abs(roots(coeffs, matrix=matrix)).max(axis=-1)
+    from ..recurrence import Recurrence
+
+    if isinstance(coeffs, Recurrence):
+        return _radius_of(coeffs, values, **kw)
+    if matrix:
+        return np.abs(roots(coeffs, matrix=True)).max(axis=-1)
+    a = _check(coeffs, False)
+    flat = a.reshape(-1, a.shape[-1])
+    out = np.empty(flat.shape[0])
+    step = max(1, (1 << 15) if a.shape[-1] <= 3 else _CHUNK_BYTES // (16 * a.shape[-1] ** 2))
+    work = _Work(7)
+    for s in range(0, flat.shape[0], step):
+        out[s : s + step] = _radius_chunk([flat[s : s + step, j] for j in range(a.shape[-1])], work)
+    return out.reshape(a.shape[:-1])
+
+
+def _radius_of(rec, values, **kw) -> np.ndarray:
+    from .bridge import _compile
+
+    if not rec.is_scalar:
+        return np.abs(roots(batch_coefficients(rec, values, **kw), matrix=True)).max(axis=-1)
+    arrays, batch = prepare_values(rec, values, **kw)
+    shaped = batch or (1,)
+    comp = _compile(rec)
+    args = [np.reshape(arrays[n], (1,) * (len(shaped) - np.ndim(arrays[n])) + np.shape(arrays[n])) for n in comp.names]
+    rest = int(np.prod(shaped[1:]))
+    step = max(1, (1 << 15) // max(rest, 1))
+    out = np.empty(shaped)
+    work = _Work(7)
+    for s in range(0, shaped[0], step):
+        sub = [x if x.shape[0] == 1 else x[s : s + step] for x in args]
+        with np.errstate(all="ignore"):
+            cols = [e[0][0](*sub) if callable(e[0][0]) else e[0][0] for e in comp.entries]
+        if np.ndim(cols[0]) or cols[0] != 1:
+            if np.any(np.asarray(cols[0]) == 0):
+                raise ParameterError(f"the leading coefficient of {rec.name} vanishes at some points")
+        out[s : s + step] = _radius_chunk(cols, work)
+    return out.reshape(batch)
 
 
 def dominant_mode(coeffs, *, matrix: bool = False) -> np.ndarray:
