@@ -123,7 +123,9 @@ class _Implicit(sp.Function):
 def _factor_roots(factor: sp.Poly, mult: int) -> list[Root]:
     deg = factor.degree()
     expr = factor.as_expr()
-    numeric = not (factor.free_symbols - {r})
+    # CRootOf needs real (rational) coefficients; complex numeric factors are treated like
+    # symbolic ones (radicals up to cubics, placeholders above)
+    numeric = not (factor.free_symbols - {r}) and all(c.is_real for c in factor.all_coeffs())
     if deg == 2:
         a, b, c = factor.all_coeffs()
         disc = _tidy(b**2 - 4 * a * c)
