@@ -94,13 +94,21 @@ def grid_task(name, rec, kw, window, n, repeats, naive_count, fn):
     sub = batch_coefficients(rec, lam=lam[:: max(1, n // 64), :: max(1, n // 64)], **kw)
     naive = naive_per_point(sub, naive_count, name.split("/")[0])
     peak = peak_bytes(lambda: fn(rec, lam, kw, window, n)) / lam.nbytes
-    return {"task": name, "median_s": ts, "floor_s": fs, "naive_s_per_point": naive, "points": lam.size,
-            "peak_grids": peak}
+    return {
+        "task": name,
+        "median_s": ts,
+        "floor_s": fs,
+        "naive_s_per_point": naive,
+        "points": lam.size,
+        "peak_grids": peak,
+    }
 
 
 def region(rec, lam, kw, window, n):
     x0, x1, y0, y1 = window
-    return stability_region(rec, ("re(lam)", x0, x1, n), ("im(lam)", y0, y1, n), conditions=False, **kw).strict
+    return stability_region(
+        rec, ("re(lam)", x0, x1, n), ("im(lam)", y0, y1, n), conditions=False, **kw
+    ).strict
 
 
 def schur_cohn_mask(rec, lam, kw, window, n):
@@ -115,7 +123,10 @@ def simulation_tasks(quick: bool, repeats: int) -> list[dict]:
     from depthdyn.numeric.simulate import final_state, trajectory
 
     out, L, rng = [], 1024, np.random.default_rng(1)
-    for name, N in (("final/momentum", 100_000 if quick else 1_000_000), ("trajectory/momentum", 10_000 if quick else 100_000)):
+    for name, N in (
+        ("final/momentum", 100_000 if quick else 1_000_000),
+        ("trajectory/momentum", 10_000 if quick else 100_000),
+    ):
         lam = rng.uniform(-2.5, -0.5, N)  # inside the stable interval -2(1 + m) < lam < 0
         coeffs = batch_coefficients(depthdyn.momentum(), lam=lam, **MOMENTUM)
         init = np.stack([np.ones(N), rng.uniform(0.5, 1.5, N)], axis=-1)
@@ -129,11 +140,13 @@ def simulation_tasks(quick: bool, repeats: int) -> list[dict]:
             def task(coeffs=coeffs, init=init):
                 return final_state(coeffs, init, L)
         else:
+
             def floor(N=N):
                 return np.full((L + 1, N), 1.0)
 
             def task(coeffs=coeffs, init=init):
                 return trajectory(coeffs, init, L)
+
         ts, fs = interleaved(task, floor, max(3, repeats // 2))
         pick = rng.choice(N, size=20, replace=False)
         t0 = time.perf_counter()
@@ -151,7 +164,9 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--json", metavar="FILE", help="write the table as a JSON list")
     ap.add_argument("--quick", action="store_true", help="small sizes (512 x 512 grid), for a smoke test")
-    ap.add_argument("--repeats", type=int, default=None, help="timed repetitions per task (default 9, quick 3)")
+    ap.add_argument(
+        "--repeats", type=int, default=None, help="timed repetitions per task (default 9, quick 3)"
+    )
     ap.add_argument("--only", default="", help="run only tasks whose name starts with this")
     args = ap.parse_args(argv)
     n = 512 if args.quick else 2048
@@ -182,9 +197,12 @@ def main(argv=None) -> int:
 def _print(row: dict) -> None:
     per_point = row["median_s"] / row["points"]
     peak = f"{row['peak_grids']:.2f}" if "peak_grids" in row else "-"
-    print(f"{row['task']:<22}{row['median_s'] * 1e3:>9.2f}ms{row['floor_s'] * 1e3:>9.2f}ms"
-          f"{row['median_s'] / row['floor_s']:>9.2f}{row['naive_s_per_point'] * 1e6:>9.2f}us"
-          f"{row['naive_s_per_point'] / per_point:>10.0f}{peak:>7}", flush=True)
+    print(
+        f"{row['task']:<22}{row['median_s'] * 1e3:>9.2f}ms{row['floor_s'] * 1e3:>9.2f}ms"
+        f"{row['median_s'] / row['floor_s']:>9.2f}{row['naive_s_per_point'] * 1e6:>9.2f}us"
+        f"{row['naive_s_per_point'] / per_point:>10.0f}{peak:>7}",
+        flush=True,
+    )
 
 
 if __name__ == "__main__":

@@ -23,9 +23,14 @@ from depthdyn.numeric.bridge import batch_coefficients, monic_columns
 
 def _exact_monic(rec, point):
     """Exact monic coefficients at one point, by SymPy substitution and exact inversion."""
-    sub = rec.subs({k: sp.nsimplify(v, rational=True) if not isinstance(v, complex) else
-                    sp.nsimplify(v.real, rational=True) + sp.I * sp.nsimplify(v.imag, rational=True)
-                    for k, v in point.items()})
+    sub = rec.subs(
+        {
+            k: sp.nsimplify(v, rational=True)
+            if not isinstance(v, complex)
+            else sp.nsimplify(v.real, rational=True) + sp.I * sp.nsimplify(v.imag, rational=True)
+            for k, v in point.items()
+        }
+    )
     A0inv = sub.coeffs[0].inv()
     return [np.array((A0inv * A).evalf(30).tolist(), dtype=complex) for A in sub.coeffs]
 

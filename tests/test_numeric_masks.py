@@ -6,7 +6,6 @@ import pytest
 
 from depthdyn import (
     ParameterError,
-    ShapeError,
     UnknownParameterError,
     dense,
     entangled,
@@ -96,11 +95,20 @@ def test_dense_structural_unit_roots_marginal():
     np.testing.assert_array_equal(marginal[far], (mod < 1)[far])
 
 
-@pytest.mark.parametrize("rec, kw, window", [
-    (momentum(), dict(m=0.5, eta=1.0), (-4, 1, -3, 3)),
-    (momentum(), dict(m=0.0, eta=2.0), (-2, 0.5, -1, 1)),
-    (momentum(), dict(m=0.9, eta=0.5), (-9, 1, -2, 2)),
-] + [(_bdf(k), {}, (-10, 30, -20, 20)) for k in range(2, 7)], ids=lambda v: getattr(v, "name", None))
+@pytest.mark.parametrize(
+    "rec, kw, window",
+    [
+        (momentum(), dict(m=0.5, eta=1.0), (-4, 1, -3, 3)),
+        (momentum(), dict(m=0.0, eta=2.0), (-2, 0.5, -1, 1)),
+        (momentum(), dict(m=0.9, eta=0.5), (-9, 1, -2, 2)),
+        # Adams methods: sigma has roots outside the unit disk (AM2: -1.72), so N_in(sigma) < p
+        (general(rho="r**2 - r", sigma="(5*r**2 + 8*r - 1)/12"), {}, (-7, 1, -4, 4)),
+        (general(rho="r**3 - r**2", sigma="(23*r**2 - 16*r + 5)/12"), {}, (-1, 0.2, -1, 1)),
+        (general(rho="r**3 - r**2", sigma="(9*r**3 + 19*r**2 - 5*r + 1)/24"), {}, (-4, 0.5, -3, 3)),
+    ]
+    + [(_bdf(k), {}, (-10, 30, -20, 20)) for k in range(2, 7)],
+    ids=lambda v: getattr(v, "name", None),
+)
 def test_region_matches_root_moduli(rec, kw, window):
     x0, x1, y0, y1 = window
     X, Y = np.linspace(x0, x1, 151), np.linspace(y0, y1, 121)
@@ -108,8 +116,9 @@ def test_region_matches_root_moduli(rec, kw, window):
     rad = _reference_radius(batch_coefficients(rec, lam=lam, **kw))
     auto = stability_region(rec, ("re(lam)", x0, x1, 151), ("im(lam)", y0, y1, 121), conditions=False, **kw)
     assert auto.method.startswith("boundary-locus")
-    sc = stability_region(rec, ("re(lam)", x0, x1, 151), ("im(lam)", y0, y1, 121), method="schur-cohn",
-                          conditions=False, **kw)
+    sc = stability_region(
+        rec, ("re(lam)", x0, x1, 151), ("im(lam)", y0, y1, 121), method="schur-cohn", conditions=False, **kw
+    )
     direct, _ = stability_mask(rec, lam=lam, **kw)
     for mask in (auto.strict, sc.strict, direct):
         _assert_agrees(mask, rad)
@@ -142,6 +151,17 @@ def test_smooth_nets_have_no_strict_region(k):
         assert reg.y[10] == 0
         np.testing.assert_array_equal(row, (reg.x > -4) & (reg.x < 0))
         assert not reg.marginal[np.arange(21) != 10].any()
+
+
+def test_matrix_recurrence_region_uses_the_determinant():
+    # entangled uniform Gamma + lam I: eigenvalues 1 + lam and 1 - gamma + lam (001 eq. 4)
+    reg = stability_region(entangled(n=3), ("re(lam)", -2.5, 0.5, 61), ("im(lam)", -1.5, 1.5, 41), gamma=0.5)
+    lam = reg.x[None, :] + 1j * reg.y[:, None]
+    a, b = np.abs(1 + lam), np.abs(0.5 + lam)
+    far = (np.abs(a - 1) > 1e-9) & (np.abs(b - 1) > 1e-9)
+    np.testing.assert_array_equal(reg.strict[far], ((a < 1) & (b < 1))[far])
+    strict, _ = stability_mask(entangled(n=3), lam=lam, gamma=0.5)
+    np.testing.assert_array_equal(strict, reg.strict)
 
 
 def test_boundary_locus_is_the_momentum_ellipse():
@@ -183,8 +203,6 @@ def test_region_errors():
         stability_region(momentum(), ("re(lam)", 0, 1, 5), ("im(lam)", 0, 1, 5), m=0.5)
     with pytest.raises(ParameterError):
         stability_region(momentum(), ("re(lam)", 0, 1, 5), ("m", 0, 1.5, 5), eta=1)  # m >= 1
-    with pytest.raises(ShapeError):
-        stability_region(entangled(n=2), gamma=0.5)
     with pytest.raises(ParameterError, match="method"):
         stability_region(momentum(), m=0.5, eta=1, method="fast")
     with pytest.raises(ParameterError, match="locus"):

@@ -8,8 +8,8 @@ from scipy.optimize import linear_sum_assignment
 
 import depthdyn
 from depthdyn import (
-    ParameterError,
     Param,
+    ParameterError,
     Recurrence,
     ShapeError,
     dense,
@@ -170,7 +170,9 @@ def test_hyper_connection_and_block_companion():
         assert dist.max() < 1e-12
     # order-2 matrix recurrence: roots of det(r^2 I + r A1 + A2)
     c = Param("c").symbol
-    rec = Recurrence(coeffs=(sp.eye(2), sp.Matrix([[c, 1], [0, -1]]), sp.Matrix([[0, 2], [1, c]])), params=[Param("c")])
+    rec = Recurrence(
+        coeffs=(sp.eye(2), sp.Matrix([[c, 1], [0, -1]]), sp.Matrix([[0, 2], [1, c]])), params=[Param("c")]
+    )
     spec = spectrum(rec, c=0.7)
     exact = [complex(v) for v in sp.Poly(rec.subs(c=sp.Rational(7, 10)).charpoly(), depthdyn.r).nroots(n=30)]
     dist, _ = _match(spec.refined, exact)
@@ -260,5 +262,7 @@ def test_spectral_radius_of_recurrence_matches_high_precision():
     np.testing.assert_allclose(under, 0.9, rtol=2e-16)
     # the array path and higher degrees agree with the roots
     coeffs = batch_coefficients(_bdf(3), lam=lam)
-    np.testing.assert_allclose(spectral_radius(_bdf(3), lam=lam), np.abs(roots(coeffs)).max(axis=-1), rtol=1e-12)
+    np.testing.assert_allclose(
+        spectral_radius(_bdf(3), lam=lam), np.abs(roots(coeffs)).max(axis=-1), rtol=1e-12
+    )
     np.testing.assert_allclose(spectral_radius(coeffs), np.abs(roots(coeffs)).max(axis=-1), rtol=1e-15)

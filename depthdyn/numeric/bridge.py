@@ -79,7 +79,8 @@ def _first_bad(arr: np.ndarray, bad: np.ndarray, name: str) -> str:
     idx = np.unravel_index(int(np.argmax(bad)), bad.shape) if bad.ndim else ()
     value = (arr[idx] if arr.ndim else arr[()]).item()
     where = f" at index {tuple(int(i) for i in idx)}" if bad.ndim else ""
-    return f"{int(np.count_nonzero(bad))} of {bad.size} entries are outside; the first is {name}={value!r}{where}"
+    count = int(np.count_nonzero(bad))
+    return f"{count} of {bad.size} entries are outside; the first is {name}={value!r}{where}"
 
 
 def _check_domain(param, arr: np.ndarray) -> np.ndarray:
@@ -113,6 +114,10 @@ def _check_domain(param, arr: np.ndarray) -> np.ndarray:
     return arr
 
 
+def _first(arr: np.ndarray, bad: np.ndarray):
+    return (arr[np.unravel_index(int(np.argmax(bad)), bad.shape)] if arr.ndim else arr[()]).item()
+
+
 def _as_array(name: str, value) -> np.ndarray:
     if isinstance(value, sp.Basic):
         if value.free_symbols:
@@ -142,7 +147,7 @@ def _as_array(name: str, value) -> np.ndarray:
         bad = ~finite
         raise ParameterError(
             f"{name} must be finite: {int(np.count_nonzero(bad))} of {arr.size} entries are NaN or "
-            f"infinite (first {(arr[np.unravel_index(int(np.argmax(bad)), bad.shape)] if arr.ndim else arr[()]).item()!r})"
+            f"infinite (first {_first(arr, bad)!r})"
         )
     return arr
 
@@ -233,7 +238,9 @@ def monic_columns(rec, values: Mapping | None = None, **kw) -> tuple[list, tuple
     batch_shape : tuple
     """
     if not rec.is_scalar:
-        raise ShapeError(f"monic_columns needs a scalar recurrence; {rec.name} has {rec.dim}x{rec.dim} coefficients")
+        raise ShapeError(
+            f"monic_columns needs a scalar recurrence; {rec.name} has {rec.dim}x{rec.dim} coefficients"
+        )
     arrays, batch = prepare_values(rec, values, **kw)
     comp = _compile(rec)
     args = [arrays[n] for n in comp.names]

@@ -58,7 +58,10 @@ def _schur_cohn_chunk(cols: list, shape: tuple, tol: float) -> tuple[np.ndarray,
             cont, sing = d > tol, np.abs(d) <= tol
             alive &= cont | sing
             inv = np.where(cont, 1 / np.where(cont, d, 1), 0)
-            new = [(a[j - 1] - an * (np.conj(a[deg - j - 1]) if cplx else a[deg - j - 1])) * inv for j in range(1, deg)]
+            new = [
+                (a[j - 1] - an * (np.conj(a[deg - j - 1]) if cplx else a[deg - j - 1])) * inv
+                for j in range(1, deg)
+            ]
             todo = sing & alive
             if np.any(todo):
                 new = [np.array(np.broadcast_to(c, shape)) for c in new]
@@ -68,7 +71,11 @@ def _schur_cohn_chunk(cols: list, shape: tuple, tol: float) -> tuple[np.ndarray,
                 full = [np.broadcast_to(c, shape)[todo] for c in a[:deg]]
                 scale = 1 + np.max([np.abs(c) ** 2 for c in full], axis=0)
                 tp = [full[j - 1] - full[deg - 1] * np.conj(full[deg - j - 1]) for j in range(1, deg)]
-                selfinv = np.all([np.abs(b) <= tol * scale for b in tp], axis=0) if tp else np.ones(len(full[0]), bool)
+                selfinv = (
+                    np.all([np.abs(b) <= tol * scale for b in tp], axis=0)
+                    if tp
+                    else np.ones(len(full[0]), bool)
+                )
                 where = np.flatnonzero(todo)
                 alive.flat[where[~selfinv]] = False
                 deriv.flat[where[selfinv]] = True
@@ -117,6 +124,33 @@ def schur_cohn(coeffs, *, tol: float = 1e-12) -> tuple[np.ndarray, np.ndarray]:
     return strict.reshape(batch), marginal.reshape(batch)
 
 
+@functools.lru_cache(maxsize=64)
+def _charpoly_entries(rec) -> tuple:
+    """Compiled coefficients of the characteristic polynomial (``det`` for matrix families)."""
+    import sympy as sp
+
+    from ..recurrence import r
+
+    if rec.is_scalar:
+        return tuple(e[0][0] for e in _compile(rec).entries)
+    syms = [p.symbol for p in rec.params]
+    out = []
+    for c in sp.Poly(rec.charpoly(), r).all_coeffs():
+        out.append(
+            sp.lambdify(syms, c, modules="numpy")
+            if c.free_symbols
+            else complex(c).real
+            if complex(c).imag == 0
+            else complex(c)
+        )
+    return tuple(out)
+
+
+def _evaluate(entries: tuple, args: list) -> list:
+    with np.errstate(all="ignore"):
+        return [e(*args) if callable(e) else e for e in entries]
+
+
 def _rows(batch: tuple) -> tuple[int, int]:
     rest = int(np.prod(batch[1:])) if len(batch) > 1 else 1
     return batch[0], max(1, _CHUNK // max(rest, 1))
@@ -124,21 +158,23 @@ def _rows(batch: tuple) -> tuple[int, int]:
 
 def _chunked_mask(rec, arg_rows, batch: tuple, tol: float) -> tuple[np.ndarray, np.ndarray]:
     """Schur–Cohn over a batch, evaluating the coefficients chunk by chunk along axis 0."""
-    comp = _compile(rec)
+    entries = _charpoly_entries(rec)
     strict = np.empty(batch, dtype=bool)
     marginal = np.empty(batch, dtype=bool)
     n0, step = _rows(batch)
     for s in range(0, n0, step):
         args = arg_rows(s, min(n0, s + step))
         shape = (min(n0, s + step) - s,) + batch[1:]
-        with np.errstate(all="ignore"):
-            cols = [e[0][0](*args) if callable(e[0][0]) else e[0][0] for e in comp.entries]
+        cols = _evaluate(entries, args)
         strict[s : s + step], marginal[s : s + step] = _schur_cohn_chunk(cols, shape, tol)
     return strict, marginal
 
 
 def stability_mask(rec, values=None, *, tol: float = 1e-12, **kw) -> tuple[np.ndarray, np.ndarray]:
-    """Strict and marginal stability of a scalar recurrence over a batch of parameter values.
+    """Strict and marginal stability of a recurrence over a batch of parameter values.
+
+    Matrix recurrences are tested through their characteristic polynomial
+    ``det(A_0 r^p + ... + A_p)``.
 
     Values are validated as in :func:`~depthdyn.numeric.bridge.batch_coefficients`; the
     coefficients are evaluated and tested chunk by chunk, never stored for the whole batch.
@@ -150,12 +186,13 @@ def stability_mask(rec, values=None, *, tol: float = 1e-12, **kw) -> tuple[np.nd
     >>> strict.tolist(), marginal.tolist()
     ([True, False, False], [True, True, False])
     """
-    if not rec.is_scalar:
-        raise ShapeError(f"stability_mask needs a scalar recurrence; {rec.name} is {rec.dim}x{rec.dim}")
     arrays, batch = prepare_values(rec, values, **kw)
     shaped = (1,) if batch == () else batch
     comp = _compile(rec)
-    padded = [np.reshape(arrays[n], (1,) * (len(shaped) - np.ndim(arrays[n])) + np.shape(arrays[n])) for n in comp.names]
+    padded = [
+        np.reshape(arrays[n], (1,) * (len(shaped) - np.ndim(arrays[n])) + np.shape(arrays[n]))
+        for n in comp.names
+    ]
 
     def arg_rows(s, e):
         return [x if x.shape[0] == 1 else x[s:e] for x in padded]
@@ -249,7 +286,12 @@ class _Locus:
         e = np.exp(1j * t)
         s = np.polyval(self.sigma, e)
         with np.errstate(all="ignore"):
-            return (1j * e * (np.polyval(self.drho, e) * s - np.polyval(self.rho, e) * np.polyval(self.dsig, e)) / s**2).imag
+            return (
+                1j
+                * e
+                * (np.polyval(self.drho, e) * s - np.polyval(self.rho, e) * np.polyval(self.dsig, e))
+                / s**2
+            ).imag
 
 
 def _bisect(f, a, b, fa, steps):
@@ -291,9 +333,12 @@ def _crossings(G: _Locus, Y: np.ndarray, M: int = 4096):
     bounds = np.concatenate([ext, [ext[0] + 2 * np.pi]])
     grid = np.linspace(0, 2 * np.pi, M + 1)
     rows, ta, tb, sign = [], [], [], []
-    for a, b in zip(bounds[:-1], bounds[1:]):  # y is monotone on each piece
-        inner = grid[(grid > a) & (grid < b)] if b <= 2 * np.pi else np.concatenate(
-            [grid[grid > a], grid[(grid > 0) & (grid < b - 2 * np.pi)] + 2 * np.pi])
+    for a, b in zip(bounds[:-1], bounds[1:], strict=True):  # y is monotone on each piece
+        inner = (
+            grid[(grid > a) & (grid < b)]
+            if b <= 2 * np.pi
+            else np.concatenate([grid[grid > a], grid[(grid > 0) & (grid < b - 2 * np.pi)] + 2 * np.pi])
+        )
         tt = np.concatenate([[a], inner, [b]])
         yy = G(tt).imag
         up = yy[-1] > yy[0]
@@ -389,8 +434,12 @@ class StabilityRegion(Record):
             raise ParameterError("no exact conditions were computed; pass conditions=True")
         s = self.strict
         inner = np.zeros_like(s)
-        inner[1:-1, 1:-1] = (s[1:-1, 1:-1] == s[:-2, 1:-1]) & (s[1:-1, 1:-1] == s[2:, 1:-1]) & (
-            s[1:-1, 1:-1] == s[1:-1, :-2]) & (s[1:-1, 1:-1] == s[1:-1, 2:])
+        inner[1:-1, 1:-1] = (
+            (s[1:-1, 1:-1] == s[:-2, 1:-1])
+            & (s[1:-1, 1:-1] == s[2:, 1:-1])
+            & (s[1:-1, 1:-1] == s[1:-1, :-2])
+            & (s[1:-1, 1:-1] == s[1:-1, 2:])
+        )
         idx = np.argwhere(inner)
         pick = np.random.default_rng(seed).choice(len(idx), size=min(samples, len(idx)), replace=False)
         names = {sym.name for sym, _ in self.conditions.domains}
@@ -415,7 +464,8 @@ class StabilityRegion(Record):
 
     def _text(self) -> str:
         lines = [
-            f"stability region of {self.family}: {self.x_name} in [{self.x[0]:g}, {self.x[-1]:g}] ({len(self.x)}) "
+            f"stability region of {self.family}: "
+            f"{self.x_name} in [{self.x[0]:g}, {self.x[-1]:g}] ({len(self.x)}) "
             f"x {self.y_name} in [{self.y[0]:g}, {self.y[-1]:g}] ({len(self.y)})",
             f"strictly stable: {100 * self.strict.mean():.3g}% of the grid; root condition: "
             f"{100 * self.marginal.mean():.3g}%",
@@ -436,7 +486,9 @@ def _axis(spec, what: str) -> tuple[str, np.ndarray]:
         name, lo, hi, n = spec
         lo, hi = float(lo), float(hi)
     except (TypeError, ValueError):
-        raise ParameterError(f"{what} must be (name, lo, hi, n), e.g. ('re(lam)', -3, 1, 401); got {spec!r}") from None
+        raise ParameterError(
+            f"{what} must be (name, lo, hi, n), e.g. ('re(lam)', -3, 1, 401); got {spec!r}"
+        ) from None
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 2:
         raise ParameterError(f"{what}: the number of points must be an integer >= 2, got {n!r}")
     if not (np.isfinite(lo) and np.isfinite(hi) and lo < hi):
@@ -449,7 +501,10 @@ def _facts(rec) -> tuple:
     """Cached symbolic facts: ``a_p / a_0``, the symbols, whether ``rho_sigma`` exists."""
     import sympy as sp
 
-    return sp.simplify(rec.coeffs[-1][0, 0] / rec.coeffs[0][0, 0]), rec.symbols, rec.rho_sigma() is not None
+    from ..recurrence import r
+
+    poly = sp.Poly(rec.charpoly(), r)
+    return sp.simplify(poly.TC() / poly.LC()), rec.symbols, rec.rho_sigma() is not None
 
 
 def _strict_impossible(rec, fixed: dict) -> str:
@@ -462,18 +517,28 @@ def _strict_impossible(rec, fixed: dict) -> str:
     ratio = ratio.xreplace({symbols[k]: to_exact(v) for k, v in fixed.items() if k in symbols})
     if ratio.free_symbols or sp.Abs(ratio) < 1:
         return ""
-    return f"strict mask empty by exact arithmetic: |a_p / a_0| = |{sp.sstr(ratio)}| >= 1 (product of the root moduli)"
+    return (
+        f"strict mask empty by exact arithmetic: |a_p / a_0| = |{sp.sstr(ratio)}| >= 1 "
+        "(the product of the root moduli)"
+    )
 
 
-def stability_region(rec, x=("re(lam)", -3.0, 1.0, 401), y=("im(lam)", -2.0, 2.0, 401), *, tol: float = 1e-12,
-                     method: str = "auto", conditions: bool | None = None, **fixed) -> StabilityRegion:
-    """Strict and marginal stability of a scalar recurrence over a 2-D grid.
+def stability_region(
+    rec,
+    x=("re(lam)", -3.0, 1.0, 401),
+    y=("im(lam)", -2.0, 2.0, 401),
+    *,
+    tol: float = 1e-12,
+    method: str = "auto",
+    conditions: bool | None = None,
+    **fixed,
+) -> StabilityRegion:
+    """Strict and marginal stability of a recurrence over a 2-D grid.
 
     Parameters
     ----------
     rec : Recurrence
-        A scalar recurrence (a matrix one: use its characteristic polynomial through
-        :func:`depthdyn.general` or :func:`stability_mask` on an eigenvalue).
+        Scalar or matrix (through its characteristic polynomial) recurrence.
     x, y : tuple
         ``(name, lo, hi, n)``; ``name`` is a real parameter or ``re(lam)`` / ``im(lam)``
         (a part of ``lam`` on no axis is 0 unless ``lam`` is fixed).
@@ -483,7 +548,7 @@ def stability_region(rec, x=("re(lam)", -3.0, 1.0, 401), y=("im(lam)", -2.0, 2.0
         ``auto`` fills by the boundary locus when the axes are ``re(lam), im(lam)`` and the
         family is linear in ``lam`` (falling back to Schur–Cohn when the locus is unsuitable).
     conditions : bool, optional
-        Attach the exact conditions (default: only for order <= 2, where they are fast).
+        Attach the exact conditions (default: only for degree <= 2, where they are fast).
     **fixed
         Values of the parameters not on an axis.
 
@@ -497,8 +562,6 @@ def stability_region(rec, x=("re(lam)", -3.0, 1.0, 401), y=("im(lam)", -2.0, 2.0
            [0, 0, 0, 1, 1, 0, 0],
            [0, 0, 1, 1, 1, 0, 0]])
     """
-    if not rec.is_scalar:
-        raise ShapeError(f"stability_region needs a scalar recurrence; {rec.name} is {rec.dim}x{rec.dim}")
     if method not in ("auto", "locus", "schur-cohn"):
         raise ParameterError(f"method must be 'auto', 'locus' or 'schur-cohn', got {method!r}")
     (xn, X), (yn, Y) = _axis(x, "x"), _axis(y, "y")
@@ -551,24 +614,27 @@ def stability_region(rec, x=("re(lam)", -3.0, 1.0, 401), y=("im(lam)", -2.0, 2.0
             strict, rows, cols = filled
             marginal = strict.copy()
             pts = args_at(X[cols], Y[rows])
-            with np.errstate(all="ignore"):
-                cols_ = [e[0][0](*pts) if callable(e[0][0]) else e[0][0] for e in comp.entries]
+            cols_ = _evaluate(_charpoly_entries(rec), pts)
             strict[rows, cols], marginal[rows, cols] = _schur_cohn_chunk(cols_, rows.shape, tol)
             used = "boundary-locus winding number, Schur-Cohn next to the boundary"
     if strict is None:
         if method == "locus":
-            raise ParameterError("the boundary-locus fill needs axes re(lam), im(lam), a family linear in lam "
-                                 "and sigma without roots on the unit circle; use method='auto'")
+            raise ParameterError(
+                "the boundary-locus fill needs axes re(lam), im(lam), a family linear in lam "
+                "and sigma without roots on the unit circle; use method='auto'"
+            )
         strict, marginal = _chunked_mask(rec, arg_rows, (len(Y), len(X)), tol)
     if impossible:
         strict = np.zeros_like(strict)
         notes.append(impossible)
     conds = _conditions(rec, fixed, "im" in on_axes or np.iscomplexobj(fixed.get(lam, 0.0)), conditions)
-    return StabilityRegion(rec.name, xn, yn, X, Y, strict, marginal, boundary, conds, used, dict(fixed), tuple(notes))
+    return StabilityRegion(
+        rec.name, xn, yn, X, Y, strict, marginal, boundary, conds, used, dict(fixed), tuple(notes)
+    )
 
 
 def _conditions(rec, fixed: dict, complex_lam: bool, wanted: bool | None):
-    if wanted is False or (wanted is None and rec.order > 2):
+    if wanted is False or (wanted is None and rec.order * rec.dim > 2):
         return None
     try:
         from ..symbolic.stability import stability_conditions
@@ -577,6 +643,8 @@ def _conditions(rec, fixed: dict, complex_lam: bool, wanted: bool | None):
     from ..errors import DepthdynError
 
     try:
-        return stability_conditions(rec.subs(fixed) if fixed else rec, lam="complex" if complex_lam else "real")
+        return stability_conditions(
+            rec.subs(fixed) if fixed else rec, lam="complex" if complex_lam else "real"
+        )
     except DepthdynError:
         return None

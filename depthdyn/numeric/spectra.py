@@ -292,7 +292,10 @@ def _radius_of(rec, values, **kw) -> np.ndarray:
     arrays, batch = prepare_values(rec, values, **kw)
     shaped = batch or (1,)
     comp = _compile(rec)
-    args = [np.reshape(arrays[n], (1,) * (len(shaped) - np.ndim(arrays[n])) + np.shape(arrays[n])) for n in comp.names]
+    args = [
+        np.reshape(arrays[n], (1,) * (len(shaped) - np.ndim(arrays[n])) + np.shape(arrays[n]))
+        for n in comp.names
+    ]
     rest = int(np.prod(shaped[1:]))
     step = max(1, (1 << 15) // max(rest, 1))
     out = np.empty(shaped)
@@ -434,7 +437,9 @@ class Spectrum(Record):
             f"{self.n_refined}",
         ]
         if self.radius.size:
-            lines.append(f"spectral radius: min {np.nanmin(self.radius):.12g}, max {np.nanmax(self.radius):.12g}")
+            lines.append(
+                f"spectral radius: min {np.nanmin(self.radius):.12g}, max {np.nanmax(self.radius):.12g}"
+            )
         return "\n".join(lines)
 
     def _latex(self) -> str:
@@ -470,7 +475,9 @@ def _exact_roots(charpoly: sp.Expr, symbols: dict, point: dict, dps: int) -> lis
     return out
 
 
-def spectrum(rec, values=None, *, tol: float = 1e-12, dps: int = 50, max_refine: int = 10_000, **kw) -> Spectrum:
+def spectrum(
+    rec, values=None, *, tol: float = 1e-12, dps: int = 50, max_refine: int = 10_000, **kw
+) -> Spectrum:
     """Roots of ``rec`` over a batch of parameter values, flagged and refined where needed.
 
     Parameters
@@ -525,7 +532,9 @@ def spectrum(rec, values=None, *, tol: float = 1e-12, dps: int = 50, max_refine:
 
 
 # ------------------------------------------------------------- convolution kernels
-def conv_kernel(kind: str = "spatial", gamma: float = 0.5, kernel_size: int = 3, channels: int = 4, seed: int = 0):
+def conv_kernel(
+    kind: str = "spatial", gamma: float = 0.5, kernel_size: int = 3, channels: int = 4, seed: int = 0
+):
     """The 2-D entanglement kernels of 001 Fig. 3, shape ``(k, k, C, C)`` (HWIO layout).
 
     * ``"spatial"``: each channel mixes with its own ``k x k`` neighbourhood,
