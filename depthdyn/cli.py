@@ -47,7 +47,9 @@ def _structural_value(name: str, default, text: str):
     return parse_value(text)  # matrices and vectors: nested lists, parsed safely
 
 
-def build_from_cli(family: str, assignments: Sequence[str] = (), rho: str | None = None, sigma: str | None = None):
+def build_from_cli(
+    family: str, assignments: Sequence[str] = (), rho: str | None = None, sigma: str | None = None
+):
     """Build a recurrence from command-line style ``NAME=VALUE`` strings."""
     fam = get_family(family)
     structural = fam.structural
@@ -126,7 +128,11 @@ def _print_report(rep: dict) -> None:
         out(f"source: {rep['source']}\n")
     out(f"recurrence: {rep['recurrence']}\n")
     for name, info in rep["params"].items():
-        out(f"  {name} in {info['domain']}" + (f"  ({info['description']})" if info["description"] else "") + "\n")
+        out(
+            f"  {name} in {info['domain']}"
+            + (f"  ({info['description']})" if info["description"] else "")
+            + "\n"
+        )
     out(f"\ncharacteristic polynomial: {rep['charpoly']}\n")
     out("roots:\n")
     for rt in rep["roots"]:
@@ -140,7 +146,11 @@ def _print_report(rep: dict) -> None:
     out("\nstate-space realisations s' = A s:\n")
     for name, A in rep["statespace"].items():
         check = rep["transforms"].get(name)
-        tag = "" if check is None else ("  (similar to companion: verified)" if check["verified"] else "  (NOT similar)")
+        tag = (
+            ""
+            if check is None
+            else ("  (similar to companion: verified)" if check["verified"] else "  (NOT similar)")
+        )
         out(f"  {name} [{', '.join(rep['states'][name])}]{tag}\n")
         for row in A:
             out(f"    [{', '.join(row)}]\n")
@@ -172,8 +182,14 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     derive = sub.add_parser("derive", help="derive the symbolic facts of a family")
     derive.add_argument("family", nargs="?", help="family name (see --list)")
-    derive.add_argument("-p", "--param", action="append", default=[], metavar="NAME=VALUE",
-                        help="structural argument (k=3) or exact parameter value (m=1/2); repeatable")
+    derive.add_argument(
+        "-p",
+        "--param",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="structural argument (k=3) or exact parameter value (m=1/2); repeatable",
+    )
     derive.add_argument("--rho", help="general family: rho(r), a polynomial in r")
     derive.add_argument("--sigma", help="general family: sigma(r), a polynomial in r")
     derive.add_argument("--json", action="store_true", help="emit one JSON object")

@@ -104,12 +104,20 @@ def residual(*, scaled: bool = False, **values) -> Recurrence:
     if scaled:
         L = _DEPTH.symbol
         return _first_order(
-            1 + lam / L, (_LAM, _DEPTH), "residual",
-            "residual block scaled by 1/L: x[l+1] = (1 + lam/L) x[l]", "000 §1", values,
+            1 + lam / L,
+            (_LAM, _DEPTH),
+            "residual",
+            "residual block scaled by 1/L: x[l+1] = (1 + lam/L) x[l]",
+            "000 §1",
+            values,
         )
     return _first_order(
-        1 + lam, (_LAM,), "residual", "plain / pre-norm residual: x[l+1] = x[l] + lam x[l]",
-        "000 §1; 004; 002 eq. 2", values,
+        1 + lam,
+        (_LAM,),
+        "residual",
+        "plain / pre-norm residual: x[l+1] = x[l] + lam x[l]",
+        "000 §1; 004; 002 eq. 2",
+        values,
     )
 
 
@@ -120,8 +128,12 @@ def rezero(**values) -> Recurrence:
     """
     a = Param("a", REALS, "residual gain, initialised at 0")
     return _first_order(
-        1 + a.symbol * _LAM.symbol, (_LAM, a), "rezero", "ReZero: x[l+1] = x[l] + a lam x[l]",
-        "004 (ReZero)", values,
+        1 + a.symbol * _LAM.symbol,
+        (_LAM, a),
+        "rezero",
+        "ReZero: x[l+1] = x[l] + a lam x[l]",
+        "004 (ReZero)",
+        values,
     )
 
 
@@ -133,8 +145,12 @@ def weighted(**values) -> Recurrence:
     """
     a = Param("a", REALS, "skip weight")
     return _first_order(
-        a.symbol + _LAM.symbol, (_LAM, a), "weighted", "weighted residual: x[l+1] = a x[l] + lam x[l]",
-        "004 (weighted residual); 001 eq. 2", values,
+        a.symbol + _LAM.symbol,
+        (_LAM, a),
+        "weighted",
+        "weighted residual: x[l+1] = a x[l] + lam x[l]",
+        "004 (weighted residual); 001 eq. 2",
+        values,
     )
 
 
@@ -146,14 +162,20 @@ def highway(**values) -> Recurrence:
     """
     g = Param("g", _UNIT, "transform gate in [0, 1]")
     return _first_order(
-        1 - g.symbol + g.symbol * _LAM.symbol, (_LAM, g), "highway",
-        "highway: x[l+1] = (1 - g) x[l] + g lam x[l]", "004 (highway networks)", values,
+        1 - g.symbol + g.symbol * _LAM.symbol,
+        (_LAM, g),
+        "highway",
+        "highway: x[l+1] = (1 - g) x[l] + g lam x[l]",
+        "004 (highway networks)",
+        values,
     )
 
 
 def _content_velocity(A, name: str, description: str, forward: bool = False) -> Realisation:
     T = [[0, 1], [1, -1]] if forward else [[1, 0], [1, -1]]
-    return Realisation(name, ("x", "v"), sp.ImmutableMatrix(A), sp.ImmutableMatrix(T), int(forward), description)
+    return Realisation(
+        name, ("x", "v"), sp.ImmutableMatrix(A), sp.ImmutableMatrix(T), int(forward), description
+    )
 
 
 def momentum(**values) -> Recurrence:
@@ -180,13 +202,18 @@ def momentum(**values) -> Recurrence:
     eta_p = Param("eta", _NONNEG, "forcing scale, eta >= 0")
     m, eta = m_p.symbol, eta_p.symbol
     block = _content_velocity(
-        [[1 + eta * lam, m], [eta * lam, m]], "block",
+        [[1 + eta * lam, m], [eta * lam, m]],
+        "block",
         "the block's update: v' = m v + eta lam x, x' = x + v' (v_l = x_l - x_{l-1})",
     )
     rec = Recurrence(
-        coeffs=(1, -(1 + m + eta * lam), m), params=(_LAM, m_p, eta_p), lam="lam", name="momentum",
+        coeffs=(1, -(1 + m + eta * lam), m),
+        params=(_LAM, m_p, eta_p),
+        lam="lam",
+        name="momentum",
         description="second-order momentum residual: v' = m v + eta f(x), x' = x + v'",
-        source="000 §2, §5, §6, §8", native=(block,),
+        source="000 §2, §5, §6, §8",
+        native=(block,),
     )
     return _finish(rec, values)
 
@@ -211,22 +238,29 @@ def oscillator(*, form: str = "block", **values) -> Recurrence:
     if form == "block":
         coeffs = (1, -(2 - eps2), 1)
         native = _content_velocity(
-            [[1 - eps2, 1], [-eps2, 1]], "block",
+            [[1 - eps2, 1], [-eps2, 1]],
+            "block",
             "v' = v - (beta/L)^2 x, x' = x + v' (v_l = x_l - x_{l-1})",
         )
         description = "oscillator toy, block form: v' = v - (beta/L)^2 x, x' = x + v'"
     elif form == "explicit":
         coeffs = (1, -2, 1 + eps2)
         native = _content_velocity(
-            [[1, 1], [-eps2, 1]], "explicit",
-            "x' = x + v, v' = v - (beta/L)^2 x (v_l = x_{l+1} - x_l)", forward=True,
+            [[1, 1], [-eps2, 1]],
+            "explicit",
+            "x' = x + v, v' = v - (beta/L)^2 x (v_l = x_{l+1} - x_l)",
+            forward=True,
         )
         description = "oscillator toy, explicit form as printed: x[l+1] - 2x[l] + (1 + beta^2/L^2) x[l-1] = 0"
     else:
         raise ParameterError(f"form must be 'block' or 'explicit', got {form!r}")
     rec = Recurrence(
-        coeffs=coeffs, params=(beta_p, _DEPTH), name="oscillator", description=description,
-        source="000 §3", native=(native,),
+        coeffs=coeffs,
+        params=(beta_p, _DEPTH),
+        name="oscillator",
+        description=description,
+        source="000 §3",
+        native=(native,),
     )
     return _finish(rec, values)
 
@@ -250,13 +284,21 @@ def smooth(*, k: int = 2, **values) -> Recurrence:
     coeffs[1] -= z
     A = sp.Matrix(k, k, lambda i, j: (1 if j >= i else 0) + (z if j == 0 else 0))
     native = Realisation(
-        "hauser", tuple(f"q{n + 1}" for n in range(k)), A, signed_pascal(k), 0,
+        "hauser",
+        tuple(f"q{n + 1}" for n in range(k)),
+        A,
+        signed_pascal(k),
+        0,
         "002 eq. 7: q_n' = sum_{j>=n} q_j + h^k lam q_1, q_n = (delta^-)^(n-1) x",
     )
     rec = Recurrence(
-        coeffs=tuple(coeffs), params=(_LAM, _STEP), lam="lam", name="smooth",
+        coeffs=tuple(coeffs),
+        params=(_LAM, _STEP),
+        lam="lam",
+        name="smooth",
         description=f"C^{k} smooth network: (r-1)^{k} x = h^{k} lam r^{k - 1} x",
-        source="002 eq. 4c, 7, 8", native=(native,),
+        source="002 eq. 4c, 7, 8",
+        native=(native,),
     )
     return _finish(rec, values)
 
@@ -278,7 +320,10 @@ def dense(*, k: int = 2, **values) -> Recurrence:
     coeffs = [sp.Integer(1)] + [-h * lam] * k
     coeffs[k] = coeffs[k] - 1
     rec = Recurrence(
-        coeffs=tuple(coeffs), params=(_LAM, _STEP), lam="lam", name="dense",
+        coeffs=tuple(coeffs),
+        params=(_LAM, _STEP),
+        lam="lam",
+        name="dense",
         description=f"dense network with {k} lags: x[l+1] = x[l+1-{k}] + h lam sum_j x[l-j]",
         source="002 eq. 9",
     )
@@ -304,7 +349,11 @@ def _matrix_arg(value, what: str, n: int | None = None) -> sp.ImmutableMatrix:
         value = parse_value(value)
     M = sp.ImmutableMatrix(value) if isinstance(value, sp.MatrixBase) else None
     if M is None:
-        if not isinstance(value, (list, tuple)) or not value or not all(isinstance(row, (list, tuple)) for row in value):
+        if (
+            not isinstance(value, (list, tuple))
+            or not value
+            or not all(isinstance(row, (list, tuple)) for row in value)
+        ):
             raise ShapeError(f"{what} must be a square matrix given as a list of rows, got {value!r}")
         widths = {len(row) for row in value}
         if len(widths) != 1:
@@ -315,7 +364,9 @@ def _matrix_arg(value, what: str, n: int | None = None) -> sp.ImmutableMatrix:
     if n is not None and M.shape[0] != n:
         raise ShapeError(f"{what} must be {n}x{n}, got {M.shape[0]}x{M.shape[1]}")
     if M.shape[0] > MAX_STREAMS:
-        raise DegreeTooLargeError(f"{what} is {M.shape[0]}x{M.shape[0]}; exact work is limited to {MAX_STREAMS}")
+        raise DegreeTooLargeError(
+            f"{what} is {M.shape[0]}x{M.shape[0]}; exact work is limited to {MAX_STREAMS}"
+        )
     return M
 
 
@@ -358,7 +409,10 @@ def entangled(*, kind: str = "uniform", n: int = 2, seed: int = 0, Gamma=None, *
     else:
         raise ParameterError(f"kind must be 'uniform', 'orthogonal' or 'matrix', got {kind!r}")
     rec = Recurrence(
-        coeffs=(sp.eye(n), -(G + lam * sp.eye(n))), params=tuple(params), lam="lam", name="entangled",
+        coeffs=(sp.eye(n), -(G + lam * sp.eye(n))),
+        params=tuple(params),
+        lam="lam",
+        name="entangled",
         description=f"entangled residual ({kind}, n={n}): x[l+1] = (Gamma + lam I) x[l]",
         source="001 eq. 2, 4",
     )
@@ -366,7 +420,11 @@ def entangled(*, kind: str = "uniform", n: int = 2, seed: int = 0, Gamma=None, *
 
 
 def _doubly_stochastic(n: int) -> tuple[sp.ImmutableMatrix, list[Param]]:
-    params = [Param(f"hres_{i + 1}_{j + 1}", _UNIT, "free entry of doubly stochastic H_res") for i in range(n - 1) for j in range(n - 1)]
+    params = [
+        Param(f"hres_{i + 1}_{j + 1}", _UNIT, "free entry of doubly stochastic H_res")
+        for i in range(n - 1)
+        for j in range(n - 1)
+    ]
     free = sp.Matrix(n - 1, n - 1, [p.symbol for p in params])
     H = sp.zeros(n)
     H[: n - 1, : n - 1] = free
@@ -415,7 +473,9 @@ def hyper_connection(
         if doubly_stochastic:
             Hres, extra = _doubly_stochastic(n)
         else:
-            extra = [Param(f"hres_{i + 1}_{j + 1}", REALS, "entry of H_res") for i in range(n) for j in range(n)]
+            extra = [
+                Param(f"hres_{i + 1}_{j + 1}", REALS, "entry of H_res") for i in range(n) for j in range(n)
+            ]
             Hres = sp.ImmutableMatrix(n, n, [p.symbol for p in extra])
         params += extra
     else:
@@ -435,7 +495,10 @@ def hyper_connection(
             raise ParameterError(f"{what} uses unknown names {sorted(unknown)}")
     M = Hres + lam * post.T * pre
     rec = Recurrence(
-        coeffs=(sp.eye(n), -M), params=tuple(params), lam="lam", name="hyper_connection",
+        coeffs=(sp.eye(n), -M),
+        params=tuple(params),
+        lam="lam",
+        name="hyper_connection",
         description=f"hyper-connections, {n} streams: x[l+1] = (H_res + lam H_post^T H_pre) x[l]",
         source="003 eq. (3), (10)",
     )
@@ -482,7 +545,9 @@ def general(*, rho=None, sigma=None, **values) -> Recurrence:
             expr = sp.sympify(text) if not isinstance(text, sp.Basic) else text
             for s in expr.free_symbols - {r}:
                 extra.setdefault(s.name, Param(s.name, REALS, "coefficient parameter"))
-            expr = expr.xreplace({s: extra[s.name].symbol for s in expr.free_symbols - {r} if s.name in extra})
+            expr = expr.xreplace(
+                {s: extra[s.name].symbol for s in expr.free_symbols - {r} if s.name in extra}
+            )
         if expr.has(_LAM.symbol):
             raise ParseError(f"{what} may not contain lam; write rho(r) and sigma(r) separately")
         polys[what] = _poly_in_r(expr, what)
@@ -497,7 +562,10 @@ def general(*, rho=None, sigma=None, **values) -> Recurrence:
     params = ((_LAM,) if has_block else ()) + tuple(extra.values())
     sigma_text = f" = lam ({polys['sigma'].as_expr()})" if has_block else " = 0"
     rec = Recurrence(
-        coeffs=coeffs, params=params, lam="lam" if has_block else None, name="general",
+        coeffs=coeffs,
+        params=params,
+        lam="lam" if has_block else None,
+        name="general",
         description=f"general order-{p} model: ({rho_p.as_expr()}) x{sigma_text} x",
         source="000 §7",
     )
@@ -523,7 +591,9 @@ def from_coefficients(coeffs, params=(), *, lam: str | None = None, **values) ->
 
     ``params`` are :class:`Param` objects or names (real domain). Source: 000 §7.
     """
-    params = tuple(p if isinstance(p, Param) else Param(str(p), COMPLEXES if p == lam else REALS) for p in params)
+    params = tuple(
+        p if isinstance(p, Param) else Param(str(p), COMPLEXES if p == lam else REALS) for p in params
+    )
     rec = Recurrence(coeffs=tuple(coeffs), params=params, lam=lam, name="general", source="000 §7")
     return _finish(rec, values)
 
@@ -541,9 +611,7 @@ class Family:
     def structural(self) -> dict[str, object]:
         """Keyword-only structural arguments and their defaults."""
         sig = inspect.signature(self.factory)
-        return {
-            k: v.default for k, v in sig.parameters.items() if v.kind is inspect.Parameter.KEYWORD_ONLY
-        }
+        return {k: v.default for k, v in sig.parameters.items() if v.kind is inspect.Parameter.KEYWORD_ONLY}
 
     def __call__(self, **kwargs) -> Recurrence:
         return self.factory(**kwargs)
@@ -553,16 +621,30 @@ FAMILIES: Mapping[str, Family] = MappingProxyType(
     {
         f.name: f
         for f in (
-            Family("residual", residual, "plain / pre-norm residual x' = x + f(LN(x)); scaled=1 for the alpha/L toy"),
+            Family(
+                "residual",
+                residual,
+                "plain / pre-norm residual x' = x + f(LN(x)); scaled=1 for the alpha/L toy",
+            ),
             Family("rezero", rezero, "ReZero x' = x + a f(x)"),
             Family("weighted", weighted, "weighted residual x' = a x + f(x)"),
             Family("highway", highway, "highway x' = g H(x) + (1 - g) x, gate g a parameter"),
             Family("momentum", momentum, "second-order momentum residual v' = m v + eta f(x), x' = x + v'"),
-            Family("oscillator", oscillator, "oscillator toy Delta^2 x = -(beta/L)^2 x (form=block|explicit)"),
+            Family(
+                "oscillator", oscillator, "oscillator toy Delta^2 x = -(beta/L)^2 x (form=block|explicit)"
+            ),
             Family("smooth", smooth, "C^k smooth network (r-1)^k x = h^k lam r^(k-1) x, order k"),
             Family("dense", dense, "dense network with k lags x' = x[l+1-k] + h lam sum_j x[l-j]"),
-            Family("entangled", entangled, "entangled residual x' = Gamma x + f(x) (kind=uniform|orthogonal|matrix)"),
-            Family("hyper_connection", hyper_connection, "hyper-connections, n streams, x' = H_res x + H_post^T F(H_pre x)"),
+            Family(
+                "entangled",
+                entangled,
+                "entangled residual x' = Gamma x + f(x) (kind=uniform|orthogonal|matrix)",
+            ),
+            Family(
+                "hyper_connection",
+                hyper_connection,
+                "hyper-connections, n streams, x' = H_res x + H_post^T F(H_pre x)",
+            ),
             Family("general", general, "general model rho(r) x = lam sigma(r) x (give rho, sigma)"),
         )
     }

@@ -120,9 +120,7 @@ class Param:
         """Raise :class:`DomainError` if ``value`` is certainly outside the domain."""
         if not value.free_symbols:
             if self.domain.is_subset(REALS) and not value.is_extended_real:
-                raise DomainError(
-                    f"{self.name} must be real ({self.domain}), got {value}"
-                )
+                raise DomainError(f"{self.name} must be real ({self.domain}), got {value}")
             inside = self.domain.contains(value)
             if inside is sp.S.false:
                 raise DomainError(
@@ -317,7 +315,9 @@ class Recurrence:
     def matrix_polynomial(self) -> sp.ImmutableMatrix:
         """``A_0 r^p + A_1 r^(p-1) + ... + A_p``."""
         p = self.order
-        return sp.ImmutableMatrix(sum((A * r ** (p - j) for j, A in enumerate(self.coeffs)), sp.zeros(self.dim)))
+        return sp.ImmutableMatrix(
+            sum((A * r ** (p - j) for j, A in enumerate(self.coeffs)), sp.zeros(self.dim))
+        )
 
     def charpoly(self) -> sp.Expr:
         """Characteristic polynomial in :data:`r` (``det`` form for matrix coefficients)."""
@@ -368,9 +368,7 @@ class Recurrence:
                 expr = expr.xreplace(rename)
                 stray = expr.free_symbols - set(symbols.values())
             if stray:
-                raise UnknownParameterError(
-                    f"value for {name} uses unknown names {sorted(map(str, stray))}"
-                )
+                raise UnknownParameterError(f"value for {name} uses unknown names {sorted(map(str, stray))}")
             param.check(expr)
             mapping[param.symbol] = expr
         if not mapping:
@@ -416,7 +414,9 @@ class Recurrence:
         """
         values = [self._as_state_value(v) for v in initial]
         if len(values) != self.order:
-            raise ParameterError(f"need {self.order} initial values x_0..x_{self.order - 1}, got {len(values)}")
+            raise ParameterError(
+                f"need {self.order} initial values x_0..x_{self.order - 1}, got {len(values)}"
+            )
         A0inv = self.coeffs[0].inv()
         p = self.order
         while len(values) <= steps:
@@ -427,7 +427,12 @@ class Recurrence:
 
     def _as_state_value(self, v) -> sp.Matrix:
         if isinstance(v, (list, tuple, sp.MatrixBase)):
-            M = sp.Matrix([to_exact(e, self.symbols) for e in (list(v) if not isinstance(v, sp.MatrixBase) else list(v))])
+            M = sp.Matrix(
+                [
+                    to_exact(e, self.symbols)
+                    for e in (list(v) if not isinstance(v, sp.MatrixBase) else list(v))
+                ]
+            )
         else:
             M = sp.Matrix([to_exact(v, self.symbols)])
         if M.shape != (self.dim, 1):

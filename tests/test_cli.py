@@ -12,8 +12,16 @@ import depthdyn
 from depthdyn.cli import main
 
 FAMILY_ARGS = {
-    "residual": [], "rezero": [], "weighted": [], "highway": [], "momentum": [], "oscillator": [],
-    "smooth": ["-p", "k=3"], "dense": ["-p", "k=3"], "entangled": [], "hyper_connection": [],
+    "residual": [],
+    "rezero": [],
+    "weighted": [],
+    "highway": [],
+    "momentum": [],
+    "oscillator": [],
+    "smooth": ["-p", "k=3"],
+    "dense": ["-p", "k=3"],
+    "entangled": [],
+    "hyper_connection": [],
     "general": ["--rho", "r**2 - r", "--sigma", "r"],
 }
 
@@ -47,7 +55,7 @@ def test_json_keys_and_parsable_strings(capsys, family):
     assert sum(rt["multiplicity"] for rt in rep["roots"]) == rep["order"] * rep["dim"]
     assert all(isinstance(rt["root"], str) for rt in rep["roots"])
     assert all(v["holds"] for v in rep["vieta"])
-    for name, A in rep["statespace"].items():
+    for A in rep["statespace"].values():
         assert len(A) == rep["order"] * rep["dim"] and all(isinstance(e, str) for row in A for e in row)
         sp.Matrix([[parse(e, rep) for e in row] for row in A])
     assert all(t["verified"] for t in rep["transforms"].values())
@@ -67,7 +75,10 @@ def test_momentum_matches_hand_derivation(capsys):
 def test_exact_values_and_structural_parameters(capsys):
     rep = run_json(capsys, "momentum", "-p", "m=1/2", "-p", "eta=1")
     lam, r = sp.symbols("lam r")
-    assert sp.expand(sp.sympify(rep["charpoly"]) - (r**2 - (sp.Rational(3, 2) + lam) * r + sp.Rational(1, 2))) == 0
+    assert (
+        sp.expand(sp.sympify(rep["charpoly"]) - (r**2 - (sp.Rational(3, 2) + lam) * r + sp.Rational(1, 2)))
+        == 0
+    )
     rep = run_json(capsys, "smooth", "-p", "k=4", "-p", "lam=0")
     assert rep["roots"] == [{"root": "1", "multiplicity": 4}]
     rep = run_json(capsys, "entangled", "-p", "Gamma=[[0, 1], [1, 0]]", "-p", "lam=1/2")
@@ -80,20 +91,23 @@ def test_text_output(capsys):
     assert "characteristic polynomial" in out and "stability" in out and "verified" in out
 
 
-@pytest.mark.parametrize("args", [
-    ["derive", "nosuch"],
-    ["derive", "momentum", "-p", "mu=1"],
-    ["derive", "momentum", "-p", "m=3/2"],
-    ["derive", "momentum", "-p", "m"],
-    ["derive", "smooth", "-p", "k=0"],
-    ["derive", "smooth", "-p", "k=1/2"],
-    ["derive", "entangled", "-p", "Gamma=[[1,2,3],[4,5,6]]"],
-    ["derive", "general", "--rho", "r**2 +"],
-    ["derive", "general"],
-    ["derive", "momentum", "--rho", "r"],
-    ["derive"],
-    ["frobnicate"],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["derive", "nosuch"],
+        ["derive", "momentum", "-p", "mu=1"],
+        ["derive", "momentum", "-p", "m=3/2"],
+        ["derive", "momentum", "-p", "m"],
+        ["derive", "smooth", "-p", "k=0"],
+        ["derive", "smooth", "-p", "k=1/2"],
+        ["derive", "entangled", "-p", "Gamma=[[1,2,3],[4,5,6]]"],
+        ["derive", "general", "--rho", "r**2 +"],
+        ["derive", "general"],
+        ["derive", "momentum", "--rho", "r"],
+        ["derive"],
+        ["frobnicate"],
+    ],
+)
 def test_user_errors_exit_2_with_one_line(capsys, args):
     with pytest.raises(SystemExit) if args in (["frobnicate"],) else _nullcontext():
         code = main(args)
@@ -116,8 +130,13 @@ def test_code_injection_is_rejected_and_nothing_runs(tmp_path):
     env = {**os.environ, "PYTHONPATH": os.path.dirname(os.path.dirname(depthdyn.__file__))}
     for args in (["--rho", payload], ["--rho", "r - 1", "--sigma", payload], ["-p", f"lam={payload}"]):
         family = "general" if "--rho" in args else "momentum"
-        proc = subprocess.run([sys.executable, "-m", "depthdyn", "derive", family, *args],
-                              cwd=tmp_path, capture_output=True, text=True, env=env)
+        proc = subprocess.run(
+            [sys.executable, "-m", "depthdyn", "derive", family, *args],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            env=env,
+        )
         assert proc.returncode == 2, proc.stderr
         assert proc.stderr.startswith("depthdyn: error:") and "Traceback" not in proc.stderr
     assert not (tmp_path / "PWNED").exists()

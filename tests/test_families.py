@@ -10,8 +10,19 @@ from depthdyn import r
 
 
 def test_registry_names_and_read_only():
-    expected = {"residual", "rezero", "weighted", "highway", "momentum", "oscillator", "smooth",
-                "dense", "entangled", "hyper_connection", "general"}
+    expected = {
+        "residual",
+        "rezero",
+        "weighted",
+        "highway",
+        "momentum",
+        "oscillator",
+        "smooth",
+        "dense",
+        "entangled",
+        "hyper_connection",
+        "general",
+    }
     assert expected <= set(dd.FAMILIES)
     with pytest.raises(TypeError):
         dd.FAMILIES["new"] = None
@@ -54,7 +65,9 @@ def test_momentum_reduces_to_residual():
     assert sp.expand(mom.charpoly() - r * res.charpoly().subs(res.lam_symbol, mom.lam_symbol)) == 0
     # same trajectory: x_1 = (1 + lam) x_0 when v_0 = 0, then identical steps
     xs = mom.iterate([1, 1 + mom.lam_symbol], 5)
-    assert [sp.expand(x.subs(mom.lam_symbol, lam)) for x in xs] == [sp.expand((1 + lam) ** j) for j in range(6)]
+    assert [sp.expand(x.subs(mom.lam_symbol, lam)) for x in xs] == [
+        sp.expand((1 + lam) ** j) for j in range(6)
+    ]
 
 
 @pytest.mark.parametrize("form, product", [("block", 1), ("explicit", None)])
@@ -76,7 +89,7 @@ def test_oscillator_explicit_form_is_forward_velocity_update():
     for _ in range(3):  # x' = x + v, v' = v - (beta/L)^2 x  (v_l = x_{l+1} - x_l)
         x, v = x + v, v - (beta / L) ** 2 * x
         xs.append(x)
-    assert [sp.simplify(a - b) for a, b in zip(rec.iterate(xs[:2], 3), xs)] == [0] * 4
+    assert [sp.simplify(a - b) for a, b in zip(rec.iterate(xs[:2], 3), xs, strict=True)] == [0] * 4
 
 
 @pytest.mark.parametrize("k", range(1, 7))

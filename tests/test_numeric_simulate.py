@@ -27,9 +27,9 @@ from depthdyn.numeric.simulate import (
     final_state,
     initial_from_velocity,
     simulate,
-    simulate_block,
     trajectory,
 )
+from depthdyn.numeric.blocks import simulate_block
 
 
 # ------------------------------------------------------- exact reference iteration

@@ -14,7 +14,7 @@ from depthdyn import r
 def _backward_differences(seq, n):
     out = list(seq)
     for _ in range(n):
-        out = [a - b for a, b in zip(out, out[1:])]
+        out = [a - b for a, b in zip(out, out[1:], strict=False)]
     return out[0]
 
 
@@ -103,7 +103,9 @@ def test_broken_native_realisation_is_detected():
     assert not dd.similarity(bad, "companion", "block").verified
 
 
-coeff = st.fractions(min_value=-3, max_value=3, max_denominator=6).map(lambda f: sp.Rational(f.numerator, f.denominator))
+coeff = st.fractions(min_value=-3, max_value=3, max_denominator=6).map(
+    lambda f: sp.Rational(f.numerator, f.denominator)
+)
 
 
 @given(st.lists(coeff, min_size=1, max_size=4), st.lists(coeff, min_size=4, max_size=4))
@@ -113,11 +115,13 @@ def test_realisations_evolve_like_the_recurrence(tail, init):
     xs = rec.iterate(init[:p], p + 4)
     for name, real in dd.realisations(rec).items():
         assert sp.expand((r * sp.eye(p) - real.A).det() - rec.charpoly()) == 0, name
+
         # s_l = T w_{l+shift} with w_l = (x_l, ..., x_{l-p+1}); step it with A
-        def w(l):
-            return sp.Matrix([xs[l - j] for j in range(p)])
+        def w(layer):
+            return sp.Matrix([xs[layer - j] for j in range(p)])
+
         start = p - 1
         s = real.T * w(start + real.shift)
-        for l in range(start, start + 3):
+        for layer in range(start, start + 3):
             s = real.A * s
-            assert (s - real.T * w(l + 1 + real.shift)).applyfunc(sp.expand) == sp.zeros(p, 1), name
+            assert (s - real.T * w(layer + 1 + real.shift)).applyfunc(sp.expand) == sp.zeros(p, 1), name

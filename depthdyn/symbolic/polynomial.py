@@ -146,7 +146,9 @@ def _factor_roots(factor: sp.Poly, mult: int) -> list[Root]:
                 out.append(Root(v, mult * k, expr, True))
                 sqf = sp.Poly(sp.quo(sqf, sp.Poly((r - v) ** k, r)), r)
             for base, k in sp.sqf_list(sqf)[1]:
-                out += [Root(sp.CRootOf(base, i), mult * k, base.as_expr(), True) for i in range(base.degree())]
+                out += [
+                    Root(sp.CRootOf(base, i), mult * k, base.as_expr(), True) for i in range(base.degree())
+                ]
             return out
     return [Root(_Implicit(expr, i), mult, expr, False) for i in range(deg)]
 

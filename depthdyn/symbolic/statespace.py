@@ -73,7 +73,11 @@ def companion(rec):
     for i in range(1, p):
         C[i * n : (i + 1) * n, (i - 1) * n : i * n] = sp.eye(n)
     return Realisation(
-        "companion", _state_names(rec, "x[l-{j}]"), C, sp.eye(p * n), 0,
+        "companion",
+        _state_names(rec, "x[l-{j}]"),
+        C,
+        sp.eye(p * n),
+        0,
         "w_l = (x_l, x_{l-1}, ..., x_{l-p+1})",
     )
 
@@ -111,7 +115,11 @@ def difference(rec):
     P = sp.ImmutableMatrix(sp.kronecker_product(signed_pascal(p), eye))
     A = (sp.eye(p * n) + D * P).applyfunc(sp.cancel)
     return Realisation(
-        "difference", _state_names(rec, "q{n}"), A, P, 0,
+        "difference",
+        _state_names(rec, "q{n}"),
+        A,
+        P,
+        0,
         "q_n = (delta^-)^(n-1) x_l (002 eq. 12), w = P q by binomial inversion",
     )
 
@@ -144,8 +152,11 @@ def content_velocity(rec, forward: bool = False):
         T = sp.Matrix([[0, 1], [1, -1]])
     names = ("x", "v") if n == 1 else tuple(f"{s}_{c + 1}" for s in "xv" for c in range(n))
     return Realisation(
-        "content_velocity_forward" if forward else "content_velocity", names,
-        A.applyfunc(sp.cancel), sp.kronecker_product(T, eye), int(forward),
+        "content_velocity_forward" if forward else "content_velocity",
+        names,
+        A.applyfunc(sp.cancel),
+        sp.kronecker_product(T, eye),
+        int(forward),
         "v_l = x_{l+1} - x_l" if forward else "v_l = x_l - x_{l-1}",
     )
 
@@ -182,9 +193,8 @@ class Similarity(Record):
     residual: sp.ImmutableMatrix
 
     def _text(self) -> str:
-        return (
-            f"{self.target} = T {self.source} T^-1 with T = {self.T.tolist()}: "
-            + ("verified exactly" if self.verified else f"FAILS, residual {self.residual.tolist()}")
+        return f"{self.target} = T {self.source} T^-1 with T = {self.T.tolist()}: " + (
+            "verified exactly" if self.verified else f"FAILS, residual {self.residual.tolist()}"
         )
 
     def _latex(self) -> str:
