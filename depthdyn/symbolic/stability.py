@@ -1,0 +1,369 @@
+"""Exact stability: all characteristic roots strictly inside the unit circle.
+
+:func:`stability_conditions` gives polynomial inequalities in the parameters through the
+bilinear map ``r = (1 + s)/(1 - s)`` and the Lienard-Chipart test; :func:`root_condition`
+decides strict and marginal stability of a numeric recurrence with an exact gcd.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+
+import sympy as sp
+from sympy.polys.matrices import DomainMatrix
+
+from ..errors import DegreeTooLargeError, DomainError, ParameterError, UnknownParameterError
+from ..recurrence import REALS, r, to_exact
+from .polynomial import real_lam
+from .records import Record, sstr
+
+__all__ = ["StabilityConditions", "stability_conditions", "RootCondition", "root_condition", "MAX_DEGREE"]
+
+#: Largest degree handled by :func:`stability_conditions` (half of it for complex ``lam``).
+MAX_DEGREE = 12
+_s = sp.Symbol("s")
+
+
+def _pieces(dom: sp.Set) -> list:
+    """Rational parametrisations covering ``dom`` by fresh symbols with sign assumptions."""
+    if isinstance(dom, sp.FiniteSet) and all(v.is_real for v in dom):
+        return list(dom)
+    if not isinstance(dom, sp.Interval):
+        return [sp.Dummy(real=True)]
+    a, b = dom.start, dom.end
+    t = sp.Dummy(positive=True) if dom.left_open or a.is_infinite else sp.Dummy(nonnegative=True)
+    if a.is_finite:
+        return [a + (b - a) * t / (1 + t)] + ([] if dom.right_open else [b]) if b.is_finite else [a + t]
+    tb = sp.Dummy(positive=True) if dom.right_open else sp.Dummy(nonnegative=True)
+    return [b - tb] if b.is_finite else [sp.Dummy(real=True)]
+
+
+def _sign(f: sp.Expr, domains: dict, strict: bool = True) -> int | None:
+    """+1 / -1 if ``f`` is provably > 0 / < 0 (>= 0 / <= 0 unless strict) on the domains."""
+    free = sorted(f.free_symbols, key=str)
+    if len(free) == 1 and f.is_polynomial(free[0]):  # exact: real roots of a univariate polynomial
+        x, dom = free[0], domains.get(free[0], REALS)
+        for sgn, bad in ((1, f <= 0 if strict else f < 0), (-1, f >= 0 if strict else f > 0)):
+            try:
+                if sp.solve_univariate_inequality(bad, x, relational=False, domain=dom).is_empty:
+                    return sgn
+            except (NotImplementedError, ValueError, TypeError):
+                break
+    combos = list(itertools.product(*(_pieces(domains.get(x, REALS)) for x in free)))
+    if len(combos) > 64:
+        return None
+    signs = set()
+    for combo in combos:
+        g = sp.factor(sp.cancel(sp.together(f.xreplace(dict(zip(free, combo, strict=True))))))
+        pos, neg = (g.is_positive, g.is_negative) if strict else (g.is_nonnegative, g.is_nonpositive)
+        signs.add(1 if pos else -1 if neg else None)
+    return signs.pop() if len(signs) == 1 else None
+
+
+def _reduce(expr: sp.Expr, domains: dict):
+    """Tidy ``expr > 0``: returns (status, tidy, reduced), status in true/false/implied/keep."""
+    expr = sp.expand(expr)
+    if expr.is_number:
+        return ("true" if expr > 0 else "false"), expr, expr
+    c, facs = sp.factor_list(expr)
+    sign = 1 if c > 0 else -1
+    facs = [(f, 2 if k % 2 == 0 else 1) for f, k in facs]  # f**3 g > 0 iff f g > 0
+    tidy = _natural(sign, facs)
+    kept = []
+    for f, k in facs:
+        sg = _sign(f, domains)
+        if sg is None:
+            kept.append((f, k))
+        elif sg < 0 and k % 2:
+            sign = -sign
+    if not kept:
+        return ("implied" if sign > 0 else "false"), tidy, sp.Integer(sign)
+    if sign < 0 and all(k == 2 for _, k in kept):
+        return "false", tidy, -sp.Mul(*(f**k for f, k in kept))
+    return "keep", tidy, _natural(sign, kept)
+
+
+def _natural(sign: int, facs: list) -> sp.Expr:
+    """``sign * prod f**k``, absorbing a minus sign into a sum factor where that reads better."""
+    facs = list(facs)
+    if sign < 0:
+        odd = [i for i, (f, k) in enumerate(facs) if k % 2 and f.is_Add]
+        if odd:
+            i = max(odd, key=lambda j: sum(not t.could_extract_minus_sign() for t in (-facs[j][0]).args))
+            facs[i], sign = (-facs[i][0], facs[i][1]), 1
+    return sign * sp.Mul(*(f**k for f, k in facs))
+
+
+def _gt(expr: sp.Expr) -> sp.Basic:
+    return sp.StrictGreaterThan(expr, 0, evaluate=False)
+
+
+def _bilinear(coeffs: list) -> list:
+    """Coefficients (highest first) of ``Q(s) = (1 - s)^n p((1 + s)/(1 - s))``."""
+    n = len(coeffs) - 1
+    Q = sum((c * (1 + _s) ** (n - j) * (1 - _s) ** j for j, c in enumerate(coeffs)), sp.Integer(0))
+    Q = sp.Poly(sp.expand(Q), _s)
+    return [Q.coeff_monomial(_s ** (n - i)) for i in range(n + 1)]
+
+
+def _hurwitz(a: list, k: int) -> sp.Expr:
+    n = len(a) - 1
+    entry = lambda i, j: a[2 * j - i + 1] if 0 <= 2 * j - i + 1 <= n else 0  # noqa: E731
+    M = DomainMatrix.from_Matrix(sp.Matrix(k, k, entry))  # division-free Berkowitz in the polynomial ring
+    return M.domain.to_sympy((-1) ** k * M.charpoly()[-1])
+
+
+@dataclass(frozen=True)
+class StabilityConditions(Record):
+    """Conditions ``expr > 0`` that together mean: every root has ``|r| < 1``.
+
+    ``implied_by_domain`` lists the necessary conditions dropped because the parameter
+    domains already imply them; ``never`` is True when one condition can never hold.
+    """
+
+    conditions: tuple
+    implied_by_domain: tuple
+    assumptions: tuple
+    method: str
+    never: bool = False
+    reason: str = ""
+    domains: tuple = field(default=(), repr=False, compare=False)  # (symbol, Set) pairs
+
+    @property
+    def region(self) -> sp.Basic:
+        return sp.And(*self.conditions)
+
+    def _symbol(self, name) -> sp.Symbol:
+        name = getattr(name, "name", name)
+        for sym, _ in self.domains:
+            if sym.name == name:
+                return sym
+        raise UnknownParameterError(f"no parameter {name!r}; known: {[s.name for s, _ in self.domains]}")
+
+    def holds(self, values: dict | None = None, **kw) -> bool:
+        """Decide the conditions at exact parameter values (names -> numbers).
+
+        Under complex ``lam`` a complex value ``lam=...`` is split into ``lam_re, lam_im``.
+        Raises :class:`~depthdyn.errors.ParameterError` if a symbol is left without value,
+        :class:`~depthdyn.errors.DomainError` for a value outside its domain.
+        """
+        items = {getattr(k, "name", str(k)): to_exact(v) for k, v in {**(values or {}), **kw}.items()}
+        names = {s.name for s, _ in self.domains}
+        for key in [k for k in items if k not in names and {k + "_re", k + "_im"} <= names]:
+            z = sp.expand(items.pop(key))
+            items[key + "_re"], items[key + "_im"] = sp.re(z), sp.im(z)
+        mapping, doms = {}, dict(self.domains)
+        for key, value in items.items():
+            sym = self._symbol(key)
+            outside = value.is_extended_real is False or doms[sym].contains(value) is sp.false
+            if not value.free_symbols and outside:
+                raise DomainError(f"{key}={value} is outside its domain {doms[sym]} ({self.assumptions})")
+            mapping[sym] = value
+        result = True
+        for cond in self.conditions + self.implied_by_domain:
+            val = cond.subs(mapping)
+            if val not in (sp.true, sp.false):
+                left = sorted(str(s) for s in getattr(val, "free_symbols", ()))
+                raise ParameterError(f"cannot decide {sstr(cond)}: give values for {left or 'all symbols'}")
+            result = result and bool(val)
+        return result
+
+    def solve_for(self, name: str) -> sp.Basic:
+        """Solve the conditions for one symbol when each is linear in it with a known-sign slope.
+
+        A condition ``a*x > 0`` forces ``a != 0``, which fixes the sign of a slope ``a`` that
+        is otherwise only known to be ``>= 0`` (``eta`` in the momentum family).
+        """
+        x, doms = self._symbol(name), dict(self.domains)
+        if self.never:
+            return sp.false
+        lin = []
+        for cond in self.conditions:
+            poly = sp.Poly(sp.expand(cond.lhs), x)
+            if poly.degree() > 1 or poly.coeff_monomial(1).has(x):
+                raise ParameterError(f"cannot solve for {x}: {sstr(cond)} is not linear in it")
+            lin.append((poly.coeff_monomial(x), poly.coeff_monomial(1), cond))
+        forced = {sp.expand(a) for a, b, _ in lin if a != 0 and b == 0}  # a*x > 0 forces a != 0
+        parts = []
+        for a, b, cond in lin:
+            sg = _sign(a, doms) if a != 0 else 0
+            if sg is None and (sp.expand(a) in forced or sp.expand(-a) in forced):
+                sg = _sign(a, doms, strict=False)
+            if sg is None:
+                raise ParameterError(f"cannot solve {sstr(cond)} for {x}: the sign of {sstr(a)} is unknown")
+            bound = sp.factor(-b / a) if sg else None
+            rel = sp.StrictGreaterThan if sg > 0 else sp.StrictLessThan
+            parts.append(rel(x, bound) if sg else cond)
+        return sp.And(*parts)
+
+    def to_json(self) -> dict:
+        return {"conditions": [sstr(c) for c in self.conditions],
+                "implied_by_domain": [sstr(c) for c in self.implied_by_domain],
+                "assumptions": list(self.assumptions), "method": self.method, "never": self.never}
+
+    def _text(self) -> str:
+        head = "never strictly stable: " + self.reason if self.never else "all |r| < 1 iff:"
+        lines = [head] + [f"  {sstr(c)}" for c in self.conditions if not self.never]
+        if self.implied_by_domain:
+            lines.append("implied by the domains: " + ", ".join(sstr(c) for c in self.implied_by_domain))
+        lines.append("assuming " + "; ".join(self.assumptions) if self.assumptions else "no parameters")
+        return "\n".join(lines + [f"method: {self.method}"])
+
+    def _latex(self) -> str:
+        return "|r_i| < 1 \\iff " + " \\wedge ".join(sp.latex(c) for c in self.conditions)
+
+
+def stability_conditions(rec, *, lam: str = "real") -> StabilityConditions:
+    """Exact conditions for all characteristic roots strictly inside the unit circle.
+
+    ``Q(s) = (1 - s)^n p((1 + s)/(1 - s))`` is Hurwitz-stable with degree ``n`` iff ``p`` is
+    Schur-stable; Lienard-Chipart then asks for every coefficient of ``Q`` and the Hurwitz
+    determinants ``Delta_{n-1}, Delta_{n-3}, ...`` to be positive. A negative constant
+    leading coefficient ``a_n`` of ``p`` flips ``p``; a parametric one multiplies ``p`` by
+    ``a_n`` (``a_n**2`` leads, so the conditions are polynomial and right for either
+    sign, and fail where ``a_n = 0``). Complex coefficients (``lam="complex"``:
+    ``lam = lam_re + I*lam_im``) use the real polynomial ``p * conj(p)``, which has the
+    same root moduli. Each condition is factored; constant, domain-positive and
+    domain-nonzero squared factors are removed. ``never`` detection is per condition.
+
+    Parameters
+    ----------
+    rec : Recurrence
+    lam : {"real", "complex"}
+        How to treat ``lam`` (ignored by families without one).
+
+    Examples
+    --------
+    >>> from depthdyn import momentum
+    >>> sc = stability_conditions(momentum())
+    >>> sc.conditions
+    (eta*lam + 2*m + 2 > 0, -eta*lam > 0)
+    >>> sc.implied_by_domain
+    (1 - m > 0,)
+    >>> sc.solve_for("lam")
+    (lam < 0) & (lam > -2*(m + 1)/eta)
+    """
+    if lam not in ("real", "complex"):
+        raise ParameterError(f"lam must be 'real' or 'complex', got {lam!r}")
+    num, den = sp.fraction(sp.together(rec.charpoly()))  # a parameter-only denominator keeps the roots
+    expr = sp.expand(num if not den.has(r) else rec.charpoly())
+    lam_sym, domains, assumptions = rec.lam_symbol, {}, []
+    for par in rec.params:
+        sym = par.symbol
+        if par.name == rec.lam and lam == "real":
+            expr, sym = real_lam(rec, expr), sp.Symbol(par.name, real=True)
+            domains[sym] = par.domain.intersect(REALS)
+            assumptions.append(f"{par.name} real" + ("" if domains[sym] == REALS else f", in {domains[sym]}"))
+        elif par.name == rec.lam:
+            re_, im_ = sp.Symbol(par.name + "_re", real=True), sp.Symbol(par.name + "_im", real=True)
+            expr = sp.expand(expr.xreplace({lam_sym: re_ + sp.I * im_}))
+            domains[re_] = domains[im_] = REALS
+            assumptions.append(f"{par.name} = {re_} + I*{im_} with {re_}, {im_} real")
+        elif par.domain.is_subset(REALS):
+            domains[sym] = par.domain
+            assumptions.append(f"{par.name} in {par.domain}")
+        else:
+            raise ParameterError(f"parameter {par.name} is complex; stability needs real parameters")
+    P = sp.Poly(expr, r)
+    n, method = P.degree(), "bilinear map r = (1+s)/(1-s), Lienard-Chipart on Q(s) = (1-s)^n p((1+s)/(1-s))"
+    if n > MAX_DEGREE:
+        raise DegreeTooLargeError(f"degree {n} > {MAX_DEGREE}: too large for exact stability conditions")
+    conj = sp.Poly([sp.expand(sp.conjugate(c)) for c in P.all_coeffs()], r)
+    if conj != P:
+        if n > MAX_DEGREE // 2:
+            raise DegreeTooLargeError(f"degree {n} > {MAX_DEGREE // 2}: p*conj(p) too large for exact work")
+        P, n = sp.Poly(sp.expand((P * conj).as_expr()), r), 2 * n
+        method += "; p(r)*conj(p)(r) (same moduli)"
+    lead = P.LC()
+    lead_sign = _sign(lead, domains)
+    if lead_sign is None:
+        P, method = P * lead, method + f"; p multiplied by its leading coefficient {sstr(lead)}"
+    elif lead_sign < 0:
+        P = -P
+    a = _bilinear(P.all_coeffs())
+    raw = a + [_hurwitz(a, k) for k in range(n - 1, 1, -2)]
+    kept, implied, never, reason = [], [], False, ""
+    for e in raw:
+        status, tidy, reduced = _reduce(e, domains)
+        if status == "false":
+            never = True
+            reason = reason or f"the condition {sstr(_gt(tidy))} can never hold on the domains"
+        elif status == "implied" and all(sp.expand(tidy - c.lhs) != 0 for c in implied):
+            implied.append(_gt(tidy))
+        elif status == "keep" and all(sp.expand(reduced - c.lhs) != 0 for c in kept):
+            kept.append(_gt(reduced))
+    clash = [(c, d) for c, d in itertools.combinations(kept, 2) if sp.expand(c.lhs + d.lhs) == 0]
+    if clash and not never:
+        never, reason = True, f"{sstr(clash[0][0])} and {sstr(clash[0][1])} contradict each other"
+    prod = sp.cancel(P.TC() / P.LC())
+    if prod.is_number and sp.Abs(prod) >= 1:
+        never = True
+        reason = (reason + "; " if reason else "") + f"|product of the roots| = {sp.Abs(prod)} >= 1"
+    if never:
+        kept = [sp.false]
+    return StabilityConditions(tuple(kept), tuple(implied), tuple(assumptions), method, never, reason,
+                               tuple(domains.items()))
+
+
+@dataclass(frozen=True)
+class RootCondition(Record):
+    """Strict (all ``|r| < 1``) and marginal (root condition) stability of a numeric recurrence."""
+
+    strict: bool
+    marginal: bool
+    roots: tuple  # (root, multiplicity, modulus)
+    spectral_radius: float
+
+    def _text(self) -> str:
+        head = f"strict: {self.strict}, marginal (root condition): {self.marginal}, "
+        rows = [f"  r = {sstr(v)} (x{k}), |r| = {mod:.12g}" for v, k, mod in self.roots]
+        return "\n".join([head + f"spectral radius {self.spectral_radius:.12g}"] + rows)
+
+    def _latex(self) -> str:
+        mods = ",\\ ".join(f"|{sp.latex(v)}| = {mod:.6g}" for v, _, mod in self.roots)
+        return f"\\rho = {self.spectral_radius:.12g},\\ " + mods
+
+
+def _piece_roots(piece: sp.Poly) -> list:
+    if piece.degree() <= 2:
+        return list(sp.roots(piece, multiple=True))
+    return list(piece.nroots(n=50, maxsteps=500))  # CRootOf.evalf is far slower
+
+
+def root_condition(rec) -> RootCondition:
+    """Decide strict and marginal stability of a recurrence with no symbols left.
+
+    Roots on the unit circle are roots of ``g = gcd(p, p*)``, ``p*(r) = r^n conj(p)(1/r)``
+    (exact); moduli at 50 digits decide inside/outside; a root of ``g`` within ``1e-30`` of
+    modulus 1 is on the circle (roots of ``g`` off the circle come in pairs ``z, 1/conj(z)``).
+    Multiplicities come from the square-free factorisation.
+
+    Examples
+    --------
+    >>> from depthdyn import from_coefficients
+    >>> rc = root_condition(from_coefficients([1, 0, 1]))
+    >>> rc.strict, rc.marginal, rc.spectral_radius
+    (False, True, 1.0)
+    """
+    expr = sp.expand(rec.charpoly())
+    if expr.free_symbols - {r}:
+        left = sorted(map(str, expr.free_symbols - {r}))
+        raise ParameterError(f"root_condition needs numbers; free parameters: {left}")
+    P = sp.Poly(expr, r, extension=True)
+    star = sp.Poly([sp.conjugate(c) for c in reversed(P.all_coeffs())], r, extension=True)
+    g = sp.gcd(P, star)
+    found, tol = [], sp.Float("1e-30", 50)
+    for base, k in sp.sqf_list(P)[1]:
+        h = sp.gcd(base, g)
+        for piece, candidate in ((h, True), (sp.quo(base, h), False)):
+            for v in _piece_roots(piece) if piece.degree() > 0 else []:
+                mod = sp.N(sp.Abs(v), 50)
+                on = abs(mod - 1) < tol
+                if on and not candidate:
+                    raise ParameterError(f"cannot decide |{v}| against 1 at 50 digits")
+                found.append((v, k, mod, on))
+    strict = all(mod < 1 and not on for _, _, mod, on in found)
+    marginal = all((mod < 1 and not on) or (on and k == 1) for _, k, mod, on in found)
+    rows = tuple((v, k, 1.0 if on else float(mod)) for v, k, mod, on in found)
+    return RootCondition(strict, marginal, rows, max(mod for _, _, mod in rows))
