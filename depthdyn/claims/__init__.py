@@ -1,0 +1,120 @@
+"""The sources' claims, checked by computation (see :mod:`depthdyn.claims.base`).
+
+One module per source document defines a tuple ``CLAIMS`` of :class:`Claim` records;
+:data:`SOURCES` maps each source to its module, imported lazily. :func:`run_claims`
+runs them and returns :class:`ClaimResult` records with verdicts ``holds``, ``fails``
+or ``holds-with-caveat``; an exception inside a check is an internal failure and
+raises :class:`ClaimError`.
+
+>>> from depthdyn.claims import run_claims
+>>> res = run_claims("000")[0]
+>>> res.id, res.verdict
+('000-s1-growing-ratio', 'holds')
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from types import MappingProxyType
+
+from ..errors import ParameterError
+from .base import (
+    VERDICTS,
+    Claim,
+    ClaimError,
+    ClaimResult,
+    Comparison,
+    Outcome,
+    check_claims,
+    compare_exact,
+    compare_rounded,
+    format_table,
+)
+
+__all__ = [
+    "VERDICTS",
+    "Claim",
+    "ClaimError",
+    "ClaimResult",
+    "Comparison",
+    "Outcome",
+    "Source",
+    "SOURCES",
+    "check_claims",
+    "claims",
+    "compare_exact",
+    "compare_rounded",
+    "format_table",
+    "run_claims",
+    "summary",
+]
+
+
+@dataclass(frozen=True)
+class Source:
+    """A source document and the module holding its claims."""
+
+    key: str
+    file: str
+    title: str
+    module: str
+
+    @property
+    def short(self) -> str:
+        """The module's own name (``post``, ``hauser``)."""
+        return self.module.rsplit(".", 1)[-1]
+
+    def claims(self) -> tuple[Claim, ...]:
+        return tuple(importlib.import_module(self.module).CLAIMS)
+
+
+#: Source key -> :class:`Source`, in document order.
+SOURCES = MappingProxyType({
+    s.key: s
+    for s in (
+        Source("000", "000_c40155c17ead4a32.txt", "Dynamics of Higher-Order Residual Networks (blog post)",
+               "depthdyn.claims.post"),
+        Source("002", "002_1c9afe8adca9f537.txt",
+               "Hauser, Gunn, Saab, Ray: State Space Representations of Deep Neural Networks",
+               "depthdyn.claims.hauser"),
+    )
+})
+
+
+def _resolve(source: str | None) -> list[Source]:
+    if source is None:
+        return list(SOURCES.values())
+    want = str(source).strip()
+    for s in SOURCES.values():
+        if want in (s.key, s.file, s.file.rsplit(".", 1)[0], s.short, s.module):
+            return [s]
+    choices = ", ".join(f"{s.key} ({s.short})" for s in SOURCES.values())
+    raise ParameterError(f"unknown source {source!r}; choose one of {choices}")
+
+
+def claims(source: str | None = None) -> tuple[Claim, ...]:
+    """The claims of one source (key ``"000"``, module name ``"post"`` or file name), or all."""
+    return tuple(c for s in _resolve(source) for c in s.claims())
+
+
+def run_claims(source: str | None = None) -> list[ClaimResult]:
+    """Check the claims of one source, or of all; see :func:`claims` for ``source``.
+
+    Raises
+    ------
+    ParameterError
+        Unknown source.
+    ClaimError
+        A check failed internally (its exception is chained).
+    """
+    return check_claims(claims(source))
+
+
+def summary(results) -> dict[str, int]:
+    """Number of results per verdict (every verdict present, possibly 0), plus ``total``."""
+    counts = {v: 0 for v in VERDICTS}
+    for res in results:
+        counts[res.verdict] += 1
+    counts["total"] = sum(counts[v] for v in VERDICTS)
+    return counts

@@ -1,0 +1,600 @@
+"""Claims of source 000, the blog post "Dynamics of Higher-Order Residual Networks".
+
+Every number and formula is recomputed with depthdyn (families, exact iteration, Vieta
+relations, discriminants, closed forms, depth limits, stability conditions); the stated
+values are only compared against. Where the post is ambiguous each reading is checked:
+
+* the §3 toy ``Delta^2 x = -(beta/L)^2 x`` in two discretisations: ``explicit``
+  (``x_{l+1} = x_l + v_l``, the recurrence printed in §3) and ``block`` (the §2 block,
+  ``x_{l+1} = x_l + v_{l+1}``);
+* ``v_0 = 0`` under two velocity conventions: ``forward`` (``v_0 = x_1 - x_0``, as §3
+  writes) and ``backward`` (``v_0 = x_0 - x_{-1}``, the block's own convention).
+
+The §4 block outputs are not printed in the post: they are inferred from its first-order
+trajectory (``u_l = x_{l+1} - x_l``), and the claims say so.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+import sympy as sp
+
+from ..families import from_coefficients, momentum, oscillator, residual
+from ..symbolic.polynomial import discriminant, roots, vieta
+from ..symbolic.solve import closed_form, depth_limit
+from ..symbolic.stability import root_condition, stability_conditions
+from ..symbolic.statespace import realisation, similarity
+from .base import Claim, Outcome, compare_exact, compare_rounded, ensure, show, stated_expr, verdict
+
+__all__ = ["SOURCE", "CLAIMS"]
+
+SOURCE = "000_c40155c17ead4a32.txt"
+_CLAIMS: list[Claim] = []
+c = sp.Symbol("c")
+_r = sp.Symbol("r")
+
+
+def _add(id, section, statement, stated, method, check) -> None:
+    _CLAIMS.append(Claim(id, SOURCE, section, statement, stated, method, check))
+
+
+def _chain(text: str) -> list[str]:
+    return [t.strip() for t in text.split("->")]
+
+
+def _block_input(rec):
+    """(A0, b) with s' = A0 s + b u: the block's output u in place of lam x (lam enters linearly)."""
+    A = realisation(rec, "block" if rec.native else "companion").A
+    lam = rec.lam_symbol
+    ensure(A.diff(lam, 2) == sp.zeros(*A.shape), "the block matrix is not linear in lam")
+    return A.xreplace({lam: 0}), A.diff(lam)[:, 0]
+
+
+# ============================================================== §1 first order
+def _scaled(alpha):
+    return residual(scaled=True).subs(lam=alpha, L=4)
+
+
+def _ratio(alpha, cl):
+    (root,) = roots(_scaled(alpha)).values()
+    return Outcome(show(root), compare_rounded(cl.stated, root).verdict)
+
+
+def _trajectory(alpha, cl):
+    stated = _chain(cl.stated)
+    xs = _scaled(alpha).iterate([stated_expr(stated[0])], len(stated) - 1)
+    bad = [f"x_{i} = {show(x)} vs {t}" for i, (t, x) in enumerate(zip(stated, xs, strict=True))
+           if not compare_rounded(t, x)]
+    return Outcome([show(x) for x in xs], verdict(not bad), "; ".join(bad))
+
+
+def _heading(alpha, cl):
+    expr, dec = (t.strip() for t in cl.stated.split("≈"))
+    rec = residual(scaled=True)
+    dl = depth_limit(rec, [1])
+    lim = dl.limit.xreplace({rec.symbols["lam"]: alpha})
+    ok = compare_exact(stated_expr(expr), lim).holds and compare_rounded(dec, lim).holds
+    return Outcome(show(lim), verdict(ok), f"{dl} (x_0 = 1, lam = alpha); at L = 4, "
+                   f"x_4 = {show(_scaled(alpha).iterate([1], 4)[-1])}")
+
+
+for _a, _name, _rt, _traj, _lim in (
+    (1, "growing", "1.25", "1 -> 1.25 -> 1.56 -> 1.95 -> 2.44", "exp(1) ≈ 2.72"),
+    (-1, "decaying", "0.75", "1 -> 0.75 -> 0.56 -> 0.42 -> 0.32", "exp(-1) ≈ 0.37"),
+):
+    _add(f"000-s1-{_name}-ratio", "§1", f"L = 4, alpha = {_a}: the ratio is r = 1 + alpha/L", _rt,
+         "root of residual(scaled=True) at lam = alpha, L = 4, rounded to the printed digits",
+         partial(_ratio, _a))
+    _add(f"000-s1-{_name}-trajectory", "§1", f"L = 4, x_0 = 1, alpha = {_a}: the trajectory x_0..x_4", _traj,
+         "exact iteration of residual(scaled=True); each value rounded to the printed digits",
+         partial(_trajectory, _a))
+    _add(f"000-s1-{_name}-limit", "§1", f"alpha = {_a}: x_L is heading toward e^alpha", _lim,
+         "depth_limit of residual(scaled=True) as L -> oo (exact), then rounded", partial(_heading, _a))
+
+
+def _monotone(cl):
+    lines, ok = [], True
+    for alpha in (1, -1):
+        xs = _scaled(alpha).iterate([1], 4)
+        steps = [b - a for a, b in zip(xs, xs[1:], strict=False)]
+        signs = {sp.sign(t) for t in steps}
+        ok = ok and len(signs) == 1 and 0 not in signs
+        lines.append(f"alpha={alpha}: steps {[show(t) for t in steps]}")
+    return Outcome("; ".join(lines), verdict(ok))
+
+
+_add("000-s1-monotone", "§1", "in both cases (alpha = 1, -1) the trajectory is monotone", "monotone",
+     "signs of x_{l+1} - x_l along the exact trajectories", _monotone)
+
+
+def _ratio_in_u():
+    """The first-order root with alpha = u L (u = alpha/L real)."""
+    u, rec = sp.Symbol("u", real=True), residual(scaled=True)
+    (root,) = roots(rec).values()
+    return u, sp.expand(root.xreplace({rec.symbols["lam"]: u * rec.symbols["L"]}))
+
+
+def _neutral(cl):
+    u, ratio = _ratio_in_u()
+    neutral = sp.solveset(sp.Eq(ratio**2, 1), u, sp.S.Reals)  # |r| = 1 for a real root
+    positive = neutral.intersect(sp.solveset(ratio > 0, u, sp.S.Reals))
+    stated = sp.FiniteSet(stated_expr(cl.stated.split("=")[1]))
+    outcome = "holds" if neutral == stated else "holds-with-caveat" if positive == stated else "fails"
+    notes = [f"alpha = {sp.sstr(o)}*L gives r = {sp.sstr(ratio.xreplace({u: o}))}: x_l = "
+             f"({sp.sstr(ratio.xreplace({u: o}))})**l x_0, neutral and sign-alternating"
+             for o in sorted(neutral - stated, key=str)]
+    if outcome == "holds-with-caveat":
+        notes.append("alpha = 0 is the only neutral point with a positive ratio, as §1 assumes")
+    return Outcome(f"|1 + alpha/L| = 1 for alpha/L in {sp.sstr(neutral)}", outcome, "; ".join(notes))
+
+
+_add("000-s1-neutral", "§1", "the only exactly neutral point (|r| = 1) is alpha = 0", "alpha = 0",
+     "solve |1 + alpha/L| = 1 for real alpha (L > 0) from the residual root", _neutral)
+
+
+def _no_oscillation(cl):
+    u, ratio = _ratio_in_u()
+    osc = sp.solveset(ratio**2 <= 1, u, sp.S.Reals).intersect(sp.solveset(ratio < 0, u, sp.S.Reals))
+    positive = sp.solveset(ratio > 0, u, sp.S.Reals)
+    outcome = ("holds" if osc.is_empty else "holds-with-caveat" if osc.intersect(positive).is_empty
+               else "fails")
+    return Outcome(f"bounded sign-alternating x_l for alpha/L in {sp.sstr(osc)}", outcome,
+                   "" if outcome == "holds" else "true for a positive ratio 1 + alpha/L > 0 only: "
+                   "alpha in [-2L, -L) gives a bounded, sign-alternating trajectory")
+
+
+_add("000-s1-no-oscillation", "§1",
+     "first-order residual dynamics have no nontrivial bounded oscillatory regime", "no bounded oscillation",
+     "real alpha with |r| <= 1 and r < 0 (sign changes), from the residual root",
+     _no_oscillation)
+
+
+# ============================================================== §2 the second-order block
+def _reduction(cl):
+    (A0, b), (R0, rb) = _block_input(momentum(m=0, eta=1)), _block_input(residual())
+    ok = A0[0, 0] == R0[0, 0] and A0[0, 1] == 0 and b[0] == rb[0]
+    x, v, u = sp.symbols("x v u")
+    new = A0 * sp.Matrix([x, v]) + b * u
+    return Outcome(f"x' = {new[0]}, v' = {new[1]}; residual: x' = {(R0 * sp.Matrix([x]) + rb * u)[0]}",
+                   verdict(ok), "v does not enter the x update, so the trajectories coincide for any v_0")
+
+
+_add("000-s2-reduction", "§2",
+     "m = 0, eta = 1 give v' = f(LN(x)), x' = x + f(LN(x)): the pre-norm residual block", "x' = x + u",
+     "the momentum block with its output u in place of lam x, vs the residual block", _reduction)
+
+
+def _velocity(cl):
+    rec = momentum()
+    ok = compare_exact(realisation(rec, "block").A, realisation(rec, "content_velocity").A).holds
+    ok = ok and similarity(rec, "companion", "block").verified
+    return Outcome(realisation(rec, "block").A, verdict(ok),
+                   "the block update is the content/velocity realisation (v_l = x_l - x_{l-1}) of "
+                   "x_{l+1} = (1 + m + eta lam) x_l - m x_{l-1}")
+
+
+_add("000-s2-velocity", "§2",
+     "eliminating v with v_l = x_l - x_{l-1} (from x_{l+1} = x_l + v_{l+1}) gives the second-order "
+     "recurrence",
+     "v_l = x_l - x_{l-1}",
+     "block realisation vs the content_velocity realisation of momentum(); similarity to the companion",
+     _velocity)
+
+
+def _damped(cl):
+    cmp = compare_exact(stated_expr(cl.stated, "r", "m", "eta", "lam"), momentum().charpoly())
+    return Outcome(momentum().charpoly(), cmp.verdict, "the formula is missing from the extracted text; "
+                   "reconstructed from the words: Delta^2 x_{l-1} + gamma (x_l - x_{l-1}) = eta f(LN(x_l))")
+
+
+_add("000-s2-damped-oscillator", "§2",
+     "in finite differences the recurrence is a damped driven oscillator with damping gamma = 1 - m",
+     "(r - 1)**2 + (1 - m)*(r - 1) - eta*lam*r",
+     "characteristic polynomial of momentum() vs the stated difference form (x_l = r^l)", _damped)
+
+
+# ============================================================== §3 the oscillator toy
+_FORMS = {"explicit": "x' = x + v, v' = v - (beta/L)^2 x, i.e. x_{l+1} = x_l + v_l (as §3 eliminates v)",
+          "block": "v' = v - (beta/L)^2 x, x' = x + v', i.e. the §2 block"}
+_CONVENTIONS = {"forward": ("content_velocity_forward", "v_0 = x_1 - x_0 (as §3 writes)"),
+                "backward": ("content_velocity", "v_0 = x_0 - x_{-1} (the §2 block's convention)")}
+_BAND = sp.Interval.open(0, 2)  # the stated range 0 < beta < 2L, in beta/L
+_COS_STATED = "1 - beta**2/(2*L**2)"
+
+
+def _toy(form):
+    """The family and the (x, v) update matrix built from the toy's equations under ``form``."""
+    rec = oscillator(form=form)
+    e2 = rec.symbols["beta"] ** 2 / rec.symbols["L"] ** 2
+    x, v = sp.symbols("x v")
+    new_v = v - e2 * x
+    new_x = x + v if form == "explicit" else x + new_v
+    return rec, sp.Matrix([new_x, new_v]).jacobian([x, v])
+
+
+def _pair(rec):
+    """(modulus, cos theta, sin theta) of the complex pair r = rho e^(+-i theta) (where disc < 0)."""
+    v = vieta(rec)
+    rho = sp.sqrt(v.product)
+    return rho, sp.simplify(v.sum / 2 / rho), sp.sqrt(sp.factor(-discriminant(rec))) / (2 * rho)
+
+
+def _recurrence(form, cl):
+    rec, A = _toy(form)
+    poly = sp.collect(sp.expand(A.charpoly(_r).as_expr()), _r)  # Cayley-Hamilton: x_l satisfies it
+    ensure(compare_exact(rec.charpoly(), poly).holds, f"oscillator(form={form!r}) vs its update equations")
+    conv = "v_l = x_{l+1} - x_l" if A[0, :] == sp.Matrix([[1, 1]]) else "v_l = x_l - x_{l-1}"
+    return Outcome(poly, compare_exact(stated_expr(cl.stated, "r", "beta", "L"), poly).verdict,
+                   f"update {_FORMS[form]}; there v is eliminated with {conv}")
+
+
+def _negative_disc(form, cl):
+    rec, u = oscillator(form=form), sp.Symbol("u", positive=True)  # u = beta/L
+    d = sp.factor(discriminant(rec).xreplace({rec.symbols["beta"]: u * rec.symbols["L"]}))
+    neg = sp.solve_univariate_inequality(d < 0, u, relational=False, domain=sp.Interval.open(0, sp.oo))
+    return Outcome(f"disc = {sp.sstr(discriminant(rec))} < 0 iff beta/L in {sp.sstr(neg)}",
+                   verdict(_BAND.is_subset(neg)), "" if neg == _BAND else "the bound beta < 2L is not needed")
+
+
+def _product(form, cl):
+    prod = vieta(oscillator(form=form)).product
+    return Outcome(prod, compare_exact(stated_expr(cl.stated), prod).verdict)
+
+
+def _modulus(form, cl):
+    rec = oscillator(form=form)
+    rho = _pair(rec)[0]
+    for t in (sp.Rational(1, 4), sp.Rational(3, 4)):  # spot checks inside the band, L = 4
+        point = {rec.symbols["beta"]: 8 * t, rec.symbols["L"]: 4}
+        mods = [sp.N(sp.Abs(z), 30) for z in roots(rec.subs({k.name: w for k, w in point.items()})).values()]
+        ensure(all(abs(mo - sp.N(rho.xreplace(point), 30)) < 1e-25 for mo in mods), f"|r| at {point}")
+    return Outcome(rho, compare_exact(stated_expr(cl.stated), rho).verdict,
+                   "a complex-conjugate pair (disc < 0) has |r|^2 = the product of the roots")
+
+
+def _cos_theta(form, cl):
+    rec = oscillator(form=form)
+    rho, cos, _ = _pair(rec)
+    return Outcome(cos, compare_exact(stated_expr(cl.stated, "beta", "L"), cos).verdict,
+                   f"roots {[sp.sstr(z) for z in roots(rec).values()]}: real part "
+                   f"{sp.sstr(sp.simplify(rho * cos))}, modulus {sp.sstr(rho)}")
+
+
+def _bounded(form, cl):
+    rec, bad = oscillator(form=form), []
+    for t in (sp.Rational(1, 16), sp.Rational(1, 4), sp.Rational(1, 2), sp.Rational(15, 16)):
+        rc = root_condition(rec.subs(beta=8 * t, L=4))
+        if not rc.marginal:
+            bad.append(f"beta = {8 * t}, L = 4: spectral radius {rc.spectral_radius:.6g} > 1, x_l grows")
+    exact = compare_exact(1, vieta(rec).product).holds
+    return Outcome(bad[0] if bad else "simple roots on the unit circle for 0 < beta < 2L",
+                   verdict(exact and not bad), "; ".join(bad[1:]))
+
+
+def _solution(form, conv, cl):
+    rec = oscillator(form=form)
+    cf = closed_form(rec, {"x": c, "v": 0}, realisation=_CONVENTIONS[conv][0])
+    names = {sp.Symbol(n): rec.symbols[n] for n in ("beta", "L")}
+    cos_stated = stated_expr(_COS_STATED, "beta", "L").xreplace(names)
+    xs = [cf.at(k) for k in range(6)]
+    want = [c * sp.chebyshevt(k, cos_stated) for k in range(6)]  # c cos(l theta) = c T_l(cos theta)
+    rho, cos, sin = _pair(rec)
+    B = sp.simplify((xs[1] / rho - xs[0] * cos) / sin)
+    point = {rec.symbols["beta"]: 1, rec.symbols["L"]: 4, c: 1}  # the trig form reproduces the closed form
+    th = sp.atan2(sin.subs(point), cos.subs(point))
+    for k in range(4):
+        trig = (rho**k * (xs[0] * sp.cos(k * th) + B * sp.sin(k * th))).subs(point)
+        ensure(abs(sp.N(trig - xs[k].subs(point), 30)) < 1e-25, "trigonometric form of the closed form")
+    note = f"{_CONVENTIONS[conv][1]}; B = 0 {'holds' if B == 0 else 'fails'}"
+    first = next((k for k in range(6) if not compare_exact(want[k], xs[k]).holds), None)
+    if first is not None:
+        note += (f"; x_{first} = {sp.sstr(sp.factor(xs[first]))} but c cos({first} theta) = "
+                 f"{sp.sstr(sp.factor(want[first]))}; B = 0 needs x_1 = {sp.sstr(sp.factor(c * rho * cos))}")
+    return Outcome(f"x_l = rho^l (c cos(l theta) + B sin(l theta)), rho = {sp.sstr(rho)}, cos(theta) = "
+                   f"{sp.sstr(cos)}, B = {sp.sstr(B)}", compare_exact(want, xs).verdict, note)
+
+
+def _theta(form, cl):
+    rec = oscillator(form=form)
+    L, eps = rec.symbols["L"], sp.Symbol("eps", positive=True)
+    _, cos, sin = _pair(rec)
+    theta = sp.atan(sp.simplify(sin / cos)).xreplace({L: 1 / eps})  # cos(theta) > 0 for large L
+    ser = sp.expand(sp.series(theta, eps, 0, 4).removeO())
+    lead = (ser.coeff(eps, 0) + ser.coeff(eps, 1) * eps).xreplace({eps: 1 / L})
+    return Outcome(f"theta = {sp.sstr(ser.xreplace({eps: 1 / L}))} + O(L**-5)",
+                   compare_exact(stated_expr(cl.stated, "beta", "L"), lead).verdict)
+
+
+def _large_depth(form, conv, cl):
+    dl = depth_limit(oscillator(form=form), {"x": c, "v": 0}, realisation=_CONVENTIONS[conv][0])
+    cmp = compare_exact(stated_expr(cl.stated, "c", "beta"), dl.limit)
+    slow = cmp.holds and dl.order == 1
+    note = f"{_CONVENTIONS[conv][1]}; {dl}"
+    if slow:
+        note += ("; the correction is O(1/L), not the O(1/L^2) of x_L = c cos(L theta) with theta = beta/L "
+                 "+ O(L^-3): the limit holds, the finite-depth value depends on the reading")
+    return Outcome(dl.limit, "holds-with-caveat" if slow else cmp.verdict, note)
+
+
+def _first_order_table(cl):
+    dl = depth_limit(residual(scaled=True), [c])
+    return Outcome(dl.limit, compare_exact(stated_expr(cl.stated, "c", "lam"), dl.limit).verdict, str(dl))
+
+
+for _f in ("explicit", "block"):
+    _how = f"oscillator(form={_f!r})"
+    _add(f"000-s3-recurrence-{_f}", "§3", "eliminating v (with v_l = x_{l+1} - x_l) gives x_{l+1} - 2x_l + "
+         f"(1 + beta^2/L^2) x_{{l-1}} = 0 (as its characteristic polynomial); reading: {_FORMS[_f]}",
+         "r**2 - 2*r + 1 + beta**2/L**2", "characteristic polynomial of the toy's (x, v) update matrix",
+         partial(_recurrence, _f))
+    _add(f"000-s3-discriminant-{_f}", "§3", f"the discriminant is negative when 0 < beta < 2L ({_f} form)",
+         "0 < beta < 2L", f"discriminant of {_how}, solved for beta/L", partial(_negative_disc, _f))
+    _add(f"000-s3-product-{_f}", "§3", f"by Vieta the product of the roots equals 1 ({_f} form)", "1",
+         f"vieta({_how}).product", partial(_product, _f))
+    _add(f"000-s3-modulus-{_f}", "§3", f"|r±| = 1 for 0 < beta < 2L ({_f} form)", "1",
+         "sqrt(product) of the complex pair, spot-checked against exact roots", partial(_modulus, _f))
+    _add(f"000-s3-cos-theta-{_f}", "§3",
+         f"r± = e^(±i theta) with cos(theta) = 1 - beta^2/(2L^2) ({_f} form)",
+         _COS_STATED, "cos(theta) = Re(r)/|r| = (sum/2)/sqrt(product) from Vieta", partial(_cos_theta, _f))
+    _add(f"000-s3-bounded-{_f}", "§3",
+         f"every 0 < beta < 2L gives bounded oscillatory propagation ({_f} form)", "bounded",
+         "root product 1 and disc < 0 (exact); root_condition at beta/L = 1/8, 1/2, 1, 15/8 (L = 4)",
+         partial(_bounded, _f))
+    _add(f"000-s3-theta-{_f}", "§3", f"for large L, theta ≈ beta/L ({_f} form)", "beta/L",
+         "series of theta = atan(Im r / Re r) in 1/L", partial(_theta, _f))
+    for _cv in ("forward", "backward"):
+        _add(f"000-s3-solution-{_f}-{_cv}", "§3",
+             f"x_0 = c, v_0 = 0 give A = c, B = 0, so x_l = c cos(l theta) ({_f} form, "
+             f"{_CONVENTIONS[_cv][1]})",
+             "c*cos(l*theta), cos(theta) = " + _COS_STATED,
+             f"closed_form of {_how} from (x, v) = (c, 0) via {_CONVENTIONS[_cv][0]}, vs c T_l(cos theta), "
+             "l = 0..5", partial(_solution, _f, _cv))
+        _add(f"000-s3-large-depth-{_f}-{_cv}", "§3", f"for large L, x_L ≈ c cos(beta) ({_f} form, "
+             f"{_CONVENTIONS[_cv][1]})", "c*cos(beta)",
+             "depth_limit as L -> oo; holds-with-caveat when the correction is O(1/L)",
+             partial(_large_depth, _f, _cv))
+_add("000-s3-table-first-order", "§3 table", "first order Delta x_l = (alpha/L) x_l: x_L ≈ e^alpha c "
+     "(alpha = lam)", "c*exp(lam)", "depth_limit of residual(scaled=True) from x_0 = c", _first_order_table)
+
+
+# ============================================================== §4 the velocity buffer
+_FIRST_ORDER = "0 -> 1 -> 0.2 -> 0.8 -> 0.4"  # the stated first-order trajectory of §4
+_INFERRED = "block outputs not printed; inferred from the first-order trajectory as u_l = x_{l+1} - x_l"
+_SECOND = partial(momentum, m=sp.Rational(1, 2), eta=1)
+
+
+def _outputs():
+    """The stated first-order trajectory and the block outputs it implies (x' = A0 x + b u)."""
+    xs = [stated_expr(t) for t in _chain(_FIRST_ORDER)]
+    A0, b = _block_input(residual())
+    return xs, [sp.expand((x1 - A0[0, 0] * x0) / b[0]) for x0, x1 in zip(xs, xs[1:], strict=False)]
+
+
+def _forced(rec, us):
+    """x_0..x_n and v_0..v_n of a block driven by the outputs ``us`` from x_0 = v_0 = 0."""
+    A0, b = _block_input(rec)
+    s, xs, vs = sp.zeros(A0.shape[0], 1), [sp.S.Zero], [sp.S.Zero]
+    for u in us:
+        s = A0 * s + b * u
+        xs.append(s[0])
+        vs.append(s[-1])
+    return xs, vs
+
+
+def _swing(xs):
+    """The largest reversal |x_{l+1} - x_l| after the first layer."""
+    return max(abs(b - a) for a, b in zip(xs[1:], xs[2:], strict=False))
+
+
+def _alternating(cl):
+    xs, us = _outputs()
+    ensure(_forced(residual(), us)[0] == xs, "replaying the inferred outputs through the residual block")
+    return Outcome([show(u) for u in us], verdict(all(a * b < 0 for a, b in zip(us, us[1:], strict=False))),
+                   _INFERRED)
+
+
+def _second_order(cl):
+    xs, vs = _forced(_SECOND(), _outputs()[1])
+    bad = [f"x_{i}: {show(x)} vs {t}" for i, (t, x) in enumerate(zip(_chain(cl.stated), xs, strict=True))
+           if not compare_rounded(t, x)]
+    return Outcome([show(x) for x in xs], verdict(not bad),
+                   "; ".join([_INFERRED, f"v_0..v_4 = {[show(v) for v in vs]}", *bad]))
+
+
+def _first_swing(cl):
+    xs = _outputs()[0]
+    swing, ptp = _swing(xs), max(xs[1:]) - min(xs[1:])
+    return Outcome(show(swing), compare_rounded(cl.stated, swing).verdict,
+                   "read as the largest swing |x_(l+1) - x_l| after layer 1; the peak-to-peak range of "
+                   f"x_1..x_4 is {show(ptp)}, half of it (an amplitude in the strict sense) {show(ptp / 2)}")
+
+
+def _smaller(cl):
+    first, second = _swing(_outputs()[0]), _swing(_forced(_SECOND(), _outputs()[1])[0])
+    return Outcome(f"largest swing {show(second)} vs {show(first)} (ratio {show(second / first)})",
+                   verdict(second < first), _INFERRED)
+
+
+def _partial_reversal(cl):
+    us = _outputs()[1]
+    vs = _forced(_SECOND(), us)[1]
+    pairs = [(us[k], vs[k + 1]) for k in range(1, len(us))]  # u_k reverses u_(k-1)
+    ok = all(abs(v) < abs(u) and sp.sign(v) == sp.sign(u) for u, v in pairs)
+    return Outcome([f"u_{k + 1} = {show(u)} -> v_{k + 2} = {show(v)}" for k, (u, v) in enumerate(pairs)],
+                   verdict(ok), "v follows each reversal of u with a smaller magnitude (m v_l offsets it); "
+                   + _INFERRED)
+
+
+_add("000-s4-outputs", "§4", "the 4 layers' block outputs alternate in sign", "alternating signs",
+     f"outputs inferred from the stated first-order trajectory {_FIRST_ORDER} through the residual block",
+     _alternating)
+_add("000-s4-second-order", "§4",
+     "second order (m = 0.5, eta = 1, x_0 = v_0 = 0) driven by the same outputs: the content trajectory",
+     "0 -> 1 -> 0.7 -> 1.15 -> 0.975",
+     "exact iteration of the momentum block with the inferred outputs in place of lam x", _second_order)
+_add("000-s4-first-order-swing", "§4", "the first-order model swings with 0.8 amplitude", "0.8",
+     "largest |x_{l+1} - x_l| after the first layer of the stated first-order trajectory", _first_swing)
+_add("000-s4-smaller-swing", "§4", "the second-order oscillation amplitude is much smaller",
+     "smaller than 0.8", "largest swings of the two exact trajectories", _smaller)
+_add("000-s4-partial-reversal", "§4", "a reversal in u only partially reverses v", "|v_{l+1}| < |u_l|",
+     "exact velocities of the momentum block driven by the inferred outputs", _partial_reversal)
+
+
+# ============================================================== §5, §7 state-space views
+def _state_space(cl):
+    sim = similarity(momentum(), "companion", "block")
+    return Outcome(realisation(momentum(), "block").A, verdict(sim.verified), f"T = {sim.T.tolist()}")
+
+
+def _augmented(cl):
+    ok, shapes = True, []
+    for p in range(1, 5):
+        names = [f"a{j}" for j in range(1, p + 1)]
+        rec = from_coefficients([1, *names], names)
+        comp = realisation(rec, "companion").A
+        ok = ok and compare_exact(rec.charpoly(), comp.charpoly(_r).as_expr()).holds
+        ok = ok and similarity(rec, "companion", "difference").verified
+        shapes.append(f"p={p}: {comp.shape[0]}x{comp.shape[1]}")
+    return Outcome("; ".join(shapes), verdict(ok), "companion charpoly = recurrence charpoly and the "
+                   "difference realisation is similar, for generic coefficients a_1..a_p")
+
+
+_add("000-s5-state-space", "§5",
+     "stacking (x_l, v_l) gives a linear first-order state-space model of the block",
+     "first-order recurrence on (x, v)", "exact similarity of the block realisation to the companion form",
+     _state_space)
+_add("000-s7-augmented-state", "§7",
+     "a p-th order depth model is a first-order recurrence on the augmented state",
+     "order p -> p x p state matrix", "companion and difference realisations of generic order-p "
+     "recurrences, p = 1..4", _augmented)
+
+
+# ============================================================== §6 linearised stability
+def _charpoly6(cl):
+    poly = realisation(momentum(), "block").A.charpoly(_r).as_expr()
+    return Outcome(sp.collect(sp.expand(poly), _r),
+                   compare_exact(stated_expr(cl.stated, "r", "m", "eta", "lam"), poly).verdict,
+                   "j (the Jacobian eigenvalue) is depthdyn's lam")
+
+
+def _vieta6(which, cl):
+    value = getattr(vieta(momentum()), which)
+    return Outcome(value, compare_exact(stated_expr(cl.stated, "m", "eta", "lam"), value).verdict)
+
+
+def _small_j(cl):
+    rec, eps = momentum(), sp.Rational(1, 1000)
+    sc = stability_conditions(rec)
+    ms = (0, sp.Rational(1, 2), sp.Rational(9, 10))
+    sides = {sign: all(sc.holds(m=m, eta=1, lam=sign * eps) for m in ms) for sign in (-1, 1)}
+    at_zero = root_condition(rec.subs(m=sp.Rational(1, 2), eta=1, lam=0))
+    above = root_condition(rec.subs(m=sp.Rational(1, 2), eta=1, lam=eps))
+    outcome = "holds" if all(sides.values()) else "holds-with-caveat" if any(sides.values()) else "fails"
+    return Outcome(f"|r| < 1 iff {sp.sstr(sc.solve_for('lam'))}", outcome,
+                   f"needs eta j < 0: at j = 0 a root is 1 (spectral radius {at_zero.spectral_radius:.6g}); "
+                   f"m = 1/2, eta = 1, j = {eps}: spectral radius {above.spectral_radius:.9g} > 1")
+
+
+def _two_modes(cl):
+    rec = momentum(lam=0)
+    found = sp.FiniteSet(*roots(rec).values())
+    return Outcome(found, verdict(found == sp.FiniteSet(1, rec.symbols["m"])),
+                   "at eta j = 0 exactly: r+ = 1 (content mode), r- = m (velocity mode)")
+
+
+def _product_constant(cl):
+    rec = momentum()
+    prod = vieta(rec).product
+    ok = not prod.has(rec.lam_symbol) and compare_exact(stated_expr(cl.stated, "m"), prod).holds
+    return Outcome(prod, verdict(ok))
+
+
+def _complex_modulus(cl):
+    rec, lam = momentum(), sp.Symbol("lam", real=True)
+    rho = sp.sqrt(vieta(rec).product)  # a complex-conjugate pair has |r|^2 = the product
+    at = {"m": sp.Rational(1, 4), "eta": 1}
+    disc = discriminant(rec.subs(at)).xreplace({rec.lam_symbol: lam})
+    band = sp.solve_univariate_inequality(disc < 0, lam, relational=False)
+    mid = (band.start + band.end) / 2
+    mods = {sp.simplify(sp.Abs(z)) for z in roots(rec.subs(at, lam=mid)).values()}
+    ok = compare_exact(stated_expr(cl.stated, "m"), rho).holds
+    ok = ok and mods == {rho.subs(rec.symbols["m"], at["m"])}
+    return Outcome(rho, verdict(ok), f"m = 1/4, eta = 1: complex roots for j in {sp.sstr(band)}; "
+                   f"at j = {mid}, |r| = {sp.sstr(mods)}")
+
+
+def _damping_rate(cl):
+    m, mp = momentum().symbols["m"], sp.Symbol("m", positive=True)  # 0 < m < 1, where |r| = sqrt(m)
+    slope = sp.diff(sp.sqrt(vieta(momentum()).product).xreplace({m: mp}), mp)
+    return Outcome(f"d|r|/dm = {sp.sstr(slope)}", verdict(bool(slope.is_positive)),
+                   "|r| = sqrt(m) grows with m: slower damping as m -> 1")
+
+
+def _first_order6(cl):
+    rec = residual()
+    ok = compare_exact(stated_expr(cl.stated, "r", "lam"), rec.charpoly()).holds and len(roots(rec)) == 1
+    return Outcome(f"{sp.sstr(rec.charpoly())}: {len(roots(rec))} root", verdict(ok))
+
+
+_add("000-s6-charpoly", "§6",
+     "the linearised block's characteristic equation is r^2 - (1 + m + eta j) r + m = 0",
+     "r**2 - (1 + m + eta*lam)*r + m", "characteristic polynomial of the block's (x, v) matrix", _charpoly6)
+_add("000-s6-vieta-product", "§6", "by Vieta the product of the roots is m", "m", "vieta(momentum()).product",
+     partial(_vieta6, "product"))
+_add("000-s6-vieta-sum", "§6", "by Vieta the sum of the roots is 1 + m + eta j", "1 + m + eta*lam",
+     "vieta(momentum()).sum", partial(_vieta6, "sum"))
+_add("000-s6-small-j", "§6", "if 0 <= m < 1, both roots have |r| < 1 when j is small", "|r| < 1 for small j",
+     "exact stability conditions (Schur-Cohn) at j = ±1/1000, m = 0, 1/2, 9/10, eta = 1", _small_j)
+_add("000-s6-two-modes", "§6", "when eta j = 0, r+ = 1 (slow content mode) and r- = m (fast velocity mode)",
+     "{1, m}", "roots of momentum(lam=0)", _two_modes)
+_add("000-s6-product-constant", "§6", "as eta j moves, the product r+ r- = m stays constant", "m",
+     "Vieta product of momentum(), checked free of lam", _product_constant)
+_add("000-s6-complex-modulus", "§6", "when the roots are complex, |r±| = sqrt(m) < 1 (damped oscillation)",
+     "sqrt(m)", "sqrt of the Vieta product; exact roots inside the complex band at m = 1/4, eta = 1",
+     _complex_modulus)
+_add("000-s6-damping-rate", "§6", "m closer to 1 means slower damping", "increasing in m",
+     "sign of d|r|/dm for |r| = sqrt(m)", _damping_rate)
+_add("000-s6-first-order", "§6", "the first-order linearisation x_{l+1} = (1 + j) x_l has a single mode",
+     "r - (1 + lam)", "charpoly and roots of residual()", _first_order6)
+
+
+# ============================================================== §8 initialisation
+def _sigmoid(cl):
+    a = sp.Symbol("a", real=True)
+    sig = 1 / (1 + sp.exp(-a))
+    lim = sp.limit(sig, a, -sp.oo)
+    inside = bool(sp.Interval.Ropen(0, 1).contains(sig.xreplace({a: -10})))
+    return Outcome(f"lim_(a->-oo) sigmoid(a) = {lim}", verdict(lim == stated_expr(cl.stated) and inside),
+                   "m = sigmoid(a) lies in (0, 1): never exactly 0, inside the domain [0, 1) of m")
+
+
+def _softplus(cl):
+    value = sp.simplify(sp.log(1 + sp.exp(sp.log(sp.E - 1))))
+    return Outcome(value, compare_exact(stated_expr(cl.stated), value).verdict,
+                   "exactly 1 (the post says ≈ 1)")
+
+
+def _residual_start(cl):
+    rec, res = momentum(m=0, eta=1), residual()
+    ok = compare_exact(stated_expr(cl.stated, "r", "lam"), rec.charpoly()).holds
+    ok = ok and compare_exact(sp.expand(_r * res.charpoly()), rec.charpoly()).holds
+    x0, v0 = sp.symbols("x_0 v_0")
+    A, s, xs = realisation(rec, "block").A, sp.Matrix([x0, v0]), []
+    for _ in range(6):
+        xs.append(sp.expand(s[0]))
+        s = A * s
+    return Outcome(sp.factor(rec.charpoly()), verdict(ok and compare_exact(res.iterate([x0], 5), xs).holds),
+                   "x_0..x_5 from (x_0, v_0) through the block equal the residual trajectory for any v_0; "
+                   "the extra root 0 never shows in x")
+
+
+_add("000-s8-sigmoid", "§8", "a_l << 0 makes m_l = sigmoid(a_l) ≈ 0", "0", "exact limit a -> -oo", _sigmoid)
+_add("000-s8-softplus", "§8", "b_l = log(e - 1) makes eta_l = softplus(b_l) ≈ 1", "1",
+     "exact simplification of log(1 + exp(log(e - 1)))", _softplus)
+_add("000-s8-residual-start", "§8",
+     "with m = 0, eta = 1 (and v_0 = 0) the model starts as a standard residual net", "r*(r - 1 - lam)",
+     "charpoly of momentum(m=0, eta=1) and exact block trajectories vs residual()",
+     _residual_start)
+
+CLAIMS: tuple[Claim, ...] = tuple(_CLAIMS)
