@@ -1,11 +1,31 @@
-"""depthdyn: residual-family networks as recurrences over depth, analysed exactly and fast."""
+"""depthdyn: residual-family networks as recurrences over depth, analysed exactly and fast.
 
-from .errors import *  # noqa: F403
-from .recurrence import COMPLEXES, REALS, Param, Realisation, Recurrence, r, to_exact
+One core object, :class:`Recurrence`, flows through everything: families build it,
+symbolic analyses take it and return small printable records.
+
+>>> from depthdyn import momentum, vieta
+>>> vieta(momentum()).product
+m
+"""
+
+from . import errors
+from .errors import (
+    DegreeTooLargeError,
+    DepthdynError,
+    DomainError,
+    OptionalDependencyError,
+    ParameterError,
+    ParseError,
+    RealisationError,
+    ShapeError,
+    UnknownFamilyError,
+    UnknownParameterError,
+)
 from .families import (
     FAMILIES,
     MAX_ORDER,
     MAX_STREAMS,
+    Family,
     build,
     dense,
     entangled,
@@ -21,8 +41,37 @@ from .families import (
     smooth,
     weighted,
 )
-from .symbolic.statespace import realisations, realisation, signed_pascal, similarity
-from . import errors
+from .recurrence import COMPLEXES, REALS, Param, Realisation, Recurrence, r, to_exact
+from .symbolic.polynomial import (
+    Roots,
+    Vieta,
+    char_poly,
+    charpoly,
+    discriminant,
+    root_structure,
+    roots,
+    vieta,
+)
+from .symbolic.solve import ClosedForm, DepthLimit, Modes, closed_form, depth_limit, l, modes
+from .symbolic.stability import RootCondition, StabilityConditions, root_condition, stability_conditions
+from .symbolic.statespace import Similarity, realisation, realisations, signed_pascal, similarity
 
 __version__ = "0.1.0"
-from .symbolic.polynomial import charpoly, char_poly, discriminant, root_structure, roots, vieta
+
+__all__ = [
+    # core
+    "Recurrence", "Param", "Realisation", "r", "l", "to_exact", "REALS", "COMPLEXES",
+    # families
+    "FAMILIES", "Family", "get_family", "build", "MAX_ORDER", "MAX_STREAMS",
+    "residual", "rezero", "weighted", "highway", "momentum", "oscillator", "smooth", "dense",
+    "entangled", "hyper_connection", "general", "from_coefficients",
+    # symbolic analyses
+    "charpoly", "char_poly", "roots", "Roots", "vieta", "Vieta", "discriminant", "root_structure",
+    "modes", "Modes", "closed_form", "ClosedForm", "depth_limit", "DepthLimit",
+    "realisations", "realisation", "similarity", "Similarity", "signed_pascal",
+    "stability_conditions", "StabilityConditions", "root_condition", "RootCondition",
+    # errors
+    "errors", "DepthdynError", "ParameterError", "UnknownParameterError", "DomainError",
+    "ShapeError", "ParseError", "UnknownFamilyError", "DegreeTooLargeError", "RealisationError",
+    "OptionalDependencyError",
+]

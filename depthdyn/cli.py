@@ -1,8 +1,10 @@
 """The ``depthdyn`` command line.
 
 ``depthdyn derive FAMILY [-p NAME=VALUE ...] [--json]`` derives everything the symbolic
-layer knows about a family; ``depthdyn derive --list`` names the families. User errors
-print one line to stderr and exit with status 2; no traceback.
+layer knows about a family; ``depthdyn derive --list`` names the families;
+``depthdyn check FAMILY`` compares the exact results with the numeric engine at random
+points and exits 1 on disagreement. User errors print one line to stderr and exit with
+status 2; no traceback.
 """
 
 from __future__ import annotations
@@ -194,13 +196,45 @@ def _parser() -> argparse.ArgumentParser:
     derive.add_argument("--sigma", help="general family: sigma(r), a polynomial in r")
     derive.add_argument("--json", action="store_true", help="emit one JSON object")
     derive.add_argument("--list", action="store_true", help="list the families and exit")
+    chk = sub.add_parser("check", help="cross-check the exact results against the numeric engine")
+    chk.add_argument("family", help="family name (see depthdyn derive --list)")
+    chk.add_argument(
+        "-p",
+        "--param",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="structural argument (k=3) or exact parameter value (m=1/2); repeatable",
+    )
+    chk.add_argument("--rho", help="general family: rho(r), a polynomial in r")
+    chk.add_argument("--sigma", help="general family: sigma(r), a polynomial in r")
+    chk.add_argument("--samples", type=int, default=20, help="random parameter points (default 20)")
+    chk.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    chk.add_argument("--json", action="store_true", help="emit one JSON object")
     return parser
+
+
+def _check(args) -> int:
+    from .numeric.check import check
+
+    if args.samples < 1:
+        raise ParameterError(f"--samples must be at least 1, got {args.samples}")
+    rec = build_from_cli(args.family, args.param, args.rho, args.sigma)
+    report = check(rec, samples=args.samples, seed=args.seed)
+    if args.json:
+        json.dump(report.to_json(), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(f"{report}\n")
+    return 0 if report.passed else 1
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``depthdyn`` command; returns the exit status."""
     args = _parser().parse_args(argv)
     try:
+        if args.command == "check":
+            return _check(args)
         if args.command == "derive":
             if args.list:
                 _list_families()

@@ -140,3 +140,21 @@ def test_code_injection_is_rejected_and_nothing_runs(tmp_path):
         assert proc.returncode == 2, proc.stderr
         assert proc.stderr.startswith("depthdyn: error:") and "Traceback" not in proc.stderr
     assert not (tmp_path / "PWNED").exists()
+
+
+def test_check_command(capsys):
+    assert main(["check", "momentum", "--samples", "4", "--json"]) == 0
+    rep = json.loads(capsys.readouterr().out)
+    assert rep["passed"] and {row["name"] for row in rep["rows"]} >= {"roots", "closed form"}
+    assert main(["check", "momentum", "--samples", "0"]) == 2
+    assert main(["check", "nosuch"]) == 2
+    assert capsys.readouterr().err.count("depthdyn: error:") == 2
+
+
+def test_check_exits_1_on_disagreement(capsys, monkeypatch):
+    import depthdyn.numeric.spectra as spectra
+
+    real_roots = spectra.roots
+    monkeypatch.setattr(spectra, "roots", lambda coeffs, *a, **k: real_roots(coeffs, *a, **k) * 1.001)
+    assert main(["check", "residual", "--samples", "4"]) == 1
+    assert "FAIL" in capsys.readouterr().out
