@@ -207,3 +207,36 @@ def test_region_errors():
         stability_region(momentum(), m=0.5, eta=1, method="fast")
     with pytest.raises(ParameterError, match="locus"):
         stability_region(momentum(), ("re(lam)", -1, 0, 5), ("m", 0, 0.5, 5), eta=1, method="locus")
+
+
+def test_tangent_rows_are_decided_by_schur_cohn():
+    # the locus of rho = r - 5/4, sigma = 1 - 5r/4 is the unit circle; the row Im(lam) = 1
+    # only touches it, at lam = i, where the root r = (5/4 + lam)/(1 + 5 lam/4) has |r| = 1
+    rec = general(rho="r - 5/4", sigma="1 - 5*r/4")
+    reg = stability_region(rec, ("re(lam)", -3, 3, 87), ("im(lam)", -3, 3, 115), conditions=False)
+    assert reg.method.startswith("boundary-locus")
+    i, j = np.flatnonzero(reg.y == 1.0)[0], np.flatnonzero(reg.x == 0.0)[0]
+    assert not reg.strict[i, j] and reg.marginal[i, j]
+
+
+def test_locus_fill_equals_schur_cohn_on_random_families():
+    import sympy as sp
+
+    rng = np.random.default_rng(11)
+    r, used = sp.Symbol("r"), 0
+    for _ in range(25):
+        p = int(rng.integers(1, 6))
+        q = int(rng.integers(0, p + 1))
+        rc = [sp.Integer(1)] + [sp.Rational(int(v), 4) for v in rng.integers(-8, 9, p)]
+        sc = [sp.Rational(int(v), 4) or sp.Integer(1) for v in rng.integers(-8, 9, q + 1)]
+        rho = sum(c * r ** (p - i) for i, c in enumerate(rc))
+        sigma = sum(c * r ** (q - i) for i, c in enumerate(sc))
+        rec = general(rho=sp.sstr(rho), sigma=sp.sstr(sigma))
+        nx, ny = (int(v) for v in rng.integers(40, 120, 2))
+        args = (("re(lam)", -3, 3, nx), ("im(lam)", -3, 3, ny))
+        a = stability_region(rec, *args, conditions=False)
+        b = stability_region(rec, *args, conditions=False, method="schur-cohn")
+        used += a.method.startswith("boundary-locus")
+        np.testing.assert_array_equal(a.strict, b.strict, err_msg=f"{rho} | {sigma}")
+        np.testing.assert_array_equal(a.marginal, b.marginal, err_msg=f"{rho} | {sigma}")
+    assert used >= 15

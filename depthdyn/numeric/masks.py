@@ -331,9 +331,11 @@ def _crossings(G: _Locus, Y: np.ndarray, M: int = 4096):
     if ext.size < 2:
         return None
     bounds = np.concatenate([ext, [ext[0] + 2 * np.pi]])
+    yext = G(ext).imag
+    yext = np.concatenate([yext, yext[:1]])  # one value per extremum, shared by both pieces
     grid = np.linspace(0, 2 * np.pi, M + 1)
     rows, ta, tb, sign = [], [], [], []
-    for a, b in zip(bounds[:-1], bounds[1:], strict=True):  # y is monotone on each piece
+    for i, (a, b) in enumerate(zip(bounds[:-1], bounds[1:], strict=True)):  # y is monotone on each piece
         inner = (
             grid[(grid > a) & (grid < b)]
             if b <= 2 * np.pi
@@ -341,7 +343,9 @@ def _crossings(G: _Locus, Y: np.ndarray, M: int = 4096):
         )
         tt = np.concatenate([[a], inner, [b]])
         yy = G(tt).imag
+        yy[0], yy[-1] = yext[i], yext[i + 1]
         up = yy[-1] > yy[0]
+        yy = np.maximum.accumulate(yy) if up else np.minimum.accumulate(yy)  # monotone despite rounding
         lo, hi = (yy[0], yy[-1]) if up else (yy[-1], yy[0])
         r = np.arange(np.searchsorted(Y, lo, "left"), np.searchsorted(Y, hi, "left"))
         if not r.size:
@@ -352,8 +356,9 @@ def _crossings(G: _Locus, Y: np.ndarray, M: int = 4096):
         ta.append(tt[j])
         tb.append(tt[j + 1])
         sign.append(np.full(r.size, 1 if up else -1, dtype=np.int8))
+    tangent = G(ext)  # extreme points: rows through them touch the locus without crossing
     if not rows:
-        return np.array([], int), np.array([]), np.array([], np.int8)
+        return np.array([], int), np.array([]), np.array([], np.int8), tangent
     rows, ta, tb, sign = (np.concatenate(v) for v in (rows, ta, tb, sign))
     f = lambda tc: G(tc).imag - Y[rows]  # noqa: E731
     fa = f(ta)
@@ -363,7 +368,7 @@ def _crossings(G: _Locus, Y: np.ndarray, M: int = 4096):
             step = f(tc) / G.dy(tc)
         tn = tc - step
         tc = np.where(np.isfinite(tn) & (tn >= ta) & (tn <= tb), tn, tc)
-    return rows, G(tc).real, sign
+    return rows, G(tc).real, sign, tangent
 
 
 def _winding_fill(rho, sigma, X: np.ndarray, Y: np.ndarray):
@@ -382,16 +387,19 @@ def _winding_fill(rho, sigma, X: np.ndarray, Y: np.ndarray):
     found = _crossings(_Locus(rho, sigma), Y)
     if found is None:
         return None
-    row, xc, sign = found
+    row, xc, sign, tangent = found
     k = np.searchsorted(X, xc, "left")
     E = np.zeros((len(Y), len(X) + 1), dtype=np.int8)
     np.add.at(E, (row, k), sign)
     total = np.bincount(row, weights=sign, minlength=len(Y)).astype(np.int64)
     C = np.cumsum(E[:, :-1], axis=1, dtype=np.int8, out=E[:, :-1])
     strict = C == (total - target).astype(np.int8)[:, None]  # winding = total - C
-    cols = np.concatenate([k - 1, k])
-    rows = np.concatenate([row, row])
-    keep = (cols >= 0) & (cols < len(X))
+    # re-decide the grid points next to every crossing and to every extreme point
+    ty = np.searchsorted(Y, tangent.imag, "left")
+    tx = np.searchsorted(X, tangent.real, "left")
+    rows = np.concatenate([row, row] + [ty + dy for dy in (-1, -1, 0, 0)])
+    cols = np.concatenate([k - 1, k] + [tx + dx for dx in (-1, 0, -1, 0)])
+    keep = (cols >= 0) & (cols < len(X)) & (rows >= 0) & (rows < len(Y))
     return strict, rows[keep], cols[keep]
 
 
