@@ -6,10 +6,10 @@ runs them and returns :class:`ClaimResult` records with verdicts ``holds``, ``fa
 or ``holds-with-caveat``; an exception inside a check is an internal failure and
 raises :class:`ClaimError`.
 
->>> from depthdyn.claims import run_claims
->>> res = run_claims("000")[0]
->>> res.id, res.verdict
-('000-s1-growing-ratio', 'holds')
+>>> from depthdyn.claims import claims
+>>> res = claims("000")[0].run()
+>>> res.id, res.stated, res.computed, res.verdict
+('000-s1-growing-ratio', '1.25', '5/4 = 1.25', 'holds')
 """
 
 from __future__ import annotations

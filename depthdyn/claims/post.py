@@ -239,7 +239,7 @@ def _negative_disc(form, cl):
 
 def _product(form, cl):
     prod = vieta(oscillator(form=form)).product
-    return Outcome(prod, compare_exact(stated_expr(cl.stated), prod).verdict)
+    return Outcome(prod, compare_exact(stated_expr(cl.stated, "beta", "L"), prod).verdict)
 
 
 def _modulus(form, cl):
@@ -249,7 +249,7 @@ def _modulus(form, cl):
         point = {rec.symbols["beta"]: 8 * t, rec.symbols["L"]: 4}
         mods = [sp.N(sp.Abs(z), 30) for z in roots(rec.subs({k.name: w for k, w in point.items()})).values()]
         ensure(all(abs(mo - sp.N(rho.xreplace(point), 30)) < 1e-25 for mo in mods), f"|r| at {point}")
-    return Outcome(rho, compare_exact(stated_expr(cl.stated), rho).verdict,
+    return Outcome(rho, compare_exact(stated_expr(cl.stated, "beta", "L"), rho).verdict,
                    "a complex-conjugate pair (disc < 0) has |r|^2 = the product of the roots")
 
 
