@@ -179,38 +179,32 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"depthdyn: error: {message}\n")
 
 
+def _add_family_arguments(cmd: argparse.ArgumentParser, family_required: bool = True) -> None:
+    """FAMILY, -p NAME=VALUE, --rho/--sigma and --json: shared by the family commands."""
+    cmd.add_argument("family", nargs=None if family_required else "?", help="family name (see derive --list)")
+    cmd.add_argument(
+        "-p",
+        "--param",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="structural argument (k=3) or exact parameter value (m=1/2); repeatable",
+    )
+    cmd.add_argument("--rho", help="general family: rho(r), a polynomial in r")
+    cmd.add_argument("--sigma", help="general family: sigma(r), a polynomial in r")
+    cmd.add_argument("--json", action="store_true", help="emit one JSON object")
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="depthdyn", description="Residual-family networks as recurrences over depth.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     derive = sub.add_parser("derive", help="derive the symbolic facts of a family")
-    derive.add_argument("family", nargs="?", help="family name (see --list)")
-    derive.add_argument(
-        "-p",
-        "--param",
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help="structural argument (k=3) or exact parameter value (m=1/2); repeatable",
-    )
-    derive.add_argument("--rho", help="general family: rho(r), a polynomial in r")
-    derive.add_argument("--sigma", help="general family: sigma(r), a polynomial in r")
-    derive.add_argument("--json", action="store_true", help="emit one JSON object")
+    _add_family_arguments(derive, family_required=False)
     derive.add_argument("--list", action="store_true", help="list the families and exit")
     chk = sub.add_parser("check", help="cross-check the exact results against the numeric engine")
-    chk.add_argument("family", help="family name (see depthdyn derive --list)")
-    chk.add_argument(
-        "-p",
-        "--param",
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help="structural argument (k=3) or exact parameter value (m=1/2); repeatable",
-    )
-    chk.add_argument("--rho", help="general family: rho(r), a polynomial in r")
-    chk.add_argument("--sigma", help="general family: sigma(r), a polynomial in r")
+    _add_family_arguments(chk)
     chk.add_argument("--samples", type=int, default=20, help="random parameter points (default 20)")
     chk.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    chk.add_argument("--json", action="store_true", help="emit one JSON object")
     return parser
 
 
