@@ -266,3 +266,10 @@ def test_spectral_radius_of_recurrence_matches_high_precision():
         spectral_radius(_bdf(3), lam=lam), np.abs(roots(coeffs)).max(axis=-1), rtol=1e-12
     )
     np.testing.assert_allclose(spectral_radius(coeffs), np.abs(roots(coeffs)).max(axis=-1), rtol=1e-15)
+
+
+def test_spectral_radius_reports_bad_values_and_overflow():
+    with pytest.raises(ParameterError, match="finite"):
+        spectral_radius(momentum(), lam=np.r_[np.zeros(5000), np.nan], m=0.5, eta=1)
+    with pytest.raises(ParameterError, match="overflows"):
+        spectral_radius(momentum(), lam=np.array([1e200, 0.0]), m=0.5, eta=1)

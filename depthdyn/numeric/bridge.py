@@ -118,7 +118,7 @@ def _first(arr: np.ndarray, bad: np.ndarray):
     return (arr[np.unravel_index(int(np.argmax(bad)), bad.shape)] if arr.ndim else arr[()]).item()
 
 
-def _as_array(name: str, value) -> np.ndarray:
+def _as_array(name: str, value, check_finite: bool = True) -> np.ndarray:
     if isinstance(value, sp.Basic):
         if value.free_symbols:
             raise ParameterError(
@@ -142,8 +142,8 @@ def _as_array(name: str, value) -> np.ndarray:
             raise ParameterError(f"{name} must be numeric, got an array of {arr.dtype}") from None
         if not np.any(arr.imag):
             arr = arr.real.copy()
-    finite = np.isfinite(arr)
-    if not finite.all():
+    finite = np.isfinite(arr) if check_finite or arr.size < 4096 else True
+    if not np.all(finite):
         bad = ~finite
         raise ParameterError(
             f"{name} must be finite: {int(np.count_nonzero(bad))} of {arr.size} entries are NaN or "
@@ -174,7 +174,12 @@ def prepare_values(rec, values: Mapping | None = None, **kw) -> tuple[dict[str, 
     ------
     UnknownParameterError, ParameterError, DomainError, ShapeError
     """
-    items = {getattr(k, "name", str(k)): v for k, v in {**dict(values or {}), **kw}.items()}
+    return _prepare(rec, {**dict(values or {}), **kw}, check_finite=True)
+
+
+def _prepare(rec, given: dict, check_finite: bool) -> tuple[dict[str, np.ndarray], tuple]:
+    """:func:`prepare_values`; ``check_finite=False`` leaves the NaN/inf scan to the caller."""
+    items = {getattr(k, "name", str(k)): v for k, v in given.items()}
     names = rec.param_names
     unknown = sorted(set(items) - set(names))
     if unknown:
@@ -189,7 +194,7 @@ def prepare_values(rec, values: Mapping | None = None, **kw) -> tuple[dict[str, 
         )
     arrays = {}
     for name in names:
-        arrays[name] = _check_domain(rec.param(name), _as_array(name, items[name]))
+        arrays[name] = _check_domain(rec.param(name), _as_array(name, items[name], check_finite))
     try:
         batch = np.broadcast_shapes(*(a.shape for a in arrays.values())) if arrays else ()
     except ValueError:

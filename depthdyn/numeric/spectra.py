@@ -183,31 +183,29 @@ def _radius_quadratic(b, c, work: _Work | None = None) -> np.ndarray:
     """
     b, c = np.asarray(b), np.asarray(c)
     shape = np.broadcast_shapes(b.shape, c.shape)
-    br = np.broadcast_to(b.real, shape)
-    bi = np.broadcast_to(b.imag, shape) if np.iscomplexobj(b) else np.zeros(shape)
+    Br, Bi, B, Dr, H, A, S, T, X = (work or _Work(9)).get(shape)
+    np.copyto(Br, b.real)  # contiguous copies: the parts of a complex array are strided
+    np.copyto(Bi, b.imag if np.iscomplexobj(b) else 0.0)
     cr, ci = c.real, (c.imag if np.iscomplexobj(c) else 0.0)
-    B, Dr, Di, A, S, T, X = (work or _Work(7)).get(shape)
-    tiny = np.finfo(float).tiny
-    np.multiply(br, br, out=Dr)
-    np.multiply(bi, bi, out=T)
+    np.multiply(Br, Br, out=Dr)
+    np.multiply(Bi, Bi, out=T)
     np.add(Dr, T, out=B)  # |b|^2
     Dr -= T
     Dr -= 4 * cr  # Re D
-    np.multiply(br, bi, out=Di)
-    Di *= 2
+    np.multiply(Br, Bi, out=H)
     if np.any(ci):
-        Di -= 4 * ci  # Im D
+        H -= 2 * ci  # H = Im(D) / 2
     np.multiply(Dr, Dr, out=A)
-    np.multiply(Di, Di, out=T)
+    np.multiply(H, H, out=T)
+    T *= 4
     A += T
     np.sqrt(A, out=A)  # |D|
     np.abs(Dr, out=S)
     S += A
     S *= 0.5
     np.sqrt(S, out=S)  # the larger component of sqrt(D)
-    np.abs(Di, out=T)
-    T *= 0.5
-    np.maximum(S, tiny, out=X)
+    np.abs(H, out=T)
+    np.maximum(S, np.finfo(float).tiny, out=X)
     T /= X  # the smaller component (0 where D = 0)
     # sqrt(D) = (S, sgn T) if Re D >= 0 else (T, sgn S), with sgn = sign(Im D); branch-free:
     np.less(Dr, 0, out=Dr)
@@ -216,19 +214,19 @@ def _radius_quadratic(b, c, work: _Work | None = None) -> np.ndarray:
     X += S  # Re sqrt(D)
     T += S
     T -= X  # |Im sqrt(D)|
-    np.copysign(T, Di, out=T)
-    T *= bi
-    X *= br
+    np.copysign(T, H, out=T)
+    T *= Bi
+    X *= Br
     X += T
     np.abs(X, out=X)  # |Re(conj(b) d)|
     X *= 2
     X += B
     X += A
     X *= 0.25  # |q|^2, the larger root
-    np.maximum(X, tiny, out=S)
     out = np.empty(shape)
-    np.divide(cr * cr + (ci * ci if np.any(ci) else 0.0), S, out=out)  # |c|^2 / |q|^2
-    np.maximum(out, X, out=out)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        np.divide(cr * cr + (ci * ci if np.any(ci) else 0.0), X, out=out)  # |c|^2 / |q|^2
+    np.fmax(out, X, out=out)  # fmax: 0/0 (b = c = 0) gives NaN, and the radius 0
     return np.sqrt(out, out=out)
 
 
@@ -278,18 +276,18 @@ def spectral_radius(coeffs, values=None, *, matrix: bool = False, **kw) -> np.nd
     flat = a.reshape(-1, a.shape[-1])
     out = np.empty(flat.shape[0])
     step = max(1, (1 << 15) if a.shape[-1] <= 3 else _CHUNK_BYTES // (16 * a.shape[-1] ** 2))
-    work = _Work(7)
+    work = _Work(9)
     for s in range(0, flat.shape[0], step):
         out[s : s + step] = _radius_chunk([flat[s : s + step, j] for j in range(a.shape[-1])], work)
     return out.reshape(a.shape[:-1])
 
 
 def _radius_of(rec, values, **kw) -> np.ndarray:
-    from .bridge import _compile
+    from .bridge import _compile, _prepare
 
     if not rec.is_scalar:
         return np.abs(roots(batch_coefficients(rec, values, **kw), matrix=True)).max(axis=-1)
-    arrays, batch = prepare_values(rec, values, **kw)
+    arrays, batch = _prepare(rec, {**dict(values or {}), **kw}, check_finite=False)  # checked below
     shaped = batch or (1,)
     comp = _compile(rec)
     args = [
@@ -299,7 +297,7 @@ def _radius_of(rec, values, **kw) -> np.ndarray:
     rest = int(np.prod(shaped[1:]))
     step = max(1, (1 << 15) // max(rest, 1))
     out = np.empty(shaped)
-    work = _Work(7)
+    work = _Work(9)
     for s in range(0, shaped[0], step):
         sub = [x if x.shape[0] == 1 else x[s : s + step] for x in args]
         with np.errstate(all="ignore"):
@@ -307,7 +305,14 @@ def _radius_of(rec, values, **kw) -> np.ndarray:
         if np.ndim(cols[0]) or cols[0] != 1:
             if np.any(np.asarray(cols[0]) == 0):
                 raise ParameterError(f"the leading coefficient of {rec.name} vanishes at some points")
-        out[s : s + step] = _radius_chunk(cols, work)
+        with np.errstate(all="ignore"):  # non-finite results are reported just below
+            out[s : s + step] = _radius_chunk(cols, work)
+    if not np.isfinite(out).all():  # a NaN/inf value (the scan names it) or an overflow
+        prepare_values(rec, values, **kw)
+        raise ParameterError(
+            f"the spectral radius of {rec.name} overflows at {int((~np.isfinite(out)).sum())} point(s); "
+            "restrict the parameter range"
+        )
     return out.reshape(batch)
 
 
