@@ -94,12 +94,33 @@ def _resolve(source: str | None) -> list[Source]:
 
 
 def claims(source: str | None = None) -> tuple[Claim, ...]:
-    """The claims of one source (key ``"000"``, module name ``"post"`` or file name), or all."""
+    """The claims of one source, or of all, without running them.
+
+    Parameters
+    ----------
+    source : str, optional
+        A key (``"000"``), a module name (``"post"``) or the source's file name.
+
+    Raises
+    ------
+    ParameterError
+        Unknown source (the message lists the choices).
+    """
     return tuple(c for s in _resolve(source) for c in s.claims())
 
 
 def run_claims(source: str | None = None) -> list[ClaimResult]:
-    """Check the claims of one source, or of all; see :func:`claims` for ``source``.
+    """Check the claims of one source, or of all.
+
+    Parameters
+    ----------
+    source : str, optional
+        As for :func:`claims`.
+
+    Returns
+    -------
+    list of ClaimResult
+        In document order; ``to_json()`` gives each JSON object.
 
     Raises
     ------

@@ -154,6 +154,23 @@ def compare_rounded(stated: str, exact) -> Comparison:
     Holds when ``|exact - stated| <= 10^-d / 2`` with ``d`` the number of printed
     decimals (ties accepted, so both round-half-up and round-half-even printings hold).
 
+    Parameters
+    ----------
+    stated : str
+        The value as printed, a plain decimal such as ``"1.56"`` or ``"-0.32"``.
+    exact : number or sympy expression
+        The exact value (rational, or a real constant such as ``E``).
+
+    Returns
+    -------
+    Comparison
+        ``holds``, the parsed stated value, ``difference = exact - stated`` and the tolerance.
+
+    Raises
+    ------
+    ValueError
+        ``stated`` is not a plain decimal, or ``exact`` is not a real number.
+
     Examples
     --------
     >>> compare_rounded("1.56", sp.Rational(25, 16)).holds
@@ -225,7 +242,19 @@ def compare_exact(stated, computed) -> Comparison:
 
     Symbols in ``stated`` are matched to those of ``computed`` by name, so a stated
     formula written with plain symbols compares with a family's symbols (which carry
-    assumptions such as ``positive=True``).
+    assumptions such as ``positive=True``). A difference that is clearly nonzero at a
+    probe point (positive rationals for symbols, cubics for undefined functions) is
+    reported without calling :func:`sympy.simplify`: an identity must hold there too.
+
+    Parameters
+    ----------
+    stated, computed : sympy expression, matrix, or list of them
+        The stated formula (an input) and the value depthdyn computed.
+
+    Returns
+    -------
+    Comparison
+        ``holds`` and the simplified ``difference = computed - stated``.
 
     Examples
     --------
@@ -360,7 +389,22 @@ class Claim:
 
 
 def check_claims(claims: Iterable[Claim]) -> list[ClaimResult]:
-    """Run claims in order; raises :class:`ClaimError` on the first internal failure."""
+    """Run claims in order.
+
+    Parameters
+    ----------
+    claims : iterable of Claim
+        Claims with distinct ids.
+
+    Returns
+    -------
+    list of ClaimResult
+
+    Raises
+    ------
+    ClaimError
+        Duplicate ids, or the first check that fails internally (its exception chained).
+    """
     claims = list(claims)
     ids = [c.id for c in claims]
     if len(set(ids)) != len(ids):
@@ -370,7 +414,14 @@ def check_claims(claims: Iterable[Claim]) -> list[ClaimResult]:
 
 
 def format_table(results: Iterable[ClaimResult], width: int = 48) -> str:
-    """A plain-text table: id, statement, stated, computed, verdict (long cells cut)."""
+    """A plain-text table of results: id, statement, stated, computed, verdict.
+
+    Parameters
+    ----------
+    results : iterable of ClaimResult
+    width : int
+        Longest cell; longer statements and values are cut with an ellipsis.
+    """
 
     def cut(s: str) -> str:
         s = " ".join(s.split())

@@ -163,6 +163,8 @@ def _inversion(reading: bool, cl):
     if bad:
         return Outcome(f"{correct}; printed: " + "; ".join(bad[:2]), "fails",
                        "the printed summand q_n ignores the summation index, so the sum is q_1 (n = 1) or 0")
+    if reading:
+        correct = "x^(l-n+1) = sum_{j=0}^{n-1} (-1)^j C(n-1, j) q_{j+1}^(l), n = 1..5"
     return Outcome(correct, "holds-with-caveat" if reading else "holds",
                    "holds with the summand q_{l'+1} and x^(l-n+1) on the left, not as printed"
                    if reading else "")
@@ -445,17 +447,21 @@ def _update(k: int, args=None):
     return list(P * sp.Matrix([win[n] for n in range(k)])), [e.xreplace(now) for e in rhs]
 
 
+def _eq15_matrix(k: int, lam) -> sp.Matrix:
+    """Eq. 15's state matrix when every sigma^(l-i) is the same linear map lam."""
+    qs, P = sp.Matrix(sp.symbols(f"q1:{k + 1}")), signed_pascal(k)
+    return (qs + P * (lam * h * (P.inv() * qs))).jacobian(qs)
+
+
 def _eq15(cl):
     ok = all(compare_exact(*_update(k)).holds for k in range(1, 5))
-    lam, collapses = sp.Symbol("lam"), True
-    for k in range(1, 5):
-        qs, P = sp.Matrix(sp.symbols(f"q1:{k + 1}")), signed_pascal(k)
-        M = (qs + P * (lam * h * (P.inv() * qs))).jacobian(qs)
-        collapses = collapses and M == (1 + h * lam) * sp.eye(k)
-    matrix = "(h*lam + 1)*I_k" if collapses else sp.sstr(M.tolist())
+    lam = sp.Symbol("lam")
+    mats = [_eq15_matrix(k, lam) for k in range(1, 5)]
+    collapses = all(M == (1 + h * lam) * sp.eye(M.shape[0]) for M in mats)
+    matrix = "(h*lam + 1)*I_k" if collapses else sp.sstr(mats[-1].tolist())
+    outcome = "fails" if not ok else "holds-with-caveat" if collapses else "holds"
     return Outcome("q^(l+1) = q^(l) + P u^(l) holds for k = 1..4; with one linear sigma = lam the state "
-                   f"matrix is {matrix}",
-                   "fails" if not ok else "holds-with-caveat" if collapses else "holds",
+                   f"matrix is {matrix}", outcome,
                    "an identity only where the whole eq. 9 system holds at layer l: its consecutive rows "
                    "force x^(j+1) = x^(j) + sigma^(j)(x^(j)) Delta l, residual steps inside the window")
 
@@ -468,7 +474,7 @@ _add("002-eq15", "eq. 14-16", "the dense network's state space: q^(l+1) = I q^(l
 def _eq15_recurrence(cl):
     lam, bad = dense().lam_symbol, []
     for k in range(1, 5):
-        eq15 = _at(cl.stated, k=k).xreplace({sp.Symbol("lam"): lam, sp.Symbol("r"): _r})
+        eq15 = _eq15_matrix(k, lam).charpoly(_r).as_expr()
         row0 = dense(k=k).charpoly()
         if not compare_exact(eq15, row0).holds:
             bad.append((k, sp.factor(eq15), sp.factor(row0)))
@@ -483,10 +489,11 @@ def _eq15_recurrence(cl):
 
 
 _add("002-eq15-recurrence", "eq. 15, §2.3",
-     "eq. 15 is the state-space representation of the dense network with k "
-     "lags (x^(l+1) = x^(l+1-k) + sum_j sigma(x^(l-j)) Delta l at every layer)", "(r - 1 - h*lam)**k",
-     "charpoly of eq. 15 with sigma = lam vs dense(k), the n = 0 row of eq. 9 at every layer, k = 1..4",
-     _eq15_recurrence)
+     "eq. 15 is the state-space representation of the dense network with k lags, "
+     "x^(l+1) = x^(l+1-k) + sum_j sigma^(l-j)(x^(l-j)) Delta l at every layer",
+     "q' = q + P u realises the dense recurrence",
+     "charpoly of eq. 15's matrix with sigma = lam vs dense(k), the n = 0 row of eq. 9 at every layer, "
+     "k = 1..4", _eq15_recurrence)
 
 
 def _eq16(cl):

@@ -441,35 +441,6 @@ _add("000-s4-partial-reversal", "§4", "a reversal in u only partially reverses 
      "exact velocities of the momentum block driven by the inferred outputs", _partial_reversal)
 
 
-# ============================================================== §5, §7 state-space views
-def _state_space(cl):
-    sim = similarity(momentum(), "companion", "block")
-    return Outcome(realisation(momentum(), "block").A, verdict(sim.verified), f"T = {sim.T.tolist()}")
-
-
-def _augmented(cl):
-    ok, shapes = True, []
-    for p in range(1, 5):
-        names = [f"a{j}" for j in range(1, p + 1)]
-        rec = from_coefficients([1, *names], names)
-        comp = realisation(rec, "companion").A
-        ok = ok and compare_exact(rec.charpoly(), comp.charpoly(_r).as_expr()).holds
-        ok = ok and similarity(rec, "companion", "difference").verified
-        shapes.append(f"p={p}: {comp.shape[0]}x{comp.shape[1]}")
-    return Outcome("; ".join(shapes), verdict(ok), "companion charpoly = recurrence charpoly and the "
-                   "difference realisation is similar, for generic coefficients a_1..a_p")
-
-
-_add("000-s5-state-space", "§5",
-     "stacking (x_l, v_l) gives a linear first-order state-space model of the block",
-     "first-order recurrence on (x, v)", "exact similarity of the block realisation to the companion form",
-     _state_space)
-_add("000-s7-augmented-state", "§7",
-     "a p-th order depth model is a first-order recurrence on the augmented state",
-     "order p -> p x p state matrix", "companion and difference realisations of generic order-p "
-     "recurrences, p = 1..4", _augmented)
-
-
 # ============================================================== §6 linearised stability
 def _charpoly6(cl):
     poly = realisation(momentum(), "block").A.charpoly(_r).as_expr()
@@ -557,6 +528,35 @@ _add("000-s6-damping-rate", "§6", "m closer to 1 means slower damping", "increa
      "sign of d|r|/dm for |r| = sqrt(m)", _damping_rate)
 _add("000-s6-first-order", "§6", "the first-order linearisation x_{l+1} = (1 + j) x_l has a single mode",
      "r - (1 + lam)", "charpoly and roots of residual()", _first_order6)
+
+
+# ============================================================== §5, §7 state-space views
+def _state_space(cl):
+    sim = similarity(momentum(), "companion", "block")
+    return Outcome(realisation(momentum(), "block").A, verdict(sim.verified), f"T = {sim.T.tolist()}")
+
+
+def _augmented(cl):
+    ok, shapes = True, []
+    for p in range(1, 5):
+        names = [f"a{j}" for j in range(1, p + 1)]
+        rec = from_coefficients([1, *names], names)
+        comp = realisation(rec, "companion").A
+        ok = ok and compare_exact(rec.charpoly(), comp.charpoly(_r).as_expr()).holds
+        ok = ok and similarity(rec, "companion", "difference").verified
+        shapes.append(f"p={p}: {comp.shape[0]}x{comp.shape[1]}")
+    return Outcome("; ".join(shapes), verdict(ok), "companion charpoly = recurrence charpoly and the "
+                   "difference realisation is similar, for generic coefficients a_1..a_p")
+
+
+_add("000-s5-state-space", "§5",
+     "stacking (x_l, v_l) gives a linear first-order state-space model of the block",
+     "first-order recurrence on (x, v)", "exact similarity of the block realisation to the companion form",
+     _state_space)
+_add("000-s7-augmented-state", "§7",
+     "a p-th order depth model is a first-order recurrence on the augmented state",
+     "order p -> p x p state matrix", "companion and difference realisations of generic order-p "
+     "recurrences, p = 1..4", _augmented)
 
 
 # ============================================================== §8 initialisation
