@@ -13,10 +13,14 @@ without computing a root:
 * for a grid over the complex ``lam`` plane of a family whose characteristic polynomial is
   ``rho(r) - lam sigma(r)``, the **boundary locus** ``lam = rho(e^{it}) / sigma(e^{it})``:
   the number of roots inside the circle is ``N_in(sigma) + wind(locus, lam)``, so the
-  strict region is a winding-number level set. It is filled exactly row by row from the
-  locus crossings (refined by Newton steps on the exact curve; the sampling is fine
-  enough that the polygon is within ``1e-10`` of the curve), and the grid points next to
-  every crossing are re-decided by Schur–Cohn.
+  strict region is a winding-number level set. The locus is split at the exact extrema
+  of ``Im lam(t)`` (bisection on ``d/dt Im lam``) into pieces monotone in ``Im lam``, so
+  each grid row meets each piece at most once; the crossing is found by bracketed
+  bisection and Newton steps on the exact curve, and a cumulative sum along the row
+  gives the winding number. The grid points next to every crossing and every extreme
+  point (tangent rows) are re-decided by Schur–Cohn, which also gives their marginal
+  verdicts. Falls back to Schur–Cohn where ``sigma`` has a root within ``1e-6`` of the
+  unit circle (a pole of the locus; structural unit roots).
 
 Work is done in chunks of rows, so extra memory stays at a few chunk-sized buffers plus
 the output masks.
