@@ -9,6 +9,7 @@ m
 """
 
 from . import errors
+from .claims import Claim, ClaimResult, run_claims
 from .errors import (
     DegreeTooLargeError,
     DepthdynError,
@@ -41,6 +42,21 @@ from .families import (
     smooth,
     weighted,
 )
+from .numeric import (
+    CheckReport,
+    SimulationOverflowError,
+    Spectrum,
+    StabilityRegion,
+    Trajectory,
+    batch_coefficients,
+    check,
+    simulate,
+    spectral_radius,
+    spectrum,
+    stability_mask,
+    stability_region,
+    sweep,
+)
 from .recurrence import COMPLEXES, REALS, Param, Realisation, Recurrence, r, to_exact
 from .symbolic.polynomial import (
     Roots,
@@ -70,6 +86,12 @@ __all__ = [
     "modes", "Modes", "closed_form", "ClosedForm", "depth_limit", "DepthLimit",
     "realisations", "realisation", "similarity", "Similarity", "signed_pascal",
     "stability_conditions", "StabilityConditions", "root_condition", "RootCondition",
+    # numeric engine (batched; depthdyn.numeric has the array-level functions)
+    "batch_coefficients", "spectrum", "Spectrum", "spectral_radius", "stability_mask",
+    "stability_region", "StabilityRegion", "simulate", "Trajectory", "SimulationOverflowError",
+    "sweep", "check", "CheckReport",
+    # claims of the source documents
+    "run_claims", "Claim", "ClaimResult",
     # errors
     "errors", "DepthdynError", "ParameterError", "UnknownParameterError", "DomainError",
     "ShapeError", "ParseError", "UnknownFamilyError", "DegreeTooLargeError", "RealisationError",

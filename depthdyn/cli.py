@@ -3,7 +3,8 @@
 ``depthdyn derive FAMILY [-p NAME=VALUE ...] [--json]`` derives everything the symbolic
 layer knows about a family; ``depthdyn derive --list`` names the families;
 ``depthdyn check FAMILY`` compares the exact results with the numeric engine at random
-points and exits 1 on disagreement. User errors print one line to stderr and exit with
+points and exits 1 on disagreement; ``depthdyn verify [--source NAME] [--json]`` checks the
+source documents' claims. User errors print one line to stderr and exit with
 status 2; no traceback.
 """
 
@@ -16,6 +17,7 @@ from collections.abc import Sequence
 
 import sympy as sp
 
+from .claims.base import ClaimError
 from .errors import DepthdynError, ParameterError
 from .families import FAMILIES, get_family
 from .parse import parse_expr, parse_value
@@ -205,7 +207,24 @@ def _parser() -> argparse.ArgumentParser:
     _add_family_arguments(chk)
     chk.add_argument("--samples", type=int, default=20, help="random parameter points (default 20)")
     chk.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    verify = sub.add_parser("verify", help="check the source documents' claims by computation")
+    verify.add_argument("--source", help="only this source (e.g. 000 or post); default: all")
+    verify.add_argument("--json", action="store_true", help="emit a JSON list of claim results")
     return parser
+
+
+def _verify(args) -> int:
+    from .claims import format_table, run_claims, summary
+
+    results = run_claims(args.source)
+    if args.json:
+        json.dump([res.to_json() for res in results], sys.stdout, ensure_ascii=False, indent=2)
+        sys.stdout.write("\n")
+    else:
+        counts = summary(results)
+        tally = ", ".join(f"{counts[v]} {v}" for v in counts if v != "total")
+        sys.stdout.write(f"{format_table(results)}\n\n{counts['total']} claims: {tally}\n")
+    return 0  # verdicts are results, not errors
 
 
 def _check(args) -> int:
@@ -229,6 +248,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "check":
             return _check(args)
+        if args.command == "verify":
+            return _verify(args)
         if args.command == "derive":
             if args.list:
                 _list_families()
@@ -243,6 +264,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             else:
                 _print_report(rep)
         return 0
+    except ClaimError as exc:  # a check that crashed is a bug in depthdyn, not bad input
+        sys.stderr.write(f"depthdyn: internal error: {exc}\n")
+        return 1
     except DepthdynError as exc:
         sys.stderr.write(f"depthdyn: error: {exc}\n")
         return 2

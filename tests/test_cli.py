@@ -158,3 +158,26 @@ def test_check_exits_1_on_disagreement(capsys, monkeypatch):
     monkeypatch.setattr(spectra, "roots", lambda coeffs, *a, **k: real_roots(coeffs, *a, **k) * 1.001)
     assert main(["check", "residual", "--samples", "4"]) == 1
     assert "FAIL" in capsys.readouterr().out
+
+
+def test_verify_json(capsys):
+    assert main(["verify", "--source", "000", "--json"]) == 0
+    results = json.loads(capsys.readouterr().out)
+    keys = {"id", "source", "section", "statement", "stated", "computed", "verdict", "method"}
+    assert results and all(keys <= set(res) for res in results)
+    assert {res["source"] for res in results} == {"000_c40155c17ead4a32.txt"} or all(
+        res["source"].startswith("000") for res in results
+    )
+    assert {res["verdict"] for res in results} <= {"holds", "fails", "holds-with-caveat"}
+    assert main(["verify", "--source", "nosuch"]) == 2
+
+
+def test_verify_internal_failure_exits_1(capsys, monkeypatch):
+    import depthdyn.claims as claims_pkg
+
+    def broken(source=None):
+        raise claims_pkg.ClaimError("claim 000-x crashed: boom")
+
+    monkeypatch.setattr(claims_pkg, "run_claims", broken)
+    assert main(["verify"]) == 1
+    assert "internal error" in capsys.readouterr().err

@@ -4,8 +4,19 @@ Everything here is vectorised over a leading batch axis (no Python loop over gri
 and checked against the exact symbolic layer in the test suite.
 """
 
+from .blocks import BLOCKS, simulate_block
 from .bridge import batch_coefficients, monic_columns, prepare_values
+from .check import CheckReport, CheckRow, check
 from .masks import StabilityRegion, boundary_locus, schur_cohn, stability_mask, stability_region
+from .simulate import (
+    OverflowReport,
+    SimulationOverflowError,
+    Trajectory,
+    final_state,
+    initial_from_velocity,
+    simulate,
+    trajectory,
+)
 from .spectra import (
     Spectrum,
     conv_kernel,
@@ -15,8 +26,22 @@ from .spectra import (
     spectral_radius,
     spectrum,
 )
+from .sweep import sweep
 
 __all__ = [
+    "final_state",
+    "trajectory",
+    "initial_from_velocity",
+    "simulate",
+    "Trajectory",
+    "OverflowReport",
+    "SimulationOverflowError",
+    "simulate_block",
+    "BLOCKS",
+    "sweep",
+    "check",
+    "CheckReport",
+    "CheckRow",
     "batch_coefficients",
     "monic_columns",
     "prepare_values",
