@@ -75,6 +75,8 @@ SOURCES = MappingProxyType({
     for s in (
         Source("000", "000_c40155c17ead4a32.txt", "Dynamics of Higher-Order Residual Networks (blog post)",
                "depthdyn.claims.post"),
+        Source("001", "001_5f70fa795114e580.txt", "Lechner et al.: Entangled Residual Mappings",
+               "depthdyn.claims.lechner"),
         Source("002", "002_1c9afe8adca9f537.txt",
                "Hauser, Gunn, Saab, Ray: State Space Representations of Deep Neural Networks",
                "depthdyn.claims.hauser"),
