@@ -104,3 +104,67 @@ def test_001_identity_kernel_and_orthogonal(results):
     assert np.allclose(np.abs(np.linalg.eigvals(Q)), 1) and np.allclose(np.linalg.svd(Q, compute_uv=False), 1)
     for cid in ("001-eq7-identity-kernel", "001-s3.1-orthogonal-singular", "001-s3.1-orthogonal-eigenvalues"):
         assert results[cid].verdict == "holds"
+
+
+# ------------------------------------------------------------------ 003
+def test_003_birkhoff_dimension_by_constraint_rank(results):
+    for n in range(1, 6):
+        rows = [np.kron(np.eye(n)[i], np.ones(n)) for i in range(n)]
+        rows += [np.kron(np.ones(n), np.eye(n)[i]) for i in range(n)]
+        assert n * n - np.linalg.matrix_rank(np.array(rows)) == (n - 1) ** 2
+    assert results["003-s5.2-dimension"].verdict == "holds"
+    assert dataclasses.replace(_claim("003-s5.2-dimension"), stated="n**2 - 2*n = n*(n - 2)").run().verdict == "fails"
+
+
+def test_003_vertex_count_and_simplex(results):
+    for n in (2, 3):
+        count = sum(1 for p in itertools.product((0, 1), repeat=n * n)
+                    if (np.reshape(p, (n, n)).sum(0) == 1).all() and (np.reshape(p, (n, n)).sum(1) == 1).all())
+        assert count == len(list(itertools.permutations(range(n))))
+    assert results["003-thm-birkhoff-vertices"].verdict == "holds"
+    assert results["003-s5.2-not-simplex"].verdict == "holds"
+
+
+def test_003_doubly_stochastic_norms_by_hand(results):
+    rng = np.random.default_rng(7)
+    for _ in range(20):
+        A = sum(w * np.eye(4)[rng.permutation(4)] for w in rng.dirichlet(np.ones(3)))
+        assert np.linalg.norm(A, 2) <= 1 + 1e-12
+        assert np.allclose(A.T @ A @ np.ones(4), np.ones(4))
+        B = rng.normal(size=(4, 4))
+        assert np.linalg.norm(B, 2) <= np.sqrt(np.linalg.norm(B, 1) * np.linalg.norm(B, np.inf)) + 1e-12
+    for cid in ("003-s5.2-spectral-norm", "003-s5.2-singular-one", "003-thm5.1-norm-inequality", "003-s5.2-monoid"):
+        assert results[cid].verdict == "holds"
+
+
+def test_003_jacobian_product_and_exp(results):
+    A1, A2, A3 = (np.random.default_rng(k).normal(size=(2, 2)) for k in range(3))
+    I = np.eye(2)
+    prod = (I + A3) @ (I + A2) @ (I + A1)
+    strict = I + A1 + A2 + A3 + A2 @ A1 + A3 @ A1 + A3 @ A2 + A3 @ A2 @ A1
+    assert np.allclose(prod, strict)
+    assert not np.allclose(prod, strict + A1 @ A1 + A2 @ A2 + A3 @ A3)  # the printed j1 <= j2
+    assert results["003-eq12-expansion"].verdict == "fails"
+    from scipy.linalg import expm
+
+    N1, N2 = np.array([[0.0, 1.0], [0.0, 0.0]]), np.array([[0.0, 0.0], [1.0, 0.0]])
+    assert not np.allclose((I + N2) @ (I + N1), expm(N1 + N2))
+    assert results["003-prop-exp-identity"].verdict == "fails"
+    assert results["003-prop-exp-order"].verdict == "holds-with-caveat"
+
+
+def test_003_ssm_and_sinkhorn(results):
+    rng = np.random.default_rng(5)
+    A, B, C, D = (rng.normal(size=(2, 2)) for _ in range(4))
+    h, u0, u1 = rng.normal(size=(3, 2))
+    y1 = C @ (A @ h + B @ u0) + D @ u1
+    assert not np.allclose(y1, C @ A @ h + (C @ B + D) @ u0)
+    assert results["003-eq6-ssm"].verdict == "fails"
+    K = np.exp(rng.normal(size=(4, 4)))
+    u = np.ones(4)
+    for _ in range(300):
+        v = 1 / (K.T @ u)
+        u = 1 / (K @ v)
+    A_ = u[:, None] * K * v[None, :]
+    assert np.allclose(A_.sum(0), 1) and np.allclose(A_.sum(1), 1)
+    assert results["003-s5.2-sinkhorn"].verdict in ("holds", "holds-with-caveat")

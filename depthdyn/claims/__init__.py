@@ -80,6 +80,8 @@ SOURCES = MappingProxyType({
         Source("002", "002_1c9afe8adca9f537.txt",
                "Hauser, Gunn, Saab, Ray: State Space Representations of Deep Neural Networks",
                "depthdyn.claims.hauser"),
+        Source("003", "003_b990f2cca7ebb478.txt", "Jin Qian: residual connections and hyper-connections (note)",
+               "depthdyn.claims.hyper"),
     )
 })
 
