@@ -10,7 +10,6 @@ import json
 
 import numpy as np
 import pytest
-import sympy as sp
 
 from depthdyn.claims import SOURCES, VERDICTS, claims, run_claims
 
@@ -81,7 +80,10 @@ def test_001_eigenvalues_and_lemma_bound_by_hand(results):
     assert results["001-eq4-eigenvalues"].verdict == "holds"
     assert results["001-lemma1-lower-bound"].verdict == "holds"
     assert results["001-lemma1-norm"].verdict == "holds"
-    assert dataclasses.replace(_claim("001-eq4-eigenvalues"), stated="1: 1; 1 - gamma/2: n - 1").run().verdict == "fails"
+    assert (
+        dataclasses.replace(_claim("001-eq4-eigenvalues"), stated="1: 1; 1 - gamma/2: n - 1").run().verdict
+        == "fails"
+    )
 
 
 def test_001_non_normal_eigenvalue_inference():
@@ -113,13 +115,19 @@ def test_003_birkhoff_dimension_by_constraint_rank(results):
         rows += [np.kron(np.ones(n), np.eye(n)[i]) for i in range(n)]
         assert n * n - np.linalg.matrix_rank(np.array(rows)) == (n - 1) ** 2
     assert results["003-s5.2-dimension"].verdict == "holds"
-    assert dataclasses.replace(_claim("003-s5.2-dimension"), stated="n**2 - 2*n = n*(n - 2)").run().verdict == "fails"
+    assert (
+        dataclasses.replace(_claim("003-s5.2-dimension"), stated="n**2 - 2*n = n*(n - 2)").run().verdict
+        == "fails"
+    )
 
 
 def test_003_vertex_count_and_simplex(results):
     for n in (2, 3):
-        count = sum(1 for p in itertools.product((0, 1), repeat=n * n)
-                    if (np.reshape(p, (n, n)).sum(0) == 1).all() and (np.reshape(p, (n, n)).sum(1) == 1).all())
+        count = sum(
+            1
+            for p in itertools.product((0, 1), repeat=n * n)
+            if (np.reshape(p, (n, n)).sum(0) == 1).all() and (np.reshape(p, (n, n)).sum(1) == 1).all()
+        )
         assert count == len(list(itertools.permutations(range(n))))
     assert results["003-thm-birkhoff-vertices"].verdict == "holds"
     assert results["003-s5.2-not-simplex"].verdict == "holds"
@@ -133,22 +141,27 @@ def test_003_doubly_stochastic_norms_by_hand(results):
         assert np.allclose(A.T @ A @ np.ones(4), np.ones(4))
         B = rng.normal(size=(4, 4))
         assert np.linalg.norm(B, 2) <= np.sqrt(np.linalg.norm(B, 1) * np.linalg.norm(B, np.inf)) + 1e-12
-    for cid in ("003-s5.2-spectral-norm", "003-s5.2-singular-one", "003-thm5.1-norm-inequality", "003-s5.2-monoid"):
+    for cid in (
+        "003-s5.2-spectral-norm",
+        "003-s5.2-singular-one",
+        "003-thm5.1-norm-inequality",
+        "003-s5.2-monoid",
+    ):
         assert results[cid].verdict == "holds"
 
 
 def test_003_jacobian_product_and_exp(results):
     A1, A2, A3 = (np.random.default_rng(k).normal(size=(2, 2)) for k in range(3))
-    I = np.eye(2)
-    prod = (I + A3) @ (I + A2) @ (I + A1)
-    strict = I + A1 + A2 + A3 + A2 @ A1 + A3 @ A1 + A3 @ A2 + A3 @ A2 @ A1
+    eye = np.eye(2)
+    prod = (eye + A3) @ (eye + A2) @ (eye + A1)
+    strict = eye + A1 + A2 + A3 + A2 @ A1 + A3 @ A1 + A3 @ A2 + A3 @ A2 @ A1
     assert np.allclose(prod, strict)
     assert not np.allclose(prod, strict + A1 @ A1 + A2 @ A2 + A3 @ A3)  # the printed j1 <= j2
     assert results["003-eq12-expansion"].verdict == "fails"
     from scipy.linalg import expm
 
     N1, N2 = np.array([[0.0, 1.0], [0.0, 0.0]]), np.array([[0.0, 0.0], [1.0, 0.0]])
-    assert not np.allclose((I + N2) @ (I + N1), expm(N1 + N2))
+    assert not np.allclose((eye + N2) @ (eye + N1), expm(N1 + N2))
     assert results["003-prop-exp-identity"].verdict == "fails"
     assert results["003-prop-exp-order"].verdict == "holds-with-caveat"
 
@@ -168,3 +181,35 @@ def test_003_ssm_and_sinkhorn(results):
     A_ = u[:, None] * K * v[None, :]
     assert np.allclose(A_.sum(0), 1) and np.allclose(A_.sum(1), 1)
     assert results["003-s5.2-sinkhorn"].verdict in ("holds", "holds-with-caveat")
+
+
+# ------------------------------------------------------------------ 004
+def test_004_gradient_counterexample_and_identity(results):
+    rng = np.random.default_rng(2)
+    W = rng.normal(size=(3, 3))
+    x, g = rng.normal(size=3), rng.normal(size=3)  # g = dL/dy for y = tanh(W x) + x
+    J = np.diag(1 - np.tanh(W @ x) ** 2) @ W + np.eye(3)
+    eps = 1e-6
+    num = np.array(
+        [
+            (g @ (np.tanh(W @ (x + eps * e)) + x + eps * e) - g @ (np.tanh(W @ (x - eps * e)) + x - eps * e))
+            / (2 * eps)
+            for e in np.eye(3)
+        ]
+    )
+    assert np.allclose(num, g @ J, atol=1e-8)
+    assert g @ (-np.eye(3) + np.eye(3)) @ np.ones(3) == 0  # F(x) = -x: no gradient reaches x
+    assert results["004-gradient-identity"].verdict == "holds"
+    assert results["004-jacobian"].verdict == "holds"
+    assert results["004-gradient-always-flows"].verdict == "holds-with-caveat"
+
+
+def test_004_gelu_error_by_scipy(results):
+    from scipy.special import erf
+
+    x = np.linspace(-8, 8, 8001)
+    approx = 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x**3)))
+    err = np.abs(approx - 0.5 * x * (1 + erf(x / np.sqrt(2)))).max()
+    assert 1e-4 < err < 1e-3
+    assert results["004-gelu-approximation"].verdict == "holds"
+    assert f"{err:.3e}"[:4] in results["004-gelu-approximation"].to_json()["computed"]

@@ -80,8 +80,10 @@ SOURCES = MappingProxyType({
         Source("002", "002_1c9afe8adca9f537.txt",
                "Hauser, Gunn, Saab, Ray: State Space Representations of Deep Neural Networks",
                "depthdyn.claims.hauser"),
-        Source("003", "003_b990f2cca7ebb478.txt", "Jin Qian: residual connections and hyper-connections (note)",
+        Source("003", "003_b990f2cca7ebb478.txt", "Jin Qian: residual and hyper-connections (note)",
                "depthdyn.claims.hyper"),
+        Source("004", "004_3517e0990818788b.txt", "Residual Connections (glossary page)",
+               "depthdyn.claims.glossary"),
     )
 })
 

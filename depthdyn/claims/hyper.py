@@ -70,12 +70,21 @@ def _ssm(cl):
     names = {"A": A, "B": B, "C": C, "D": D, "h_t": h, "u_t": u0}
     stated = sp.expand(parse_expr(cl.stated, names))
     ok = sp.expand(y1 - stated) == 0
-    return Outcome(f"y_(t+1) = {sp.sstr(y1)}", verdict(ok),
-                   "" if ok else "the printed form holds only when D = 0 or u_(t+1) = u_t")
+    return Outcome(
+        f"y_(t+1) = {sp.sstr(y1)}",
+        verdict(ok),
+        "" if ok else "the printed form holds only when D = 0 or u_(t+1) = u_t",
+    )
 
 
-_add("003-eq6-ssm", "§1 eq. 6", "from h_(t+1) = A h_t + B u_t, y_t = C h_t + D u_t: y_(t+1) = C A h_t + (C B + D) u_t",
-     "C*A*h_t + (C*B + D)*u_t", "substitution with non-commuting symbols", _ssm)
+_add(
+    "003-eq6-ssm",
+    "§1 eq. 6",
+    "from h_(t+1) = A h_t + B u_t, y_t = C h_t + D u_t: y_(t+1) = C A h_t + (C B + D) u_t",
+    "C*A*h_t + (C*B + D)*u_t",
+    "substitution with non-commuting symbols",
+    _ssm,
+)
 
 
 # ============================================================== §2 residual flow, eq. 7-12
@@ -89,8 +98,14 @@ def _telescoping(cl):
     return Outcome("x_L - x_l = F_l + ... + F_(L-1) for all 0 <= l <= L <= 7", verdict(ok))
 
 
-_add("003-eq7-telescoping", "eq. 7", "x_L = x_l + sum_(i=l)^(L-1) F(x_i, W_i)", "x_L = x_l + sum F",
-     "exact unrolling of x_(i+1) = x_i + F_i", _telescoping)
+_add(
+    "003-eq7-telescoping",
+    "eq. 7",
+    "x_L = x_l + sum_(i=l)^(L-1) F(x_i, W_i)",
+    "x_L = x_l + sum F",
+    "exact unrolling of x_(i+1) = x_i + F_i",
+    _telescoping,
+)
 
 
 def _jacobians(cl):
@@ -110,20 +125,31 @@ def _jacobians(cl):
     phi = sp.Function("phi")
     z = (pre * X)[0]
     s3 = (H * X + post.T * phi(z)).jacobian(X)
-    stated = H + post.T * sp.Matrix([[sp.Subs(sp.Derivative(phi(sp.Symbol("z")), sp.Symbol("z")),
-                                                sp.Symbol("z"), z).doit()]]) * pre
+    stated = (
+        H
+        + post.T
+        * sp.Matrix([[sp.Subs(sp.Derivative(phi(sp.Symbol("z")), sp.Symbol("z")), sp.Symbol("z"), z).doit()]])
+        * pre
+    )
     ok = ok and compare_exact(stated, s3).holds
     lam = rec.lam_symbol  # linearised, phi(z) = lam z: the family's step matrix
     lin = (H * X + post.T * lam * z).jacobian(X)
     ok = ok and compare_exact(-rec.coeffs[1], lin).holds
-    return Outcome("s1 = dF/dx; s2 = I + dF/dx; s3 = H_res + H_post^T phi'(H_pre x) H_pre (n = 3 streams); "
-                   "with phi ~ lam this is hyper_connection's step matrix", verdict(ok))
+    return Outcome(
+        "s1 = dF/dx; s2 = I + dF/dx; s3 = H_res + H_post^T phi'(H_pre x) H_pre (n = 3 streams); "
+        "with phi ~ lam this is hyper_connection's step matrix",
+        verdict(ok),
+    )
 
 
-_add("003-eq8-10-jacobians", "eq. 8-10",
-     "the layer Jacobians: s1 = dF/dx, s2 = I + dF/dx, s3 = H_res + H_post^T dF/d(H_pre x) H_pre",
-     "dF/dx; I + dF/dx; H_res + H_post^T F' H_pre", "SymPy Jacobians with undefined F; hyper_connection(n=3)",
-     _jacobians)
+_add(
+    "003-eq8-10-jacobians",
+    "eq. 8-10",
+    "the layer Jacobians: s1 = dF/dx, s2 = I + dF/dx, s3 = H_res + H_post^T dF/d(H_pre x) H_pre",
+    "dF/dx; I + dF/dx; H_res + H_post^T F' H_pre",
+    "SymPy Jacobians with undefined F; hyper_connection(n=3)",
+    _jacobians,
+)
 
 
 def _products(m: int):
@@ -137,8 +163,10 @@ def _products(m: int):
 def _expansion(cl):
     m = 3
     A, prod = _products(m)
-    second = {"<=": sum(A[j2] * A[j1] for j1 in range(m) for j2 in range(m) if j1 <= j2),
-              "<": sum(A[j2] * A[j1] for j1 in range(m) for j2 in range(m) if j1 < j2)}
+    second = {
+        "<=": sum(A[j2] * A[j1] for j1 in range(m) for j2 in range(m) if j1 <= j2),
+        "<": sum(A[j2] * A[j1] for j1 in range(m) for j2 in range(m) if j1 < j2),
+    }
     full = sp.Integer(1)
     for a in A:
         full = a * full
@@ -147,13 +175,21 @@ def _expansion(cl):
     ok = sp.expand(prod - build[rel]) == 0
     ensure(sp.expand(prod - build["<"]) == 0, "product of (I + A_j) expansion")
     extra = sp.expand(build["<="] - prod)
-    return Outcome(f"prod (I + A_j) = I + sum A_j + sum_(j1 < j2) A_j2 A_j1 + ... + J_1 (strict j1 < j2)",
-                   verdict(ok), f"three layers: the printed j1 <= j2 adds {sp.sstr(extra)}")
+    return Outcome(
+        "prod (I + A_j) = I + sum A_j + sum_(j1 < j2) A_j2 A_j1 + ... + J_1 (strict j1 < j2)",
+        verdict(ok),
+        f"three layers: the printed j1 <= j2 adds {sp.sstr(extra)}",
+    )
 
 
-_add("003-eq12-expansion", "eq. 12",
-     "J_2 = I + sum_j dF/dx_j + sum_(j1 <= j2) dF/dx_j2 dF/dx_j1 + ... + J_1", "sum over j1 <= j2",
-     "expansion of (I + A_3)(I + A_2)(I + A_1) with non-commuting symbols", _expansion)
+_add(
+    "003-eq12-expansion",
+    "eq. 12",
+    "J_2 = I + sum_j dF/dx_j + sum_(j1 <= j2) dF/dx_j2 dF/dx_j1 + ... + J_1",
+    "sum over j1 <= j2",
+    "expansion of (I + A_3)(I + A_2)(I + A_1) with non-commuting symbols",
+    _expansion,
+)
 
 
 def _exp_identity(cl):
@@ -162,14 +198,23 @@ def _exp_identity(cl):
     J2 = (sp.eye(2) + A2) * (sp.eye(2) + A1)
     E = sp.simplify((A1 + A2).exp())
     ok = compare_exact(E, J2).holds
-    return Outcome(f"A1 = [[0, 1], [0, 0]], A2 = [[0, 0], [1, 0]]: (I + A2)(I + A1) = {sp.sstr(J2.tolist())} but "
-                   f"exp(A1 + A2) = {sp.sstr(E.rewrite(sp.exp).applyfunc(sp.simplify).tolist())} ≈ "
-                   f"{sp.sstr(E.evalf(5).tolist())}", verdict(ok),
-                   "not an identity even for one layer: (I + A) vs exp(A) differ by A^2/2 + ...")
+    return Outcome(
+        f"A1 = [[0, 1], [0, 0]], A2 = [[0, 0], [1, 0]]: (I + A2)(I + A1) = {sp.sstr(J2.tolist())} but "
+        f"exp(A1 + A2) = {sp.sstr(E.rewrite(sp.exp).applyfunc(sp.simplify).tolist())} ≈ "
+        f"{sp.sstr(E.evalf(5).tolist())}",
+        verdict(ok),
+        "not an identity even for one layer: (I + A) vs exp(A) differ by A^2/2 + ...",
+    )
 
 
-_add("003-prop-exp-identity", "proposition (after eq. 12)", "J_2 = exp(sum_j dF/dx_j), read as an identity",
-     "J_2 = exp(sum A_j)", "exact 2x2 counterexample", _exp_identity)
+_add(
+    "003-prop-exp-identity",
+    "proposition (after eq. 12)",
+    "J_2 = exp(sum_j dF/dx_j), read as an identity",
+    "J_2 = exp(sum A_j)",
+    "exact 2x2 counterexample",
+    _exp_identity,
+)
 
 
 def _exp_order(cl):
@@ -200,18 +245,25 @@ def _exp_order(cl):
             P = (np.eye(3) + B[0 if j < L // 2 else 1] / L) @ P
         ordered.append(float(np.abs(P - expm((B[0] + B[1]) / 2)).max()))
     ok = abs(slope - 2) < 0.2
-    return Outcome(f"error of prod(I + eps B_j) vs exp(eps sum B_j), 4 random 3x3 B_j: slope {slope:.3f} in eps "
-                   f"(second order); commuting diag steps still differ by {comm_err:.3g}; ordered halves of L "
-                   f"small steps: error {ordered[0]:.3g} (L = {Ls[0]}), {ordered[1]:.3g} (L = {Ls[1]})",
-                   "holds-with-caveat" if ok else "fails",
-                   "J_2 and exp(sum A_j) agree to first order only: J_2 = exp(sum A_j) + O(||A||^2); the error term "
-                   "is sum_(j1<j2) [A_j2, A_j1]/2 - sum A_j^2/2 + O(||A||^3); for many small steps it vanishes only "
-                   "when the A_j commute (or alternate quickly, Lie-Trotter), not for an ordered sequence")
+    return Outcome(
+        f"error of prod(I + eps B_j) vs exp(eps sum B_j), 4 random 3x3 B_j: slope {slope:.3f} in eps "
+        f"(second order); commuting diag steps still differ by {comm_err:.3g}; ordered halves of L "
+        f"small steps: error {ordered[0]:.3g} (L = {Ls[0]}), {ordered[1]:.3g} (L = {Ls[1]})",
+        "holds-with-caveat" if ok else "fails",
+        "J_2 and exp(sum A_j) agree to first order only: J_2 = exp(sum A_j) + O(||A||^2); the error term "
+        "is sum_(j1<j2) [A_j2, A_j1]/2 - sum A_j^2/2 + O(||A||^3); for many small steps it vanishes only "
+        "when the A_j commute (or alternate quickly, Lie-Trotter), not for an ordered sequence",
+    )
 
 
-_add("003-prop-exp-order", "proposition (after eq. 12)", "J_2 ≈ exp(sum_j dF/dx_j)", "J_2 ≈ exp(sum A_j)",
-     "convergence slope of the error for A_j = eps B_j (float64, scipy expm); commuting and ordered examples",
-     _exp_order)
+_add(
+    "003-prop-exp-order",
+    "proposition (after eq. 12)",
+    "J_2 ≈ exp(sum_j dF/dx_j)",
+    "J_2 ≈ exp(sum A_j)",
+    "convergence slope of the error for A_j = eps B_j (float64, scipy expm); commuting and ordered examples",
+    _exp_order,
+)
 
 
 # ============================================================== §5.1 norms
@@ -229,16 +281,28 @@ def _norm_inequality(cl):
     n1 = max(sum(abs(v) for v in M.col(j)) for j in range(3))
     ni = max(sum(abs(v) for v in M.row(i)) for i in range(3))
     S = n1 * ni * sp.eye(3) - M.T * M  # PSD iff every principal minor is >= 0 (exact rationals)
-    exact = all(S.extract(list(c), list(c)).det() >= 0
-                for k in range(1, 4) for c in itertools.combinations(range(3), k))
+    exact = all(
+        S.extract(list(c), list(c)).det() >= 0
+        for k in range(1, 4)
+        for c in itertools.combinations(range(3), k)
+    )
     ok = bool(ratio.max() <= 1 + _TOL) and exact
-    return Outcome(f"max ||A||_2 / sqrt(||A||_1 ||A||_inf) = {ratio.max():.6f} over 500 random 5x5 A (tolerance "
-                   f"1e-12); exact PSD check of ||A||_1 ||A||_inf I - A^T A for a 3x3 rational A", verdict(ok),
-                   "Schur / Hoelder bound: ||A||_2^2 = rho(A^T A) <= ||A^T A||_1 <= ||A||_inf ||A||_1")
+    return Outcome(
+        f"max ||A||_2 / sqrt(||A||_1 ||A||_inf) = {ratio.max():.6f} over 500 random 5x5 A (tolerance "
+        f"1e-12); exact PSD check of ||A||_1 ||A||_inf I - A^T A for a 3x3 rational A",
+        verdict(ok),
+        "Schur / Hoelder bound: ||A||_2^2 = rho(A^T A) <= ||A^T A||_1 <= ||A||_inf ||A||_1",
+    )
 
 
-_add("003-thm5.1-norm-inequality", "Theorem 5.1", "||A||_2 <= sqrt(||A||_1 ||A||_inf)", "||A||_2 <= sqrt(||A||_1 ||A||_inf)",
-     "batched spectral, 1- and inf-norms of random matrices; exact PSD check for a rational matrix", _norm_inequality)
+_add(
+    "003-thm5.1-norm-inequality",
+    "Theorem 5.1",
+    "||A||_2 <= sqrt(||A||_1 ||A||_inf)",
+    "||A||_2 <= sqrt(||A||_1 ||A||_inf)",
+    "batched spectral, 1- and inf-norms of random matrices; exact PSD check for a rational matrix",
+    _norm_inequality,
+)
 
 
 # ============================================================== §5.2 doubly stochastic matrices
@@ -252,15 +316,24 @@ def _closure(cl):
     rng = np.random.default_rng(1)
     Ds = _random_ds(rng, 4, 200)
     prods = Ds[:100] @ Ds[100:]
-    num = (np.abs(prods.sum(1) - 1).max() <= _TOL and np.abs(prods.sum(2) - 1).max() <= _TOL
-           and prods.min() >= 0)
-    return Outcome("AB 1 = 1 and 1^T AB = 1^T for general symbolic A, B in D_3; products of 100 random pairs in "
-                   "D_4 are nonnegative with unit row/column sums; I_n in D_n", verdict(ok and num))
+    num = (
+        np.abs(prods.sum(1) - 1).max() <= _TOL and np.abs(prods.sum(2) - 1).max() <= _TOL and prods.min() >= 0
+    )
+    return Outcome(
+        "AB 1 = 1 and 1^T AB = 1^T for general symbolic A, B in D_3; products of 100 random pairs in "
+        "D_4 are nonnegative with unit row/column sums; I_n in D_n",
+        verdict(ok and num),
+    )
 
 
-_add("003-s5.2-monoid", "§5.2 property", "(D_n, ·) is a monoid under matrix multiplication with unit I_n",
-     "closed, unit I_n", "symbolic product of two general doubly stochastic H_res (n = 3); random products (n = 4)",
-     _closure)
+_add(
+    "003-s5.2-monoid",
+    "§5.2 property",
+    "(D_n, ·) is a monoid under matrix multiplication with unit I_n",
+    "closed, unit I_n",
+    "symbolic product of two general doubly stochastic H_res (n = 3); random products (n = 4)",
+    _closure,
+)
 
 
 def _constraint_rank(n: int) -> int:
@@ -276,15 +349,23 @@ def _dimension(cl):
     first = stated_expr(cl.stated.split("=")[0], "n")
     lines, ok = [], True
     for n in range(1, 7):
-        dim = n * n - _constraint_rank(n)  # the uniform matrix has all entries > 0: full dimension in the hull
+        dim = n * n - _constraint_rank(
+            n
+        )  # the uniform matrix has all entries > 0: full dimension in the hull
         free = len(hyper_connection(n=n).symbols) - 1 - 2 * n  # H_res's free entries
         ok = ok and dim == expr.subs(_n, n) == first.subs(_n, n) and free == dim
         lines.append(f"{n}: {dim}")
     return Outcome("dim D_n = n^2 - rank(row/column-sum constraints): " + ", ".join(lines), verdict(ok))
 
 
-_add("003-s5.2-dimension", "§5.2 property", "dim(D_n) = n^2 - (2n - 1) = (n - 1)^2", "n**2 - (2*n - 1) = (n - 1)**2",
-     "exact rank of the 2n linear constraints, n = 1..6; free entries of hyper_connection's H_res", _dimension)
+_add(
+    "003-s5.2-dimension",
+    "§5.2 property",
+    "dim(D_n) = n^2 - (2n - 1) = (n - 1)^2",
+    "n**2 - (2*n - 1) = (n - 1)**2",
+    "exact rank of the 2n linear constraints, n = 1..6; free entries of hyper_connection's H_res",
+    _dimension,
+)
 
 
 def _vertices(cl):
@@ -298,13 +379,21 @@ def _vertices(cl):
 
     expr = sympy_parse(cl.stated, {"n": _n}, transformations=standard_transformations + (factorial_notation,))
     ok = all(c == expr.subs(_n, n) for n, c in counts.items())
-    return Outcome(f"0/1 doubly stochastic matrices: {counts}", verdict(ok),
-                   "the permutation matrices; each is a vertex (a 0/1 point of [0, 1]^(n x n) is extreme)")
+    return Outcome(
+        f"0/1 doubly stochastic matrices: {counts}",
+        verdict(ok),
+        "the permutation matrices; each is a vertex (a 0/1 point of [0, 1]^(n x n) is extreme)",
+    )
 
 
-_add("003-thm-birkhoff-vertices", "Birkhoff-von Neumann theorem",
-     "D_n is the convex hull of Pi_n (0/1 matrices in D_n), a polytope with n! vertices", "n!",
-     "enumeration of all 0/1 n x n matrices with unit row and column sums, n = 1..4", _vertices)
+_add(
+    "003-thm-birkhoff-vertices",
+    "Birkhoff-von Neumann theorem",
+    "D_n is the convex hull of Pi_n (0/1 matrices in D_n), a polytope with n! vertices",
+    "n!",
+    "enumeration of all 0/1 n x n matrices with unit row and column sums, n = 1..4",
+    _vertices,
+)
 
 
 def _not_simplex(cl):
@@ -319,8 +408,14 @@ def _not_simplex(cl):
     return Outcome("simplex exactly for n <= 2; " + "; ".join(rows[:4]), verdict(ok))
 
 
-_add("003-s5.2-not-simplex", "§5.2 property", "for n > 2, D_n is not a simplex", "n > 2",
-     "vertex count n! vs dimension + 1, n = 1..8", _not_simplex)
+_add(
+    "003-s5.2-not-simplex",
+    "§5.2 property",
+    "for n > 2, D_n is not a simplex",
+    "n > 2",
+    "vertex count n! vs dimension + 1, n = 1..8",
+    _not_simplex,
+)
 
 
 def _spectral_norm(cl):
@@ -333,14 +428,22 @@ def _spectral_norm(cl):
     Ds = np.concatenate([_random_ds(rng, 5, 300), _sinkhorn(np.exp(rng.normal(size=(5, 5))), 300)[None]])
     top = np.linalg.norm(Ds, 2, axis=(1, 2))
     ok = ok and top.max() <= 1 + _TOL
-    return Outcome(f"||A||_1 = ||A||_inf = 1 exactly on D_3; max ||A||_2 = {top.max():.15f} over 301 random "
-                   "doubly stochastic 5x5 (tolerance 1e-12)", verdict(ok),
-                   "by Theorem 5.1, ||A||_2 <= sqrt(1 * 1)")
+    return Outcome(
+        f"||A||_1 = ||A||_inf = 1 exactly on D_3; max ||A||_2 = {top.max():.15f} over 301 random "
+        "doubly stochastic 5x5 (tolerance 1e-12)",
+        verdict(ok),
+        "by Theorem 5.1, ||A||_2 <= sqrt(1 * 1)",
+    )
 
 
-_add("003-s5.2-spectral-norm", "§5.2 property", "for A in D_n the spectral norm ||A||_2 <= 1 (by Theorem 5.1)",
-     "||A||_2 <= 1", "exact row/column sums of the general H_res (n = 3); spectral norms of random doubly "
-     "stochastic matrices", _spectral_norm)
+_add(
+    "003-s5.2-spectral-norm",
+    "§5.2 property",
+    "for A in D_n the spectral norm ||A||_2 <= 1 (by Theorem 5.1)",
+    "||A||_2 <= 1",
+    "exact row/column sums of the general H_res (n = 3); spectral norms of random doubly stochastic matrices",
+    _spectral_norm,
+)
 
 
 def _singular_one(cl):
@@ -348,13 +451,22 @@ def _singular_one(cl):
     H = _hres(n)
     one = sp.ones(n, 1)
     ok = compare_exact(one, (H.T * H * one).applyfunc(sp.expand)).holds
-    return Outcome("A^T A 1_n = 1_n for the general A in D_3: singular value 1 with right and left singular "
-                   "vector 1_n (the largest, by 003-s5.2-spectral-norm)", verdict(ok),
-                   "the note says 'eigenvector'; 1_n is also an eigenvector of A with eigenvalue 1")
+    return Outcome(
+        "A^T A 1_n = 1_n for the general A in D_3: singular value 1 with right and left singular "
+        "vector 1_n (the largest, by 003-s5.2-spectral-norm)",
+        verdict(ok),
+        "the note says 'eigenvector'; 1_n is also an eigenvector of A with eigenvalue 1",
+    )
 
 
-_add("003-s5.2-singular-one", "§5.2 property", "every A in D_n has a singular value 1 with singular vector 1_n",
-     "sigma = 1, vector 1_n", "exact A^T A 1_n for the general doubly stochastic H_res (n = 3)", _singular_one)
+_add(
+    "003-s5.2-singular-one",
+    "§5.2 property",
+    "every A in D_n has a singular value 1 with singular vector 1_n",
+    "sigma = 1, vector 1_n",
+    "exact A^T A 1_n for the general doubly stochastic H_res (n = 3)",
+    _singular_one,
+)
 
 
 def _unit_group(cl):
@@ -367,34 +479,55 @@ def _unit_group(cl):
     # invertible with an inverse in D_2 exactly at the permutation matrices (a = 0, 1); a = 1/2 is singular
     n2 = ok_set - sp.FiniteSet(sp.Rational(1, 2))
     # n = 3: a random invertible non-permutation element has an inverse with a negative entry
-    M = sp.Matrix([[sp.Rational(1, 2), sp.Rational(1, 3), sp.Rational(1, 6)],
-                   [sp.Rational(1, 6), sp.Rational(1, 2), sp.Rational(1, 3)],
-                   [sp.Rational(1, 3), sp.Rational(1, 6), sp.Rational(1, 2)]])
+    M = sp.Matrix(
+        [
+            [sp.Rational(1, 2), sp.Rational(1, 3), sp.Rational(1, 6)],
+            [sp.Rational(1, 6), sp.Rational(1, 2), sp.Rational(1, 3)],
+            [sp.Rational(1, 3), sp.Rational(1, 6), sp.Rational(1, 2)],
+        ]
+    )
     Minv = M.inv()
     perms = [sp.eye(3).permute(list(p)) for p in itertools.permutations(range(3))]
     group = all(P.inv() == P.T and all(v >= 0 for v in P.T) for P in perms)
     ok = n2 == sp.FiniteSet(0, 1) and min(Minv) < 0 and group and len(perms) == math.factorial(3)
-    return Outcome(f"D_2 elements [[a, 1-a], [1-a, a]] with inverse in D_2: a in {sp.sstr(n2)} (the permutations); "
-                   f"a circulant non-permutation in D_3 has inverse {sp.sstr(Minv.tolist())}", verdict(ok),
-                   "P^-1 = P^T in D_n for every permutation (n = 3); a nonnegative matrix with a nonnegative inverse "
-                   "is a scaled permutation")
+    return Outcome(
+        f"D_2 elements [[a, 1-a], [1-a, a]] with inverse in D_2: a in {sp.sstr(n2)} (the permutations); "
+        f"a circulant non-permutation in D_3 has inverse {sp.sstr(Minv.tolist())}",
+        verdict(ok),
+        "P^-1 = P^T in D_n for every permutation (n = 3); a nonnegative matrix with a nonnegative inverse "
+        "is a scaled permutation",
+    )
 
 
-_add("003-s5.2-unit-group", "§5.2 property", "the permutation matrices (≅ S_n) are the unit group of (D_n, ·)",
-     "units = Pi_n", "exact inverses: all of D_2 (symbolic), a circulant in D_3, the 6 permutations of D_3",
-     _unit_group)
+_add(
+    "003-s5.2-unit-group",
+    "§5.2 property",
+    "the permutation matrices (≅ S_n) are the unit group of (D_n, ·)",
+    "units = Pi_n",
+    "exact inverses: all of D_2 (symbolic), a circulant in D_3, the 6 permutations of D_3",
+    _unit_group,
+)
 
 
 def _interior(cl):
     n = 3
     dim = n * n - _constraint_rank(n)
-    return Outcome(f"dim D_3 = {dim} < 9: D_n has empty interior in R^(n x n); its relative interior (in the affine "
-                   "hull) is {A in D_n : A_ij > 0}", "holds-with-caveat" if dim < n * n else "holds",
-                   "true for the relative interior; as a subset of R^(n x n) (n >= 2) the interior is empty")
+    return Outcome(
+        f"dim D_3 = {dim} < 9: D_n has empty interior in R^(n x n); its relative interior (in the affine "
+        "hull) is {A in D_n : A_ij > 0}",
+        "holds-with-caveat" if dim < n * n else "holds",
+        "true for the relative interior; as a subset of R^(n x n) (n >= 2) the interior is empty",
+    )
 
 
-_add("003-s5.2-interior", "§5.2 property", "the interior of D_n is {A in D_n : A_ij > 0}", "A_ij > 0",
-     "dimension of D_n vs n^2 (exact rank)", _interior)
+_add(
+    "003-s5.2-interior",
+    "§5.2 property",
+    "the interior of D_n is {A in D_n : A_ij > 0}",
+    "A_ij > 0",
+    "dimension of D_n vs n^2 (exact rank)",
+    _interior,
+)
 
 
 def _uniform_centre(cl):
@@ -412,16 +545,24 @@ def _uniform_centre(cl):
     idempotents = [sp.eye(n), U]
     more = all(compare_exact(E, E * E).holds for E in idempotents)
     ok = unique and absorbing
-    return Outcome("the only A in D_3 with P A = A Q = A for all permutations is (1/n) 1 1^T; A U = U A = U for every "
-                   "A in D_3; but I_n is also a fixed point of A -> A^2", "holds-with-caveat" if ok and more else
-                   verdict(ok), "unique as the fixed point of the permutation symmetries (hence the centre) and as "
-                   "the absorbing element of the monoid; not the unique idempotent (I_n, permutation blocks)")
+    return Outcome(
+        "the only A in D_3 with P A = A Q = A for all permutations is (1/n) 1 1^T; A U = U A = U for every "
+        "A in D_3; but I_n is also a fixed point of A -> A^2",
+        "holds-with-caveat" if ok and more else verdict(ok),
+        "unique as the fixed point of the permutation symmetries (hence the centre) and as "
+        "the absorbing element of the monoid; not the unique idempotent (I_n, permutation blocks)",
+    )
 
 
-_add("003-s5.2-uniform-centre", "§5.2 property",
-     "the uniform matrix (1/n) 1_n 1_n^T is the unique fixed point and the centre of the largest inscribed ball",
-     "1/n", "exact solve of P X = X P = X over all permutations for the general X in D_3; absorption; idempotents",
-     _uniform_centre)
+_add(
+    "003-s5.2-uniform-centre",
+    "§5.2 property",
+    "the uniform matrix (1/n) 1_n 1_n^T is the unique fixed point and the centre of the largest "
+    "inscribed ball",
+    "1/n",
+    "exact solve of P X = X P = X over all permutations for the general X in D_3; absorption; idempotents",
+    _uniform_centre,
+)
 
 
 def _sinkhorn_claim(cl):
@@ -431,20 +572,28 @@ def _sinkhorn_claim(cl):
         M = rng.normal(size=(n, n)) * 2
         A = _sinkhorn(np.exp(M), 500)
         errs.append(max(np.abs(A.sum(0) - 1).max(), np.abs(A.sum(1) - 1).max()))
-    # a kernel without total support: the iterates approach a doubly stochastic matrix only as scalings diverge
+    # a kernel without total support: the iterates approach D_n only as the scalings diverge
     K0 = np.array([[1.0, 1.0], [0.0, 1.0]])
     A0 = _sinkhorn(K0, 500)
     err0 = max(np.abs(A0.sum(0) - 1).max(), np.abs(A0.sum(1) - 1).max())
     ok = max(errs) <= _TOL
-    return Outcome(f"max row/column-sum error after 500 Sinkhorn steps: {max(errs):.1e} (K = exp(M), n = 3, 5, 8); "
-                   f"K = [[1, 1], [0, 1]]: error {err0:.1e} after 500 steps (slow, the limit loses K's support)",
-                   "holds-with-caveat" if ok else "fails",
-                   "converges (linearly) for a strictly positive K, as the exponential and softplus maps give; for "
-                   "a K with zeros it needs total support and may converge slowly")
+    return Outcome(
+        f"max row/column-sum error after 500 Sinkhorn steps: {max(errs):.1e} (K = exp(M), n = 3, 5, 8); "
+        f"K = [[1, 1], [0, 1]]: error {err0:.1e} after 500 steps (slow, the limit loses K's support)",
+        "holds-with-caveat" if ok else "fails",
+        "converges (linearly) for a strictly positive K, as the exponential and softplus maps give; for "
+        "a K with zeros it needs total support and may converge slowly",
+    )
 
 
-_add("003-s5.2-sinkhorn", "§5.2.1 Sinkhorn", "Sinkhorn iterations produce a doubly stochastic A = diag(u) K diag(v)",
-     "A in D_n", "the printed iteration in float64, tolerance 1e-12", _sinkhorn_claim)
+_add(
+    "003-s5.2-sinkhorn",
+    "§5.2.1 Sinkhorn",
+    "Sinkhorn iterations produce a doubly stochastic A = diag(u) K diag(v)",
+    "A in D_n",
+    "the printed iteration in float64, tolerance 1e-12",
+    _sinkhorn_claim,
+)
 
 
 def _softplus(cl):
@@ -454,12 +603,21 @@ def _softplus(cl):
     d = sp.simplify(sp.diff(K, Mr))
     lo, hi = sp.limit(d, Mr, -sp.oo), sp.limit(d, Mr, sp.oo)
     ok = lo == 0 and hi == 1 and sp.simplify(sp.diff(d, Mr)) != 0
-    return Outcome(f"dK/dM = {sp.sstr(d)}, in ({lo}, {hi}) for every tau > 0", verdict(ok),
-                   "the exponential map's derivative tau e^(tau M) is unbounded")
+    return Outcome(
+        f"dK/dM = {sp.sstr(d)}, in ({lo}, {hi}) for every tau > 0",
+        verdict(ok),
+        "the exponential map's derivative tau e^(tau M) is unbounded",
+    )
 
 
-_add("003-eq15-softplus", "eq. 15", "the derivative of the softplus map K = (1/tau) log(1 + e^(tau M)) is bounded",
-     "bounded", "exact derivative and its limits (alpha = e)", _softplus)
+_add(
+    "003-eq15-softplus",
+    "eq. 15",
+    "the derivative of the softplus map K = (1/tau) log(1 + e^(tau M)) is bounded",
+    "bounded",
+    "exact derivative and its limits (alpha = e)",
+    _softplus,
+)
 
 
 def _entropy_uniform(cl):
@@ -469,14 +627,22 @@ def _entropy_uniform(cl):
     taus = (1.0, 0.1, 0.01, 0.001)
     dists = [float(np.abs(_sinkhorn(np.exp(t * M), 300) - U).max()) for t in taus]
     ok = all(b < a for a, b in zip(dists, dists[1:], strict=False)) and dists[-1] < 1e-3
-    return Outcome("max |A - U| for tau = " + ", ".join(f"{t:g}: {d:.2e}" for t, d in zip(taus, dists, strict=True)),
-                   "holds-with-caveat" if ok else "fails",
-                   "A tends to the uniform matrix as the temperature tau -> 0 (entropy weight eps -> oo); for fixed "
-                   "tau it is a pull toward U, not convergence to it")
+    return Outcome(
+        "max |A - U| for tau = " + ", ".join(f"{t:g}: {d:.2e}" for t, d in zip(taus, dists, strict=True)),
+        "holds-with-caveat" if ok else "fails",
+        "A tends to the uniform matrix as the temperature tau -> 0 (entropy weight eps -> oo); for fixed "
+        "tau it is a pull toward U, not convergence to it",
+    )
 
 
-_add("003-s5.2-entropy-uniform", "§5.2.1", "the entropy regulariser drives A toward the uniform A_Uni = (1/n) 1 1^T",
-     "A -> (1/n) 1 1^T", "Sinkhorn on K = exp(tau M) for decreasing tau (n = 4)", _entropy_uniform)
+_add(
+    "003-s5.2-entropy-uniform",
+    "§5.2.1",
+    "the entropy regulariser drives A toward the uniform A_Uni = (1/n) 1 1^T",
+    "A -> (1/n) 1 1^T",
+    "Sinkhorn on K = exp(tau M) for decreasing tau (n = 4)",
+    _entropy_uniform,
+)
 
 
 def _activations(cl):
@@ -491,19 +657,33 @@ def _activations(cl):
     bound = stated_expr(cl.stated.split("<")[1])
     grid = np.linspace(-10, 10, 20001)  # where is f' >= the bound? (measure on [-10, 10])
     e = np.exp(-grid)
-    deriv = {"sigmoid": e / (1 + e) ** 2, "tanh": 1 - np.tanh(grid) ** 2,
-             "SiLU": 1 / (1 + e) + grid * e / (1 + e) ** 2, "ReLU": (grid > 0).astype(float)}
+    deriv = {
+        "sigmoid": e / (1 + e) ** 2,
+        "tanh": 1 - np.tanh(grid) ** 2,
+        "SiLU": 1 / (1 + e) + grid * e / (1 + e) ** 2,
+        "ReLU": (grid > 0).astype(float),
+    }
     frac = {k: float(np.mean(d >= float(bound))) for k, d in deriv.items()}
     below = [k for k in maxima if frac[k] < 1e-3]  # below the bound except on a null set
     ok = len(below) == len(maxima)
-    return Outcome("sup of the derivative: " + ", ".join(f"{k} {sp.sstr(v)}" for k, v in maxima.items())
-                   + "; fraction of [-10, 10] with f' >= 1: " + ", ".join(f"{k} {v:.3g}" for k, v in frac.items()),
-                   "holds" if ok else "holds-with-caveat" if 2 * len(below) >= len(maxima) else "fails",
-                   "true for sigmoid (sup 1/4) and tanh (f' < 1 except at x = 0); ReLU has f' = 1 on x > 0 and SiLU "
-                   "exceeds 1 for every x above about 1.28 (max ≈ 1.0998 near x ≈ 2.40)")
+    return Outcome(
+        "sup of the derivative: "
+        + ", ".join(f"{k} {sp.sstr(v)}" for k, v in maxima.items())
+        + "; fraction of [-10, 10] with f' >= 1: "
+        + ", ".join(f"{k} {v:.3g}" for k, v in frac.items()),
+        "holds" if ok else "holds-with-caveat" if 2 * len(below) >= len(maxima) else "fails",
+        "true for sigmoid (sup 1/4) and tanh (f' < 1 except at x = 0); ReLU has f' = 1 on x > 0 and SiLU "
+        "exceeds 1 for every x above about 1.28 (max ≈ 1.0998 near x ≈ 2.40)",
+    )
 
 
-_add("003-s3-activation-derivative", "§3 remark", "pointwise activations (Sigmoid, Tanh, ReLU, SiLU) usually have "
-     "derivatives less than 1", "f' < 1", "exact derivatives; maxima by nsolve of f'' = 0", _activations)
+_add(
+    "003-s3-activation-derivative",
+    "§3 remark",
+    "pointwise activations (Sigmoid, Tanh, ReLU, SiLU) usually have derivatives less than 1",
+    "f' < 1",
+    "exact derivatives; maxima by nsolve of f'' = 0",
+    _activations,
+)
 
 CLAIMS: tuple[Claim, ...] = tuple(_CLAIMS)

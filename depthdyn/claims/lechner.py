@@ -65,8 +65,12 @@ def _eigenvalues(cl):
         got = {}
         for rt in roots(rec.subs(lam=0)):
             got[sp.factor(rt.value)] = got.get(sp.factor(rt.value), 0) + rt.multiplicity
-        ensure(compare_exact(sp.factor(G.charpoly(sp.Symbol("r")).as_expr()),
-                             sp.factor(rec.subs(lam=0).charpoly())).holds, "charpoly of Gamma")
+        ensure(
+            compare_exact(
+                sp.factor(G.charpoly(sp.Symbol("r")).as_expr()), sp.factor(rec.subs(lam=0).charpoly())
+            ).holds,
+            "charpoly of Gamma",
+        )
         want = _multiset(cl.stated, n, g)
         if not all(compare_exact(want.get(k, 0), v).holds for k, v in got.items()) or len(got) != len(want):
             bad.append(f"n = {n}: {got}")
@@ -74,10 +78,14 @@ def _eigenvalues(cl):
     return Outcome("; ".join(shown), verdict(not bad), "; ".join(bad))
 
 
-_add("001-eq4-eigenvalues", "eq. 4",
-     "Gamma = (gamma/n) 1_n + (1 - gamma) I_n has one eigenvalue at 1 and n - 1 eigenvalues at 1 - gamma",
-     "1: 1; 1 - gamma: n - 1",
-     "exact roots of entangled(kind='uniform', n) at lam = 0 (symbolic gamma), n = 2..6", _eigenvalues)
+_add(
+    "001-eq4-eigenvalues",
+    "eq. 4",
+    "Gamma = (gamma/n) 1_n + (1 - gamma) I_n has one eigenvalue at 1 and n - 1 eigenvalues at 1 - gamma",
+    "1: 1; 1 - gamma: n - 1",
+    "exact roots of entangled(kind='uniform', n) at lam = 0 (symbolic gamma), n = 2..6",
+    _eigenvalues,
+)
 
 
 def _singular_below_one(cl):
@@ -96,16 +104,23 @@ def _singular_below_one(cl):
     svs = [sp.sqrt(k) for k, v in _sv_squared(G3).items() for _ in range(v)]
     bound = stated_expr(cl.stated.split("<")[1])
     holds = all(bool(s < bound) for s in svs)
-    return Outcome(counter or "; ".join(lines), verdict(holds),
-                   "Gamma is symmetric, so its singular values are |eigenvalues|: 1 (singular vector "
-                   "1_n) and |1 - gamma| (x n-1); the largest is exactly 1 for every gamma. "
-                   + "; ".join(lines))
+    return Outcome(
+        counter or "; ".join(lines),
+        verdict(holds),
+        "Gamma is symmetric, so its singular values are |eigenvalues|: 1 (singular vector "
+        "1_n) and |1 - gamma| (x n-1); the largest is exactly 1 for every gamma. " + "; ".join(lines),
+    )
 
 
-_add("001-eq4-singular-values", "eq. 4",
-     "the uniform Gamma has all singular values strictly less than 1", "sigma < 1",
-     "eigenvalues of Gamma^T Gamma for entangled(n), n = 2..6 (symbolic gamma); the literal bound at "
-     "n = 3, gamma = 1/2", _singular_below_one)
+_add(
+    "001-eq4-singular-values",
+    "eq. 4",
+    "the uniform Gamma has all singular values strictly less than 1",
+    "sigma < 1",
+    "eigenvalues of Gamma^T Gamma for entangled(n), n = 2..6 (symbolic gamma); the literal bound at "
+    "n = 3, gamma = 1/2",
+    _singular_below_one,
+)
 
 
 def _endpoints(cl):
@@ -116,15 +131,22 @@ def _endpoints(cl):
         ok = ok and compare_exact(sp.eye(n), ident).holds
         ok = ok and compare_exact(sp.ones(n, n) / n, full).holds and full.rank() == 1
         ok = ok and compare_exact(G, G.T).holds
-    lines.append("gamma = 0: Gamma = I_n; gamma = 1: Gamma = (1/n) 1 1^T (rank 1: every output is the mean "
-                 "of x); Gamma symmetric for all gamma")
+    lines.append(
+        "gamma = 0: Gamma = I_n; gamma = 1: Gamma = (1/n) 1 1^T (rank 1: every output is the mean "
+        "of x); Gamma symmetric for all gamma"
+    )
     return Outcome(lines[0], verdict(ok))
 
 
-_add("001-eq4-endpoints", "eq. 4",
-     "sweeping gamma spans the standard residual connection (gamma = 0) to a fully entangled one "
-     "(gamma = 1), where x is distributed across all dimensions", "gamma = 0: I_n; gamma = 1: (1/n) 1_n",
-     "Gamma of entangled(n) at gamma = 0 and 1, n = 2..6 (exact); rank at gamma = 1", _endpoints)
+_add(
+    "001-eq4-endpoints",
+    "eq. 4",
+    "sweeping gamma spans the standard residual connection (gamma = 0) to a fully entangled one "
+    "(gamma = 1), where x is distributed across all dimensions",
+    "gamma = 0: I_n; gamma = 1: (1/n) 1_n",
+    "Gamma of entangled(n) at gamma = 0 and 1, n = 2..6 (exact); rank at gamma = 1",
+    _endpoints,
+)
 
 
 # ============================================================== orthogonal Gamma
@@ -140,14 +162,21 @@ def _orth_singular(cl):
     exact = all(compare_exact(sp.eye(Q.shape[0]), Q.T * Q).holds for Q in _orth_matrices())
     devs = [float(np.abs(np.linalg.svd(Q, compute_uv=False) - 1).max()) for Q in _qr_kernels()]
     ok = exact and max(devs) <= _TOL
-    return Outcome(f"Q^T Q = I exactly for 9 Cayley matrices (n = 2..4); QR kernels: max |sigma - 1| = "
-                   f"{max(devs):.2e} (tolerance {_TOL:g})", verdict(ok))
+    return Outcome(
+        f"Q^T Q = I exactly for 9 Cayley matrices (n = 2..4); QR kernels: max |sigma - 1| = "
+        f"{max(devs):.2e} (tolerance {_TOL:g})",
+        verdict(ok),
+    )
 
 
-_add("001-s3.1-orthogonal-singular", "§3.1",
-     "all singular values of an orthogonal Gamma (Q of a QR decomposition) are 1", "1",
-     "exact Q^T Q = I for entangled(kind='orthogonal'); numeric singular values of the Fig. 3 QR kernels",
-     _orth_singular)
+_add(
+    "001-s3.1-orthogonal-singular",
+    "§3.1",
+    "all singular values of an orthogonal Gamma (Q of a QR decomposition) are 1",
+    "1",
+    "exact Q^T Q = I for entangled(kind='orthogonal'); numeric singular values of the Fig. 3 QR kernels",
+    _orth_singular,
+)
 
 
 def _orth_eigen(cl):
@@ -158,12 +187,21 @@ def _orth_eigen(cl):
             worst = max(worst, float(abs(sp.Abs(z) - target)))
     for Q in _qr_kernels():
         worst = max(worst, float(np.abs(np.abs(np.linalg.eigvals(Q)) - float(target)).max()))
-    return Outcome(f"max ||z| - 1| = {worst:.2e} over the eigenvalues of 9 Cayley and 9 QR matrices",
-                   verdict(worst <= _TOL), "an orthogonal matrix preserves norms, so Q v = z v gives |z| = 1")
+    return Outcome(
+        f"max ||z| - 1| = {worst:.2e} over the eigenvalues of 9 Cayley and 9 QR matrices",
+        verdict(worst <= _TOL),
+        "an orthogonal matrix preserves norms, so Q v = z v gives |z| = 1",
+    )
 
 
-_add("001-s3.1-orthogonal-eigenvalues", "§3.1", "all complex eigenvalues of an orthogonal Gamma have norm 1",
-     "1", "eigenvalue moduli (30-digit roots of the exact charpoly; float eig of the QR kernels)", _orth_eigen)
+_add(
+    "001-s3.1-orthogonal-eigenvalues",
+    "§3.1",
+    "all complex eigenvalues of an orthogonal Gamma have norm 1",
+    "1",
+    "eigenvalue moduli (30-digit roots of the exact charpoly; float eig of the QR kernels)",
+    _orth_eigen,
+)
 
 
 # ============================================================== eq. 3: the Jacobian
@@ -179,15 +217,26 @@ def _jacobian(cl):
     row = compare_exact(f.jacobian(xs) + G, J).holds
     xr = sp.Matrix([list(xs)])  # row vectors, as eq. 6 writes c_t Gamma: R(x) = f(x) + x Gamma
     Jrow = (f.T + xr * G).jacobian(xs)  # d R_i / d x_j
-    return Outcome(f"Gamma x (column vectors): J = df/dx + Gamma = {sp.sstr(J)}", "holds" if col
-                   else "holds-with-caveat" if row and compare_exact(f.jacobian(xs) + G.T, Jrow).holds else "fails",
-                   "Gamma^T is right for row vectors (x Gamma, as eq. 6 writes c_t Gamma) or a symmetric Gamma "
-                   "(the uniform one); eq. 2 writes Gamma x, whose Jacobian is df/dx + Gamma")
+    return Outcome(
+        f"Gamma x (column vectors): J = df/dx + Gamma = {sp.sstr(J)}",
+        "holds"
+        if col
+        else "holds-with-caveat"
+        if row and compare_exact(f.jacobian(xs) + G.T, Jrow).holds
+        else "fails",
+        "Gamma^T is right for row vectors (x Gamma, as eq. 6 writes c_t Gamma) or a symmetric Gamma "
+        "(the uniform one); eq. 2 writes Gamma x, whose Jacobian is df/dx + Gamma",
+    )
 
 
-_add("001-eq3-jacobian", "eq. 3", "the Jacobian of R_f(x) = f(x) + Gamma x is df/dx + Gamma^T",
-     "df/dx + Gamma^T", "SymPy Jacobian of f(x) + Gamma x with undefined f, non-symmetric orthogonal Gamma (n = 2)",
-     _jacobian)
+_add(
+    "001-eq3-jacobian",
+    "eq. 3",
+    "the Jacobian of R_f(x) = f(x) + Gamma x is df/dx + Gamma^T",
+    "df/dx + Gamma^T",
+    "SymPy Jacobian of f(x) + Gamma x with undefined f, non-symmetric orthogonal Gamma (n = 2)",
+    _jacobian,
+)
 
 
 # ============================================================== Lemma 1
@@ -200,12 +249,20 @@ def _norm_one(cl):
         t = sp.Symbol("t")
         vals = {top.xreplace({t: sp.Rational(i, 8)}) for i in range(9)}  # gamma in [0, 1]
         ok = ok and vals == {stated_expr(cl.stated)}
-    lines.append("||Gamma||_2 = max(1, |1 - gamma|) = 1 for 0 <= gamma <= 1 (n = 2..6, gamma = 0, 1/8, .., 1)")
+    lines.append(
+        "||Gamma||_2 = max(1, |1 - gamma|) = 1 for 0 <= gamma <= 1 (n = 2..6, gamma = 0, 1/8, .., 1)"
+    )
     return Outcome(lines[0], verdict(ok))
 
 
-_add("001-lemma1-norm", "Lemma 1 proof", "the uniform Gamma has ||Gamma|| = 1", "1",
-     "largest singular value of entangled(n) on a grid of gamma in [0, 1] (exact)", _norm_one)
+_add(
+    "001-lemma1-norm",
+    "Lemma 1 proof",
+    "the uniform Gamma has ||Gamma|| = 1",
+    "1",
+    "largest singular value of entangled(n) on a grid of gamma in [0, 1] (exact)",
+    _norm_one,
+)
 
 
 def _lower_bound(cl):
@@ -213,21 +270,31 @@ def _lower_bound(cl):
     for n in _NS:
         _, g, G = _uniform(n)
         # (1-gamma)^2 |x|^2 <= |Gamma x|^2  <=>  Gamma^T Gamma - (1-gamma)^2 I is PSD
-        ev = (G.T * G - stated_expr(cl.stated, "gamma").xreplace({sp.Symbol("gamma"): g}) ** 2 * sp.eye(n)).eigenvals()
+        ev = (
+            G.T * G - stated_expr(cl.stated, "gamma").xreplace({sp.Symbol("gamma"): g}) ** 2 * sp.eye(n)
+        ).eigenvals()
         u = sp.Symbol("u", nonnegative=True)
         for e in ev:
             # nonnegative on [0, 1]: the set where it is negative must miss [0, 1]
             neg = sp.solveset(sp.expand(e.xreplace({g: u})) < 0, u, sp.Interval(0, 1))
             ok = ok and neg.is_empty
         if n == 3:
-            lines.append("eigenvalues of Gamma^T Gamma - (1-gamma)^2 I: "
-                         + ", ".join(sp.sstr(sp.factor(e)) for e in ev) + " (>= 0 for 0 <= gamma <= 1)")
+            lines.append(
+                "eigenvalues of Gamma^T Gamma - (1-gamma)^2 I: "
+                + ", ".join(sp.sstr(sp.factor(e)) for e in ev)
+                + " (>= 0 for 0 <= gamma <= 1)"
+            )
     return Outcome(lines[0], verdict(ok), "tight: equality for x orthogonal to 1_n")
 
 
-_add("001-lemma1-lower-bound", "Lemma 1 proof", "(1 - gamma) ||x|| <= ||Gamma x|| for the uniform Gamma",
-     "1 - gamma", "Gamma^T Gamma - (1-gamma)^2 I positive semidefinite on 0 <= gamma <= 1 (exact eigenvalues, "
-     "n = 2..6)", _lower_bound)
+_add(
+    "001-lemma1-lower-bound",
+    "Lemma 1 proof",
+    "(1 - gamma) ||x|| <= ||Gamma x|| for the uniform Gamma",
+    "1 - gamma",
+    "Gamma^T Gamma - (1-gamma)^2 I positive semidefinite on 0 <= gamma <= 1 (exact eigenvalues, n = 2..6)",
+    _lower_bound,
+)
 
 
 def _eigen_inference(cl):
@@ -235,21 +302,29 @@ def _eigen_inference(cl):
     smin = sp.simplify(sp.sqrtdenest(sp.sqrt(min((A.T * A).eigenvals(), key=lambda e: sp.N(e)))))
     min_eig = min(abs(v) for v in A.eigenvals())
     ok = bool(sp.N(smin - min_eig) >= 0)  # min ||Ax||/||x|| is the smallest singular value
-    return Outcome(f"A = [[1, 1], [0, 1]]: min |eigenvalue| = {min_eig} but min ||Ax||/||x|| = "
-                   f"{sp.sstr(smin)} ≈ {sp.N(smin, 6)}", "holds-with-caveat" if not ok else "holds",
-                   "the step 'minimum eigenvalue 1 - gamma, hence (1 - gamma)||x|| <= ||Gamma x||' needs a normal "
-                   "(here symmetric) Gamma, where singular values are |eigenvalues|; it holds for eq. 4's Gamma "
-                   "(see 001-lemma1-lower-bound), not for a general Gamma")
+    return Outcome(
+        f"A = [[1, 1], [0, 1]]: min |eigenvalue| = {min_eig} but min ||Ax||/||x|| = "
+        f"{sp.sstr(smin)} ≈ {sp.N(smin, 6)}",
+        "holds-with-caveat" if not ok else "holds",
+        "the step 'minimum eigenvalue 1 - gamma, hence (1 - gamma)||x|| <= ||Gamma x||' needs a normal "
+        "(here symmetric) Gamma, where singular values are |eigenvalues|; it holds for eq. 4's Gamma "
+        "(see 001-lemma1-lower-bound), not for a general Gamma",
+    )
 
 
-_add("001-lemma1-eigen-inference", "Lemma 1 proof",
-     "since Gamma's minimum eigenvalue is 1 - gamma, (1 - gamma) ||x|| <= ||Gamma x|| holds",
-     "min |eig| ||x|| <= ||Gamma x||", "the inference for a general matrix: exact smallest singular value vs "
-     "smallest |eigenvalue| of a non-normal matrix", _eigen_inference)
+_add(
+    "001-lemma1-eigen-inference",
+    "Lemma 1 proof",
+    "since Gamma's minimum eigenvalue is 1 - gamma, (1 - gamma) ||x|| <= ||Gamma x|| holds",
+    "min |eig| ||x|| <= ||Gamma x||",
+    "the inference for a general matrix: exact smallest singular value vs "
+    "smallest |eigenvalue| of a non-normal matrix",
+    _eigen_inference,
+)
 
 
 def _refinement_bounds(cl):
-    # the refinement ratio ||f||^2/||Gamma x||^2 lies between ||f||^2/||x||^2 and ||f||^2/((1-gamma)^2 ||x||^2):
+    # ||f||^2/||Gamma x||^2 lies between ||f||^2/||x||^2 and ||f||^2/((1-gamma)^2 ||x||^2):
     # the Rayleigh quotient q = ||Gamma x||^2/||x||^2 lies in [(1-gamma)^2, 1]
     rng = np.random.default_rng(0)
     worst, singular = 0.0, None
@@ -264,19 +339,26 @@ def _refinement_bounds(cl):
         G1 = G.xreplace({g: 1})
         v = sp.Matrix([1, -1] + [0] * (n - 2))
         if singular is None and G1 * v == sp.zeros(n, 1):
-            singular = f"gamma = 1, n = {n}: Gamma x = 0 for x = {sp.sstr(list(v))}, the refinement ratio is infinite"
+            singular = f"gamma = 1, n = {n}: Gamma x = 0 for x = {sp.sstr(list(v))}, an infinite ratio"
     ok = worst <= _TOL
-    return Outcome(f"(1-gamma)^2 <= ||Gamma x||^2/||x||^2 <= 1 on 3000 random x (max violation {worst:.1e}); "
-                   + (singular or ""), "holds-with-caveat" if ok else "fails",
-                   "the upper bound ||f||^2/((1-gamma)^2 ||x||^2) needs gamma < 1: at gamma = 1 Gamma is singular "
-                   "and the bound is undefined")
+    return Outcome(
+        f"(1-gamma)^2 <= ||Gamma x||^2/||x||^2 <= 1 on 3000 random x (max violation {worst:.1e}); "
+        + (singular or ""),
+        "holds-with-caveat" if ok else "fails",
+        "the upper bound ||f||^2/((1-gamma)^2 ||x||^2) needs gamma < 1: at gamma = 1 Gamma is singular "
+        "and the bound is undefined",
+    )
 
 
-_add("001-lemma1-refinement-bounds", "Lemma 1 proof",
-     "||f||^2/(||Gamma||^2 ||x||^2) <= ||f||^2/||Gamma x||^2 <= ||f||^2/((1 - gamma)^2 ||x||^2)",
-     "||f||^2/||x||^2 <= ratio <= ||f||^2/((1-gamma)^2 ||x||^2)",
-     "Rayleigh quotient ||Gamma x||^2/||x||^2 of entangled(n) on random x (n = 2..6, gamma = 0.1, 0.5, 0.9, "
-     "tolerance 1e-12); the singular case gamma = 1 exactly", _refinement_bounds)
+_add(
+    "001-lemma1-refinement-bounds",
+    "Lemma 1 proof",
+    "||f||^2/(||Gamma||^2 ||x||^2) <= ||f||^2/||Gamma x||^2 <= ||f||^2/((1 - gamma)^2 ||x||^2)",
+    "||f||^2/||x||^2 <= ratio <= ||f||^2/((1-gamma)^2 ||x||^2)",
+    "Rayleigh quotient ||Gamma x||^2/||x||^2 of entangled(n) on random x (n = 2..6, gamma = 0.1, 0.5, 0.9, "
+    "tolerance 1e-12); the singular case gamma = 1 exactly",
+    _refinement_bounds,
+)
 
 
 def _gamma_grows(cl):
@@ -288,16 +370,23 @@ def _gamma_grows(cl):
     one = sp.ones(n, 1)
     invariant = compare_exact(one, G * one).holds  # along 1_n, Gamma x = x for every gamma
     ok = increasing and invariant
-    return Outcome("the upper bound 1/(1-gamma)^2 increases on [0, 1); but Gamma 1_n = 1_n for every gamma, "
-                   "so for x along 1_n the refinement ratio does not change with gamma",
-                   "holds-with-caveat" if ok else "fails",
-                   "only the bound grows with gamma; the ratio itself grows only for x with a component "
-                   "orthogonal to 1_n (by the factor 1/(1-gamma)^2 at most)")
+    return Outcome(
+        "the upper bound 1/(1-gamma)^2 increases on [0, 1); but Gamma 1_n = 1_n for every gamma, "
+        "so for x along 1_n the refinement ratio does not change with gamma",
+        "holds-with-caveat" if ok else "fails",
+        "only the bound grows with gamma; the ratio itself grows only for x with a component "
+        "orthogonal to 1_n (by the factor 1/(1-gamma)^2 at most)",
+    )
 
 
-_add("001-lemma1-gamma", "Lemma 1",
-     "gamma close to 0 preserves the refinement ratio; larger gamma may make it larger",
-     "ratio grows with gamma", "derivative of the bound 1/(1-gamma)^2; Gamma 1_n (exact, n = 3)", _gamma_grows)
+_add(
+    "001-lemma1-gamma",
+    "Lemma 1",
+    "gamma close to 0 preserves the refinement ratio; larger gamma may make it larger",
+    "ratio grows with gamma",
+    "derivative of the bound 1/(1-gamma)^2; Gamma 1_n (exact, n = 3)",
+    _gamma_grows,
+)
 
 
 # ============================================================== Fig. 3 kernels, eq. 7
@@ -308,7 +397,7 @@ def _spatial_identity(cl):
         K = conv_kernel("spatial", gamma=0.0, kernel_size=k, channels=3)
         z = conv_spectrum(K, 7, 6)
         ok = ok and np.abs(z - 1).max() <= _TOL
-        # the kernel itself: identity at the centre tap, zero elsewhere (so the operator is I, not only its spectrum)
+        # the kernel itself: I at the centre tap, zero elsewhere (the operator is I, not only its spectrum)
         centre = np.zeros_like(K)
         centre[k // 2, k // 2] = np.eye(3)
         ok = ok and np.array_equal(K, centre)
@@ -316,17 +405,26 @@ def _spatial_identity(cl):
         y = np.zeros_like(x)
         for a in range(k):
             for b in range(k):
-                y += np.einsum("io,ihw->ohw", K[a, b], np.roll(x, (-(a - k // 2), -(b - k // 2)), axis=(1, 2)))
+                y += np.einsum(
+                    "io,ihw->ohw", K[a, b], np.roll(x, (-(a - k // 2), -(b - k // 2)), axis=(1, 2))
+                )
         ok = ok and np.abs(y - x).max() <= _TOL
-    return Outcome("sp_kernel(gamma = 0) is I_C at the centre tap, 0 elsewhere; its convolution returns x "
-                   "(k = 1, 3, 5; spectrum all 1)", verdict(ok))
+    return Outcome(
+        "sp_kernel(gamma = 0) is I_C at the centre tap, 0 elsewhere; its convolution returns x "
+        "(k = 1, 3, 5; spectrum all 1)",
+        verdict(ok),
+    )
 
 
-_add("001-eq7-identity-kernel", "eq. 7, Fig. 3",
-     "the standard residual connection is the convolution with the identity (a 1x1 convolution); the "
-     "spatial kernel with gamma = 0 is that identity", "identity operator",
-     "conv_kernel('spatial', gamma=0) entries, conv_spectrum, and a direct circular convolution of random x",
-     _spatial_identity)
+_add(
+    "001-eq7-identity-kernel",
+    "eq. 7, Fig. 3",
+    "the standard residual connection is the convolution with the identity (a 1x1 convolution); the "
+    "spatial kernel with gamma = 0 is that identity",
+    "identity operator",
+    "conv_kernel('spatial', gamma=0) entries, conv_spectrum, and a direct circular convolution of random x",
+    _spatial_identity,
+)
 
 
 def _kernel_spectra(cl):
@@ -342,17 +440,23 @@ def _kernel_spectra(cl):
     zo = conv_spectrum(conv_kernel("orthogonal", channels=4, seed=0), H, W)
     ok = ok and np.abs(np.abs(zo) - 1).max() <= _TOL
     lines.append("orthogonal: all |z| = 1")
-    return Outcome("eigenvalue 1 present, spectral radius 1 for every kernel; " + "; ".join(lines),
-                   "holds-with-caveat" if ok else "fails",
-                   "the kernels share the eigenvalue 1 and the norm bound with the identity, not 'all eigenvalues "
-                   "1': the other eigenvalues spread down to the minima listed (negative at gamma = 1), and the "
-                   "orthogonal kernel's lie on the unit circle away from 1")
+    return Outcome(
+        "eigenvalue 1 present, spectral radius 1 for every kernel; " + "; ".join(lines),
+        "holds-with-caveat" if ok else "fails",
+        "the kernels share the eigenvalue 1 and the norm bound with the identity, not 'all eigenvalues "
+        "1': the other eigenvalues spread down to the minima listed (negative at gamma = 1), and the "
+        "orthogonal kernel's lie on the unit circle away from 1",
+    )
 
 
-_add("001-abstract-kernel-spectra", "abstract, Fig. 3",
-     "entangled mappings share key attributes (eigenvalues, Jacobian norm) with identity mappings",
-     "eigenvalue 1, spectral radius 1",
-     "conv_spectrum of the Fig. 3 kernels (3x3, 4 channels, 6x6 circular grid, gamma = 0.1, 0.5, 1; tolerance "
-     "1e-12)", _kernel_spectra)
+_add(
+    "001-abstract-kernel-spectra",
+    "abstract, Fig. 3",
+    "entangled mappings share key attributes (eigenvalues, Jacobian norm) with identity mappings",
+    "eigenvalue 1, spectral radius 1",
+    "conv_spectrum of the Fig. 3 kernels (3x3, 4 channels, 6x6 circular grid, gamma = 0.1, 0.5, 1; tolerance "
+    "1e-12)",
+    _kernel_spectra,
+)
 
 CLAIMS: tuple[Claim, ...] = tuple(_CLAIMS)
