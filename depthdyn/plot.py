@@ -1,0 +1,426 @@
+"""Pictures: stability regions, root loci, trajectories over depth and spectra.
+
+Every function takes ``ax=None`` and returns the :class:`matplotlib.axes.Axes` it drew
+into; without ``ax`` it makes a new :class:`matplotlib.figure.Figure` (never through
+``pyplot``, so no global state is touched and nothing is shown). The numbers come from
+:mod:`depthdyn.numeric`; these functions only draw them. ``import depthdyn`` does not
+import this module (nor matplotlib).
+
+>>> from depthdyn import momentum
+>>> ax = plot_stability_region(momentum(), x=("re(lam)", -5, 1, 61), y=("m", 0, 0.99, 30), eta=1)
+>>> ax.get_xlabel(), ax.get_ylabel(), ax.get_title()
+('re(lam)', 'm', 'stability region: momentum (eta=1)')
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import sympy as sp
+from contourpy import contour_generator
+from matplotlib.axes import Axes
+from matplotlib.colors import ListedColormap
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
+
+from .errors import ParameterError, ShapeError
+from .numeric.bridge import batch_coefficients
+from .numeric.masks import StabilityRegion, stability_region
+from .numeric.simulate import simulate
+from .numeric.spectra import roots
+from .recurrence import Recurrence
+
+__all__ = ["plot_stability_region", "plot_root_locus", "plot_trajectories", "plot_spectrum"]
+
+_STABLE = "#bcd7ee"  # light fill of the strictly stable grid points
+_MARGINAL = "#6f9bd1"  # marginally stable (simple unit roots) but not strictly
+_OVERLAYS = ("auto", "locus", "conditions", "both", "none")
+
+
+def _axes(ax) -> Axes:
+    if ax is None:
+        return Figure(figsize=(6.4, 4.8), layout="constrained").add_subplot()
+    if not isinstance(ax, Axes):
+        raise ParameterError(f"ax must be a matplotlib Axes or None, got {type(ax).__name__}")
+    return ax
+
+
+def _fmt(v) -> str:
+    a = np.asarray(v)
+    if a.ndim:
+        return f"[{_fmt(a.flat[0])} .. {_fmt(a.flat[-1])}]"
+    return f"{complex(a).real:g}" if complex(a).imag == 0 else f"{complex(a):g}"
+
+
+def _fixed_text(fixed: dict, names=None) -> str:
+    items = [f"{k}={_fmt(v)}" for k, v in fixed.items() if names is None or k in names]
+    return f" ({', '.join(items)})" if items else ""
+
+
+def _legend(ax: Axes, handles=None) -> None:
+    """Legend below the axes, where it hides no data (constrained layout makes room)."""
+    handles = handles if handles is not None else ax.get_legend_handles_labels()[0]
+    width = max(len(h.get_label()) for h in handles)
+    ncols = min(1 if width > 40 else 2 if width > 22 else 3, len(handles))
+    ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncols=ncols,
+              fontsize="small", frameon=False)
+
+
+def _circle(ax: Axes, radius: float, **style) -> None:
+    t = np.linspace(0, 2 * np.pi, 721)
+    ax.plot(radius * np.cos(t), radius * np.sin(t), **style)
+
+
+def _complex_plane(ax: Axes, what: str) -> None:
+    """Unit circle (a dashed line labelled ``unit circle``), the axes through 0, equal aspect."""
+    _circle(ax, 1.0, color="0.35", lw=0.9, ls="--", label="unit circle")
+    ax.axhline(0, color="0.8", lw=0.6, zorder=0)
+    ax.axvline(0, color="0.8", lw=0.6, zorder=0)
+    ax.set(aspect="equal", xlabel=f"Re {what}".strip(), ylabel=f"Im {what}".strip())
+    ax.set_adjustable("datalim")
+
+
+def _check_param(rec, param: str, fixed: dict) -> None:
+    if not isinstance(rec, Recurrence):
+        raise ParameterError(f"expected a Recurrence, got {type(rec).__name__}")
+    rec.param(param)  # UnknownParameterError with the known names
+    if param in fixed:
+        raise ParameterError(f"{param} is the moving parameter; do not also fix it")
+
+
+def _condition_symbol(axis: str, names: set) -> str:
+    """Name of the condition symbol for an axis (``re(lam)`` -> ``lam_re`` or ``lam``)."""
+    if axis[:3] in ("re(", "im(") and axis.endswith(")"):
+        base, part = axis[3:-1], axis[:2]
+        return f"{base}_{part}" if f"{base}_{part}" in names or part == "im" else base
+    return axis
+
+
+def _fn(expr, sx, sy):
+    f = sp.lambdify((sx, sy), expr, "numpy")
+
+    def call(x, y):
+        with np.errstate(all="ignore"):
+            return np.broadcast_to(f(x, y), np.broadcast_shapes(np.shape(x), np.shape(y))).astype(float)
+
+    return call
+
+
+def _zero_pieces(f, grad, Z, reg: StabilityRegion, cell) -> list:
+    """Polylines of ``f = 0``: contoured on the grid, each vertex then moved onto the exact curve."""
+    pieces = contour_generator(reg.x, reg.y, np.ma.masked_invalid(Z)).lines(0.0)
+    for P in pieces:
+        for _ in range(6):  # Newton steps along the gradient; a step beyond a cell is refused
+            g = np.column_stack([d(P[:, 0], P[:, 1]) for d in grad])
+            with np.errstate(all="ignore"):
+                step = (f(P[:, 0], P[:, 1]) / np.sum(g * g, axis=1))[:, None] * g
+            ok = np.all(np.isfinite(step) & (np.abs(step) < cell), axis=1)
+            P[ok] -= step[ok]
+    return pieces
+
+
+def _draw_conditions(ax: Axes, reg: StabilityRegion) -> list:
+    """The exact boundary from the conditions ``expr_i > 0``; returns the lines drawn.
+
+    Each ``expr_i = 0`` is found on the grid, its vertices are moved onto the exact curve,
+    and only the vertices where every other condition holds (to 1e-9 of its largest
+    value on the grid) are kept: the pieces that bound the region, not the branches
+    outside it. Each condition is one line (pieces separated by NaN), ``gid`` ``"expr = 0"``.
+    """
+    conds = reg.conditions
+    if conds.never:
+        return [Line2D([], [], ls="none", label="exact: never strictly stable")]
+    syms = {s.name: s for s, _ in conds.domains}
+    sx, sy = (syms.get(_condition_symbol(a, syms), sp.Symbol(a)) for a in (reg.x_name, reg.y_name))
+    fns = []
+    for cond in conds.conditions:  # a condition on a parameter off the axes cannot be drawn
+        if cond.lhs.free_symbols <= {sx, sy}:
+            f = _fn(cond.lhs, sx, sy)
+            Z = f(reg.x[None, :], reg.y[:, None])
+            scale = np.nanmax(np.abs(Z)) if np.isfinite(Z).any() else 0.0
+            fns.append((cond.lhs, f, Z, 1e-9 * scale))
+    lines = []
+    for i, (expr, f, Z, _) in enumerate(fns):
+        finite = Z[np.isfinite(Z)]
+        if not (finite.size and finite.min() < 0 < finite.max()):
+            continue  # no zero crossing on this grid
+        grad = [_fn(sp.diff(expr, v), sx, sy) for v in (sx, sy)]
+        cell = np.array([np.ptp(reg.x) / (reg.x.size - 1), np.ptp(reg.y) / (reg.y.size - 1)])
+        kept = []
+        for P in _zero_pieces(f, grad, Z, reg, cell):
+            hold = np.ones(len(P), bool)
+            for _, g, _, tol in fns[:i] + fns[i + 1:]:
+                hold &= g(P[:, 0], P[:, 1]) >= -tol
+            cuts = np.flatnonzero(np.diff(hold.astype(int))) + 1
+            kept += [r for r, k in zip(np.split(P, cuts), np.r_[0, cuts], strict=True)  # no 1-cell stubs
+                     if hold[k] and np.hypot(*(np.diff(r, axis=0) / cell).T).sum() > 1.5]
+        if not kept:
+            continue
+        xy = np.concatenate([np.vstack([r, [np.nan, np.nan]]) for r in kept])[:-1]
+        text = sp.sstr(expr)  # the legend shortens long expressions; the gid keeps them whole
+        short = text if len(text) <= 44 else text[:40] + " ..."
+        (line,) = ax.plot(*xy.T, color=f"C{(i + 1) % 10}", lw=1.4, zorder=3, label=f"{short} = 0",
+                          gid=f"{text} = 0")
+        lines.append(line)
+    return lines
+
+
+def plot_stability_region(region_or_rec, ax=None, *, x=None, y=None, overlay: str = "auto", **fixed) -> Axes:
+    """Draw a stability region: the grid mask with the exact boundary over it.
+
+    Parameters
+    ----------
+    region_or_rec : StabilityRegion or Recurrence
+        A computed region, or a recurrence whose region is computed here with
+        :func:`~depthdyn.numeric.masks.stability_region` (exact conditions are requested
+        for ``order * dim <= 3``, ``<= 2`` with an ``im(lam)`` axis, unless ``conditions=`` is given).
+    ax : matplotlib.axes.Axes, optional
+        Axes to draw into; a new figure is made when omitted (so for every function).
+    x, y : tuple, optional
+        ``(name, lo, hi, n)`` grid axes (recurrence only), e.g. ``("re(lam)", -3, 1, 401)``.
+    overlay : {"auto", "locus", "conditions", "both", "none"}
+        The exact boundary drawn over the mask: the boundary-locus curves (lam plane),
+        the exact Schur-Cohn conditions (each ``expr > 0`` as its zero set ``expr = 0``,
+        where the other conditions hold), both, or none. ``auto``: the locus where there
+        is one, else the conditions.
+    **fixed
+        Values of the parameters not on an axis, and ``tol``, ``method``, ``conditions``
+        for :func:`~depthdyn.numeric.masks.stability_region` (only with a recurrence).
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The strictly stable grid points are an image (``ax.images[0]``, data = the mask);
+        locus curves are lines labelled ``boundary locus``; each condition's boundary piece
+        is a line whose ``gid`` is ``"<expr> = 0"``.
+
+    Raises
+    ------
+    ParameterError, UnknownParameterError, ShapeError
+        Bad axes or values, grid options given with a region, a region that is not 2-D.
+    """
+    if overlay not in _OVERLAYS:
+        raise ParameterError(f"overlay must be one of {_OVERLAYS}, got {overlay!r}")
+    if isinstance(region_or_rec, Recurrence):
+        rec = region_or_rec
+        if x is None or y is None:
+            raise ParameterError("give both grid axes, e.g. x=('re(lam)', -3, 1, 401), y=('m', 0, 0.99, 100)")
+        plane = any(isinstance(a, (tuple, list)) and a and str(a[0]).startswith("im(") for a in (x, y))
+        fixed.setdefault("conditions", True if rec.order * rec.dim <= (2 if plane else 3) else None)
+        reg = stability_region(rec, x, y, **fixed)
+    elif isinstance(region_or_rec, StabilityRegion):
+        reg = region_or_rec
+        if x is not None or y is not None or fixed:
+            raise ParameterError("x, y and parameter values go with a Recurrence; this region is computed")
+    else:
+        raise ParameterError(f"expected a StabilityRegion or Recurrence, got {type(region_or_rec).__name__}")
+    mask, xs, ys = np.asarray(reg.strict), np.asarray(reg.x), np.asarray(reg.y)
+    if mask.ndim != 2 or mask.shape != (ys.size, xs.size) or min(mask.shape) < 2 or xs.ndim != 1:
+        raise ShapeError(f"a region needs a 2-D mask of shape (len(y), len(x)), both >= 2; got {mask.shape} "
+                         f"for x {xs.shape}, y {ys.shape}")
+    ax = _axes(ax)
+    dx, dy = (xs[-1] - xs[0]) / (xs.size - 1), (ys[-1] - ys[0]) / (ys.size - 1)
+    extent = (xs[0] - dx / 2, xs[-1] + dx / 2, ys[0] - dy / 2, ys[-1] + dy / 2)
+    ax.imshow(mask.astype(float), origin="lower", extent=extent, aspect="auto", interpolation="nearest",
+              cmap=ListedColormap(["white", _STABLE]), vmin=0, vmax=1)
+    share = f"{100 * mask.mean():.3g}%"
+    handles = [Patch(facecolor=_STABLE, edgecolor="0.6", label=f"strictly stable (grid, {share})")]
+    only = np.asarray(reg.marginal, dtype=bool) & ~mask.astype(bool)
+    if only.any():  # root condition without strict stability: usually a curve, drawn darker
+        ax.imshow(np.ma.masked_where(~only, only.astype(float)), origin="lower", extent=extent, aspect="auto",
+                  interpolation="nearest", cmap=ListedColormap([_MARGINAL]), vmin=0, vmax=1)
+        handles.append(Patch(facecolor=_MARGINAL, label="root condition only (grid)"))
+    locus = overlay in ("locus", "both") or (overlay == "auto" and len(reg.boundary) > 0)
+    if locus and reg.boundary:
+        swap = reg.x_name.startswith("im(")
+        for k, z in enumerate(reg.boundary):
+            px, py = (z.imag, z.real) if swap else (z.real, z.imag)
+            (line,) = ax.plot(px, py, color="k", lw=1.6, ls=(0, (5, 3)), zorder=4,
+                              label="boundary locus" if k == 0 else "_nolegend_")
+        handles.append(line)
+    if reg.conditions is not None:
+        if overlay in ("conditions", "both") or (overlay == "auto" and not reg.boundary):
+            handles += _draw_conditions(ax, reg)
+        elif reg.conditions.never:
+            handles.append(Line2D([], [], ls="none", label="exact: never strictly stable"))
+    ax.set(xlim=extent[:2], ylim=extent[2:], xlabel=reg.x_name, ylabel=reg.y_name,
+           title=f"stability region: {reg.family}{_fixed_text(reg.fixed)}")
+    _legend(ax, handles)
+    return ax
+
+
+def plot_root_locus(rec, param: str, values, ax=None, *, colorbar: bool = True, **fixed) -> Axes:
+    """Characteristic roots in the complex plane as one parameter moves.
+
+    Parameters
+    ----------
+    rec : Recurrence
+    param : str
+        The moving parameter.
+    values : array_like
+        1-D values of ``param`` (real values colour the points; complex ones colour by index).
+    ax : matplotlib.axes.Axes, optional
+    colorbar : bool
+        Add a colour bar for the parameter value (it takes space from ``ax``'s figure).
+    **fixed
+        Values of every other parameter.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        ``ax.collections[0]`` holds all roots: offsets ``(Re r, Im r)`` in the order of
+        ``roots(...).reshape(-1)`` (value-major). Start and end roots are marked, the unit
+        circle is a dashed line labelled ``unit circle``.
+
+    Examples
+    --------
+    >>> from depthdyn import momentum
+    >>> ax = plot_root_locus(momentum(), "m", [0.0, 0.5, 0.9], lam=-0.5, eta=1)
+    >>> ax.collections[0].get_offsets().shape
+    (6, 2)
+    """
+    _check_param(rec, param, fixed)
+    vals = np.asarray(values)
+    if vals.ndim != 1 or vals.size == 0:
+        raise ShapeError(f"values must be a non-empty 1-D array, got shape {vals.shape}")
+    z = roots(batch_coefficients(rec, {param: vals, **fixed}), matrix=not rec.is_scalar)
+    n = z.shape[-1]
+    real = not np.iscomplexobj(vals) or not np.any(np.imag(vals))
+    c = np.repeat(np.real(vals) if real else np.arange(vals.size), n)
+    ax = _axes(ax)
+    _complex_plane(ax, "r")
+    sc = ax.scatter(z.real.ravel(), z.imag.ravel(), c=c, cmap="viridis", s=10, zorder=3, label="roots")
+    ax.scatter(z[0].real, z[0].imag, marker="o", s=70, facecolors="none", edgecolors="tab:green",
+               linewidths=1.5, zorder=4, label=f"start: {param}={_fmt(vals[0])}")
+    ax.scatter(z[-1].real, z[-1].imag, marker="X", s=60, color="tab:red", zorder=4,
+               label=f"end: {param}={_fmt(vals[-1])}")
+    if colorbar:
+        ax.figure.colorbar(sc, ax=ax, label=param if real else f"index of {param}")
+    ax.set_title(f"root locus: {rec.name}, {param} from {_fmt(vals[0])} to {_fmt(vals[-1])}"
+                 f"{_fixed_text(fixed)}")
+    _legend(ax)
+    return ax
+
+
+def plot_trajectories(rec, initial, L, ax=None, *, param: str | None = None, values=(), **fixed) -> Axes:
+    """``x_l`` over depth, one line per parameter value.
+
+    Parameters
+    ----------
+    rec : Recurrence
+    initial : array_like
+        Initial values, as for :func:`~depthdyn.numeric.simulate.simulate` (shared by all lines).
+    L : int
+        Number of layers.
+    ax : matplotlib.axes.Axes, optional
+    param : str, optional
+        The parameter that differs between the lines; omitted: a single line.
+    values : sequence
+        Its values, one line each.
+    **fixed
+        Values of the other parameters, and ``convention`` / ``threshold`` for ``simulate``.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        One line per value labelled ``param=value``, ``y`` data the simulated ``x_l``
+        (its real part if complex; the Euclidean norm ``|x_l|`` for matrix families).
+
+    Raises
+    ------
+    SimulationOverflowError
+        When a trajectory overflows (see ``simulate``).
+
+    Examples
+    --------
+    >>> from depthdyn import momentum
+    >>> ax = plot_trajectories(momentum(), [1.0, 1.0], 20, param="m", values=[0.0, 0.9], lam=-0.3, eta=1)
+    >>> [line.get_label() for line in ax.get_lines()]
+    ['m=0', 'm=0.9']
+    """
+    if not isinstance(rec, Recurrence):
+        raise ParameterError(f"expected a Recurrence, got {type(rec).__name__}")
+    vals = np.asarray(values)
+    if param is None:
+        if vals.size:
+            raise ParameterError("values need param=NAME to say which parameter they set")
+        data = simulate(rec, initial, L, **fixed).values[:, None]
+        labels = [rec.name]
+    else:
+        _check_param(rec, param, fixed)
+        if vals.ndim != 1 or vals.size == 0:
+            raise ShapeError(f"values must be a non-empty 1-D sequence, got shape {vals.shape}")
+        data = simulate(rec, initial, L, values={param: vals}, **fixed).values
+        labels = [f"{param}={_fmt(v)}" for v in vals]
+    if not rec.is_scalar:
+        data = np.linalg.norm(data, axis=-1)
+    ylabel = "|x_l|" if not rec.is_scalar else "Re x_l" if np.iscomplexobj(data) else "x_l"
+    data = np.real(data)
+    ax = _axes(ax)
+    layers = np.arange(data.shape[0])
+    for j, label in enumerate(labels):
+        ax.plot(layers, data[:, j], lw=1.4, marker="." if data.shape[0] <= 60 else None, label=label)
+    ax.grid(True, color="0.9", lw=0.6)
+    ax.set(xlabel="layer l", ylabel=ylabel, title=f"{rec.name}: {ylabel} over depth"
+           f"{_fixed_text(fixed, rec.param_names)}")
+    ax.legend(loc="best", fontsize="small")
+    return ax
+
+
+def plot_spectrum(rec_or_matrix, ax=None, *, eigenvalues: bool = False, **fixed) -> Axes:
+    """Eigenvalues of a one-step depth map in the complex plane, with the unit circle.
+
+    Parameters
+    ----------
+    rec_or_matrix : Recurrence or array_like
+        A recurrence (its roots = eigenvalues of the block-companion one-step map, e.g.
+        ``Gamma + lam I`` for ``entangled``, ``H_res + lam H_post^T H_pre`` for
+        ``hyper_connection``), a square matrix, or eigenvalues: 1-D, >= 3-D (such as
+        :func:`~depthdyn.numeric.spectra.conv_spectrum` output), any shape with ``eigenvalues=True``.
+    ax : matplotlib.axes.Axes, optional
+    eigenvalues : bool
+        Read a 2-D array as eigenvalues rather than as a matrix.
+    **fixed
+        Parameter values (recurrence only); arrays give the union of the spectra.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        ``ax.collections[0]`` holds the eigenvalues as offsets ``(Re, Im)``; the unit
+        circle and the spectral-radius circle are lines.
+
+    Examples
+    --------
+    >>> ax = plot_spectrum([[0.0, -1.0], [1.0, 0.0]])
+    >>> sorted(ax.collections[0].get_offsets()[:, 1].tolist())
+    [-1.0, 1.0]
+    """
+    if isinstance(rec_or_matrix, Recurrence):
+        rec = rec_or_matrix
+        z = roots(batch_coefficients(rec, **fixed), matrix=not rec.is_scalar)
+        what = f"{rec.name}{_fixed_text(fixed)}"
+    else:
+        if fixed:
+            raise ParameterError(f"parameter values {sorted(fixed)} need a Recurrence, not an array")
+        a = np.asarray(rec_or_matrix)
+        if a.dtype.kind not in "iufc":
+            raise ParameterError(f"expected a Recurrence or an array, got {type(rec_or_matrix).__name__}")
+        if not np.all(np.isfinite(a)):
+            raise ParameterError("the array must be finite (no NaN or inf)")
+        if a.ndim == 2 and not eigenvalues:
+            if a.shape[0] != a.shape[1]:
+                raise ShapeError(f"a matrix must be square, got {a.shape}; pass eigenvalues=True for values")
+            z, what = np.linalg.eigvals(a), f"{a.shape[0]} x {a.shape[0]} matrix"
+        else:
+            z, what = a, f"{a.size} eigenvalues"
+    z = np.asarray(z, dtype=complex).ravel()
+    if z.size == 0:
+        raise ShapeError("no eigenvalues to draw")
+    rho = float(np.abs(z).max())
+    ax = _axes(ax)
+    _complex_plane(ax, "")
+    _circle(ax, rho, color="tab:red", lw=0.8, ls=":", label=f"spectral radius {rho:.4g}")
+    ax.scatter(z.real, z.imag, s=18, color="tab:blue", zorder=3, label=f"eigenvalues ({z.size})")
+    ax.set_title(f"spectrum of the one-step map: {what}")
+    _legend(ax)
+    return ax

@@ -1,0 +1,298 @@
+"""Plots: the figures hold the data they claim (masks, boundaries, roots, trajectories, spectra)."""
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import io  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+from matplotlib.axes import Axes  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+from scipy.optimize import linear_sum_assignment  # noqa: E402
+
+from depthdyn import (  # noqa: E402
+    ParameterError,
+    ShapeError,
+    UnknownParameterError,
+    dense,
+    entangled,
+    hyper_connection,
+    momentum,
+)
+from depthdyn.numeric import StabilityRegion, conv_kernel, conv_spectrum, stability_region  # noqa: E402
+from depthdyn.plot import plot_root_locus, plot_spectrum, plot_stability_region, plot_trajectories  # noqa: E402
+
+X_AX, Y_AX = ("re(lam)", -5, 1, 120), ("m", 0, 0.99, 60)
+
+
+def unit_circles(ax):
+    """Lines whose every vertex has modulus 1 (within 1e-12)."""
+    return [ln for ln in ax.get_lines() if np.allclose(np.hypot(*ln.get_data()), 1, atol=1e-12)]
+
+
+def condition_lines(ax) -> dict:
+    """gid ("expr = 0") -> finite vertices of the lines drawn for the exact conditions."""
+    out = {}
+    for ln in ax.get_lines():
+        if (ln.get_gid() or "").endswith(" = 0"):
+            xy = ln.get_xydata()
+            out[ln.get_gid()] = xy[np.isfinite(xy).all(axis=1)]
+    return out
+
+
+def legend_texts(ax) -> list:
+    return [t.get_text() for t in ax.get_legend().get_texts()]
+
+
+def same_multiset(a, b, tol=1e-9):
+    """Equal as multisets of complex numbers (optimal matching, so conjugate pairs cannot swap)."""
+    a, b = np.ravel(a).astype(complex), np.ravel(b).astype(complex)
+    if a.shape != b.shape:
+        return False
+    rows, cols = linear_sum_assignment(np.abs(a[:, None] - b[None, :]))
+    return bool(np.all(np.abs(a[rows] - b[cols]) <= tol))
+
+
+# ------------------------------------------------------------------ stability region
+@pytest.fixture(scope="module")
+def momentum_region():
+    ax = plot_stability_region(momentum(), x=X_AX, y=Y_AX, eta=1)
+    return ax, stability_region(momentum(), X_AX, Y_AX, eta=1)
+
+
+def test_region_image_is_the_mask(momentum_region):
+    ax, reg = momentum_region
+    img = ax.images[0]
+    assert np.array_equal(np.asarray(img.get_array()), reg.strict.astype(float))
+    dx, dy = reg.x[1] - reg.x[0], reg.y[1] - reg.y[0]
+    assert np.allclose(img.get_extent(), [-5 - dx / 2, 1 + dx / 2, -dy / 2, 0.99 + dy / 2])
+    # orientation, independently: -2(1 + m) < lam < 0 away from the boundary
+    lam, m = np.meshgrid(reg.x, reg.y)
+    inside, far = (lam < 0) & (lam > -2 * (1 + m)), np.minimum(abs(lam), abs(lam + 2 * (1 + m))) > dx
+    assert np.array_equal(np.asarray(img.get_array())[far] == 1, inside[far])
+    assert 0.2 < reg.strict.mean() < 0.5
+
+
+def test_region_boundary_is_exact(momentum_region):
+    ax, reg = momentum_region
+    lines = condition_lines(ax)
+    assert set(lines) == {"lam + 2*m + 2 = 0", "-lam = 0"}
+    lam, m = np.concatenate(list(lines.values())).T
+    near0, near2 = abs(lam) <= 1e-9, abs(lam + 2 * (1 + m)) <= 1e-9  # on the exact curves, not just the grid
+    assert np.all(near0 | near2)
+    for near in (near0, near2):  # both lines, across the whole m range
+        assert near.sum() > 10 and m[near].min() < 0.05 and m[near].max() > 0.94
+    assert {"lam + 2*m + 2 = 0", "-lam = 0"} <= set(legend_texts(ax))
+    assert ax.get_xlabel() == "re(lam)" and ax.get_ylabel() == "m"
+    assert "momentum" in ax.get_title() and "eta=1" in ax.get_title()
+    assert not [ln for ln in ax.get_lines() if ln.get_label() == "boundary locus"]
+
+
+def test_region_lam_plane_draws_the_locus():
+    reg = stability_region(momentum(), ("re(lam)", -4, 1, 80), ("im(lam)", -1, 1, 60), m=0.5, eta=1)
+    ax = plot_stability_region(reg)
+    (line,) = [ln for ln in ax.get_lines() if ln.get_label() == "boundary locus"]
+    x, y = line.get_data()
+    assert np.array_equal(x, reg.boundary[0].real) and np.array_equal(y, reg.boundary[0].imag)
+    assert np.allclose(((x + 1.5) / 1.5) ** 2 + (y / 0.5) ** 2, 1)  # the ellipse through 0 and -2(1 + m)
+    assert not condition_lines(ax)  # auto: the locus alone
+    swapped = plot_stability_region(momentum(), x=("im(lam)", -1, 1, 30), y=("re(lam)", -4, 1, 40),
+                                    m=0.5, eta=1)
+    (line,) = [ln for ln in swapped.get_lines() if ln.get_label() == "boundary locus"]
+    assert np.allclose(((line.get_ydata() + 1.5) / 1.5) ** 2 + (line.get_xdata() / 0.5) ** 2, 1)
+
+
+def test_region_conditions_in_the_lam_plane():
+    ax = plot_stability_region(momentum(), x=("re(lam)", -4, 1, 100), y=("im(lam)", -1, 1, 80),
+                               overlay="conditions", m=0.5, eta=1)
+    assert not [ln for ln in ax.get_lines() if ln.get_label() == "boundary locus"]
+    lines = condition_lines(ax)  # the zero sets of the other conditions do not bound the region
+    assert list(lines) == ["-9*lam_im**2 - lam_re**2 - 3*lam_re = 0"]
+    v = lines["-9*lam_im**2 - lam_re**2 - 3*lam_re = 0"]
+    assert np.allclose(((v[:, 0] + 1.5) / 1.5) ** 2 + (v[:, 1] / 0.5) ** 2, 1, atol=1e-9)
+    assert np.ptp(v[:, 0]) > 2.9 and np.ptp(v[:, 1]) > 0.95  # the whole ellipse
+
+
+def test_region_conditions_keep_only_the_boundary():
+    # entangled, n = 2: eigenvalues 1 + lam and 1 - gamma + lam, so stable iff gamma - 2 < lam < 0
+    ax = plot_stability_region(entangled(n=2), x=("re(lam)", -2.5, 1, 90), y=("gamma", 0, 1, 50))
+    lines = condition_lines(ax)
+    lam, gamma = np.concatenate(list(lines.values())).T
+    assert np.all((abs(lam) <= 1e-9) | (abs(lam - gamma + 2) <= 1e-9))
+    assert (abs(lam) <= 1e-9).sum() > 10 and (abs(lam - gamma + 2) <= 1e-9).sum() > 10
+    assert "stability region: entangled" in ax.get_title()
+
+
+def test_region_marginal_layer_and_never_stable():
+    # dense, k = 2: (r + 1)(r - 1 - h lam): never strictly stable (r = -1 always), marginal
+    # where |1 + h lam| < 1
+    ax = plot_stability_region(dense(k=2), x=("re(lam)", -3, 1, 81), y=("im(lam)", -2, 2, 61), h=1)
+    assert not np.asarray(ax.images[0].get_array()).any()
+    marginal = np.ma.filled(ax.images[1].get_array(), 0) == 1
+    lam = np.linspace(-3, 1, 81)[None, :] + 1j * np.linspace(-2, 2, 61)[:, None]
+    far = abs(abs(1 + lam) - 1) > 0.1
+    assert np.array_equal(marginal[far], (abs(1 + lam) < 1)[far])
+    assert "exact: never strictly stable" in legend_texts(ax)
+    assert any(t.startswith("root condition only") for t in legend_texts(ax))
+
+
+def test_region_into_given_axes_and_errors():
+    fig = Figure()
+    ax = fig.add_subplot()
+    reg = stability_region(momentum(), X_AX, Y_AX, eta=1)
+    assert plot_stability_region(reg, ax) is ax and ax.figure is fig and len(ax.images) == 1
+    with pytest.raises(UnknownParameterError):
+        plot_stability_region(momentum(), x=("alpha", 0, 1, 5), y=Y_AX, eta=1)
+    with pytest.raises(UnknownParameterError):
+        plot_stability_region(momentum(), x=X_AX, y=Y_AX, eta=1, zeta=2)
+    with pytest.raises(ParameterError):
+        plot_stability_region(reg, x=X_AX)
+    with pytest.raises(ParameterError):
+        plot_stability_region(momentum(), x=X_AX, eta=1)
+    with pytest.raises(ParameterError):
+        plot_stability_region(reg, overlay="everything")
+    with pytest.raises(ParameterError):
+        plot_stability_region(reg, ax="not axes")
+    with pytest.raises(ParameterError):
+        plot_stability_region(np.zeros((3, 3)))
+    flat = StabilityRegion("f", "a", "b", np.arange(4.0), np.arange(4.0), np.ones(4, bool), np.ones(4, bool))
+    with pytest.raises(ShapeError):
+        plot_stability_region(flat)
+    ones = np.ones((4, 3), bool)
+    wrong = StabilityRegion("f", "a", "b", np.arange(4.0), np.arange(3.0), ones, ones)  # transposed
+    with pytest.raises(ShapeError):
+        plot_stability_region(wrong)
+
+
+# ------------------------------------------------------------------ root locus
+def test_root_locus_scatter_is_the_roots():
+    ms = np.linspace(0, 0.99, 25)
+    ax = plot_root_locus(momentum(), "m", ms, lam=-0.5, eta=1)
+    pts = ax.collections[0].get_offsets()
+    z = pts[:, 0] + 1j * pts[:, 1]
+    # independently: the roots of r^2 - (1 + m + eta lam) r + m, value-major
+    ref = np.array([np.roots([1, -(0.5 + m), m]) for m in ms])
+    assert all(same_multiset(z[2 * i:2 * i + 2], ref[i]) for i in range(len(ms)))
+    assert np.allclose(np.asarray(ax.collections[0].get_array()), np.repeat(ms, 2))
+    start, end = (c.get_offsets() for c in ax.collections[1:3])
+    assert same_multiset(start[:, 0] + 1j * start[:, 1], ref[0])
+    assert same_multiset(end[:, 0] + 1j * end[:, 1], ref[-1])
+    assert len(unit_circles(ax)) == 1 and unit_circles(ax)[0].get_label() == "unit circle"
+    assert len(ax.figure.axes) == 2  # with the colour bar
+    assert "momentum" in ax.get_title() and "m from 0 to 0.99" in ax.get_title()
+
+
+def test_root_locus_matrix_family_and_errors():
+    lams = np.linspace(-1, 0.5, 7)
+    fig = Figure()
+    ax = fig.add_subplot()
+    assert plot_root_locus(entangled(n=3), "lam", lams, ax, colorbar=False, gamma=0.5) is ax
+    assert len(fig.axes) == 1
+    pts = ax.collections[0].get_offsets()
+    G = 0.5 / 3 * np.ones((3, 3)) + 0.5 * np.eye(3)
+    ref = np.concatenate([np.linalg.eigvals(G + lam * np.eye(3)) for lam in lams])
+    assert same_multiset(pts[:, 0] + 1j * pts[:, 1], ref)
+    with pytest.raises(UnknownParameterError):
+        plot_root_locus(momentum(), "mu", [0.1, 0.2], lam=-0.5, eta=1)
+    with pytest.raises(UnknownParameterError):
+        plot_root_locus(momentum(), "m", [0.1, 0.2], lam=-0.5, eta=1, zeta=0)
+    with pytest.raises(ParameterError):
+        plot_root_locus(momentum(), "m", [0.1, 0.2], m=0.3, lam=-0.5, eta=1)
+    with pytest.raises(ShapeError):
+        plot_root_locus(momentum(), "m", [[0.1, 0.2]], lam=-0.5, eta=1)
+
+
+# ------------------------------------------------------------------ trajectories
+def test_trajectories_lines_are_the_simulation():
+    ms, L = [0.0, 0.5, 0.9], 30
+    ax = plot_trajectories(momentum(), [1.0, 1.0], L, param="m", values=ms, lam=-0.3, eta=1)
+    assert len(ax.get_lines()) == len(ms)
+    for line, m in zip(ax.get_lines(), ms, strict=True):
+        x = [1.0, 1.0]  # independently: x_{l+1} = (1 + m + eta lam) x_l - m x_{l-1}
+        while len(x) <= L:
+            x.append((0.7 + m) * x[-1] - m * x[-2])
+        assert np.allclose(line.get_ydata(), x, rtol=1e-12, atol=1e-14)
+        assert np.array_equal(line.get_xdata(), np.arange(L + 1))
+        assert line.get_label() == f"m={m:g}"
+    assert ax.get_xlabel() == "layer l" and "lam=-0.3" in ax.get_title()
+
+
+def test_trajectories_single_matrix_and_errors():
+    fig = Figure()
+    ax = fig.add_subplot()
+    assert plot_trajectories(momentum(), [1.0, 0.5], 10, ax, lam=-0.3, m=0.2, eta=1) is ax
+    assert len(ax.get_lines()) == 1
+    G = 0.5 / 2 * np.ones((2, 2)) + 0.5 * np.eye(2)
+    ax = plot_trajectories(entangled(n=2), [[1.0, 0.0]], 8, param="lam", values=[-0.2, 0.1], gamma=0.5)
+    for line, lam in zip(ax.get_lines(), [-0.2, 0.1], strict=True):
+        ref = [np.linalg.norm(np.linalg.matrix_power(G + lam * np.eye(2), k) @ [1.0, 0.0]) for k in range(9)]
+        assert np.allclose(line.get_ydata(), ref)
+    assert ax.get_ylabel() == "|x_l|"
+    with pytest.raises(ParameterError):
+        plot_trajectories(momentum(), [1.0, 1.0], 5, values=[0.1], lam=-0.3, m=0.2, eta=1)
+    with pytest.raises(UnknownParameterError):
+        plot_trajectories(momentum(), [1.0, 1.0], 5, param="beta", values=[0.1], lam=-0.3, eta=1)
+    with pytest.raises(ShapeError):
+        plot_trajectories(momentum(), [1.0, 1.0], 5, param="m", values=[], lam=-0.3, eta=1)
+
+
+# ------------------------------------------------------------------ spectrum
+def test_spectrum_entangled_and_hyper_connection():
+    ax = plot_spectrum(entangled(n=4), gamma=0.5, lam=0.2)
+    pts = ax.collections[0].get_offsets()
+    G = 0.5 / 4 * np.ones((4, 4)) + 0.5 * np.eye(4)
+    assert same_multiset(pts[:, 0] + 1j * pts[:, 1], np.linalg.eigvals(G + 0.2 * np.eye(4)))
+    assert len(unit_circles(ax)) == 1
+    H = np.array([[0.5, 0.3, 0.2], [0.2, 0.5, 0.3], [0.3, 0.2, 0.5]])
+    pre, post = np.array([1.0, 0, 0]), np.array([0, 1.0, 1.0])
+    rec = hyper_connection(n=3, H_res=H.tolist(), H_pre=pre.tolist(), H_post=post.tolist())
+    ax = plot_spectrum(rec, lam=-0.4)
+    pts = ax.collections[0].get_offsets()
+    assert same_multiset(pts[:, 0] + 1j * pts[:, 1], np.linalg.eigvals(H - 0.4 * np.outer(post, pre)))
+
+
+def test_spectrum_of_arrays_and_errors():
+    A = np.random.default_rng(1).normal(size=(6, 6)) / 3
+    fig = Figure()
+    ax = fig.add_subplot()
+    assert plot_spectrum(A, ax) is ax
+    pts = ax.collections[0].get_offsets()
+    assert same_multiset(pts[:, 0] + 1j * pts[:, 1], np.linalg.eigvals(A))
+    rho = np.abs(np.linalg.eigvals(A)).max()
+    assert [ln for ln in ax.get_lines() if np.allclose(np.hypot(*ln.get_data()), rho)]
+    ev = conv_spectrum(conv_kernel("spatial", gamma=0.5), 6, 6)
+    pts = plot_spectrum(ev).collections[0].get_offsets()
+    assert np.allclose(pts[:, 0] + 1j * pts[:, 1], ev.ravel())
+    with pytest.raises(ShapeError):
+        plot_spectrum(np.ones((2, 3)))
+    with pytest.raises(ParameterError):
+        plot_spectrum(A, lam=1)
+    with pytest.raises(ParameterError):
+        plot_spectrum(np.array([[np.nan, 0], [0, 1]]))
+    with pytest.raises(UnknownParameterError):
+        plot_spectrum(entangled(n=2), gamma=0.5, lam=0.1, beta=2)
+
+
+# ------------------------------------------------------------------ hygiene
+def test_figures_render_to_png():
+    ax = plot_root_locus(momentum(), "lam", np.linspace(-4, 0.5, 10), m=0.5, eta=1)
+    assert isinstance(ax, Axes) and isinstance(ax.figure, Figure)
+    buf = io.BytesIO()
+    ax.figure.savefig(buf, format="png")
+    assert buf.getvalue()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_import_depthdyn_does_not_import_matplotlib_and_plots_avoid_pyplot():
+    code = (
+        "import sys, depthdyn\n"
+        "assert 'matplotlib' not in sys.modules, 'import depthdyn imported matplotlib'\n"
+        "from depthdyn.plot import plot_spectrum\n"
+        "plot_spectrum([[0.5, 0.0], [0.0, -0.5]]).figure.savefig(__import__('io').BytesIO(), format='png')\n"
+        "assert 'matplotlib.pyplot' not in sys.modules, 'depthdyn.plot used pyplot'\n"
+    )
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
