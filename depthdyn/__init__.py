@@ -49,14 +49,14 @@ from .numeric import (
     StabilityRegion,
     Trajectory,
     batch_coefficients,
-    check,
-    simulate,
     spectral_radius,
     spectrum,
     stability_mask,
     stability_region,
     sweep,
 )
+from .numeric.check import check
+from .numeric.simulate import simulate
 from .recurrence import COMPLEXES, REALS, Param, Realisation, Recurrence, r, to_exact
 from .symbolic.polynomial import (
     Roots,

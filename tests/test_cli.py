@@ -181,3 +181,22 @@ def test_verify_internal_failure_exits_1(capsys, monkeypatch):
     monkeypatch.setattr(claims_pkg, "run_claims", broken)
     assert main(["verify"]) == 1
     assert "internal error" in capsys.readouterr().err
+
+
+def test_region_json_and_figure(capsys, tmp_path):
+    out = tmp_path / "f.png"
+    args = ["region", "momentum", "--x", "re(lam):-5:1:120", "--y", "m:0:0.99:60", "-p", "eta=1"]
+    assert main([*args, "--out", str(out), "--json"]) == 0
+    rep = json.loads(capsys.readouterr().out)
+    lam, m = sp.symbols("lam m")
+    assert {sp.sympify(c) for c in rep["conditions"]["conditions"]} == {lam + 2 * m + 2 > 0, -lam > 0}
+    # exact area of -2(1+m) < lam < 0 inside [-5, 1] x [0, 0.99], relative to the box
+    exact = float(sp.integrate(2 * (1 + m), (m, 0, sp.Rational(99, 100))) / (6 * sp.Rational(99, 100)))
+    assert abs(rep["stable_fraction"] - exact) < 0.02
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize("axis", ["lam:-1:1", "m:1:0:10", "m:0:1:1", "m:0:1:x"])
+def test_region_bad_axes(capsys, axis):
+    assert main(["region", "momentum", "--x", axis, "--y", "eta:0:1:10"]) == 2
+    assert capsys.readouterr().err.startswith("depthdyn: error:")

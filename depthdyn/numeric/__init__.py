@@ -1,12 +1,15 @@
 """Numeric engine: batched coefficients, spectra and stability masks over parameter grids.
 
+The Recurrence-level verbs ``simulate`` and ``check`` live in the submodules of those
+names (and at the top level, ``depthdyn.simulate`` / ``depthdyn.check``).
+
 Everything here is vectorised over a leading batch axis (no Python loop over grid points)
 and checked against the exact symbolic layer in the test suite.
 """
 
 from .blocks import BLOCKS, simulate_block
 from .bridge import batch_coefficients, monic_columns, prepare_values
-from .check import CheckReport, CheckRow, check
+from .check import CheckReport, CheckRow
 from .masks import StabilityRegion, boundary_locus, schur_cohn, stability_mask, stability_region
 from .simulate import (
     OverflowReport,
@@ -14,7 +17,6 @@ from .simulate import (
     Trajectory,
     final_state,
     initial_from_velocity,
-    simulate,
     trajectory,
 )
 from .spectra import (
@@ -32,14 +34,12 @@ __all__ = [
     "final_state",
     "trajectory",
     "initial_from_velocity",
-    "simulate",
     "Trajectory",
     "OverflowReport",
     "SimulationOverflowError",
     "simulate_block",
     "BLOCKS",
     "sweep",
-    "check",
     "CheckReport",
     "CheckRow",
     "batch_coefficients",
