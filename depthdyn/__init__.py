@@ -92,8 +92,22 @@ __all__ = [
     "sweep", "check", "CheckReport",
     # claims of the source documents
     "run_claims", "Claim", "ClaimResult",
+    # pictures (matplotlib is imported on first use)
+    "plot_stability_region", "plot_root_locus", "plot_trajectories", "plot_spectrum",
     # errors
     "errors", "DepthdynError", "ParameterError", "UnknownParameterError", "DomainError",
     "ShapeError", "ParseError", "UnknownFamilyError", "DegreeTooLargeError", "RealisationError",
     "OptionalDependencyError",
 ]
+
+_PLOTS = ("plot_stability_region", "plot_root_locus", "plot_trajectories", "plot_spectrum")
+
+
+def __getattr__(name: str):
+    # plotting lives in depthdyn.plot; importing it here lazily keeps `import depthdyn`
+    # free of matplotlib
+    if name in _PLOTS:
+        from . import plot
+
+        return getattr(plot, name)
+    raise AttributeError(f"module 'depthdyn' has no attribute {name!r}")
