@@ -376,7 +376,7 @@ def plot_spectrum(rec_or_matrix, ax=None, *, eigenvalues: bool = False, **fixed)
         A recurrence (its roots = eigenvalues of the block-companion one-step map, e.g.
         ``Gamma + lam I`` for ``entangled``, ``H_res + lam H_post^T H_pre`` for
         ``hyper_connection``), a square matrix, or eigenvalues: 1-D, >= 3-D (such as
-        :func:`~depthdyn.numeric.spectra.conv_spectrum` output), any shape with ``eigenvalues=True``.
+        :func:`~depthdyn.numeric.conv.conv_spectrum` output), any shape with ``eigenvalues=True``.
     ax : matplotlib.axes.Axes, optional
     eigenvalues : bool
         Read a 2-D array as eigenvalues rather than as a matrix.

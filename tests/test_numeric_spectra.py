@@ -21,9 +21,8 @@ from depthdyn import (
     smooth,
 )
 from depthdyn.numeric.bridge import batch_coefficients
+from depthdyn.numeric.conv import conv_kernel, conv_spectrum
 from depthdyn.numeric.spectra import (
-    conv_kernel,
-    conv_spectrum,
     dominant_mode,
     roots,
     spectral_radius,

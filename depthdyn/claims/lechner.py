@@ -4,7 +4,7 @@ The entanglement matrix is taken from :func:`depthdyn.families.entangled` (``Gam
 block's skip matrix, ``x_{l+1} = (Gamma + lam I) x_l`` at ``lam = 0``); its eigenvalues come
 from the family's exact roots, its singular values from ``Gamma^T Gamma``. The orthogonal
 case is checked on the exactly orthogonal (Cayley) matrices of the family and, with a stated
-tolerance, on the QR kernels of Fig. 3 (:func:`depthdyn.numeric.spectra.conv_kernel`). The
+tolerance, on the QR kernels of Fig. 3 (:func:`depthdyn.numeric.conv.conv_kernel`). The
 Fig. 3 kernels are checked through their operator spectra (``conv_spectrum``, circular
 padding). The experimental accuracies of the tables cannot be checked by computation and
 are left out.
@@ -16,7 +16,7 @@ import numpy as np
 import sympy as sp
 
 from ..families import entangled
-from ..numeric.spectra import conv_kernel, conv_spectrum
+from ..numeric.conv import conv_kernel, conv_spectrum
 from ..symbolic.polynomial import roots
 from .base import Claim, Outcome, compare_exact, ensure, stated_expr, verdict
 

@@ -10,6 +10,7 @@ and checked against the exact symbolic layer in the test suite.
 from .blocks import BLOCKS, simulate_block
 from .bridge import batch_coefficients, monic_columns, prepare_values
 from .check import CheckReport, CheckRow
+from .conv import conv_kernel, conv_spectrum
 from .masks import StabilityRegion, boundary_locus, schur_cohn, stability_mask, stability_region
 from .simulate import (
     OverflowReport,
@@ -21,8 +22,6 @@ from .simulate import (
 )
 from .spectra import (
     Spectrum,
-    conv_kernel,
-    conv_spectrum,
     dominant_mode,
     roots,
     spectral_radius,
