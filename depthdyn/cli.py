@@ -4,7 +4,8 @@
 layer knows about a family; ``depthdyn derive --list`` names the families;
 ``depthdyn check FAMILY`` compares the exact results with the numeric engine at random
 points and exits 1 on disagreement; ``depthdyn verify [--source NAME] [--json]`` checks the
-source documents' claims. User errors print one line to stderr and exit with
+source documents' claims; ``depthdyn report [--out DIR] [--force]`` writes the full report
+(claims, figures, modes) into a directory. User errors print one line to stderr and exit with
 status 2; no traceback.
 """
 
@@ -215,6 +216,10 @@ def _parser() -> argparse.ArgumentParser:
     verify = sub.add_parser("verify", help="check the source documents' claims by computation")
     verify.add_argument("--source", help="only this source (e.g. 000 or post); default: all")
     verify.add_argument("--json", action="store_true", help="emit a JSON list of claim results")
+    rep = sub.add_parser("report", help="write report.md, claims.json and the figures into a directory")
+    rep.add_argument("--out", default="report", metavar="DIR", help="output directory (default: report)")
+    rep.add_argument("--force", action="store_true",
+                     help="write into a non-empty directory that depthdyn report did not create")
     return parser
 
 
@@ -282,6 +287,14 @@ def _verify(args) -> int:
     return 0  # verdicts are results, not errors
 
 
+def _report(args) -> int:
+    from .report import write_report
+
+    summary = write_report(args.out, force=args.force)
+    sys.stdout.write(f"{summary}\n")
+    return 0
+
+
 def _check(args) -> int:
     from .numeric.check import check
 
@@ -307,6 +320,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _region(args)
         if args.command == "verify":
             return _verify(args)
+        if args.command == "report":
+            return _report(args)
         if args.command == "derive":
             if args.list:
                 _list_families()

@@ -1,0 +1,520 @@
+"""The ``depthdyn report`` main job: every claim, a figure set and the modes of each family.
+
+:func:`write_report` runs all claims of the source documents, draws a stability-region
+figure and a trajectory figure for each family in :data:`~depthdyn.families.FAMILIES`
+(plus a root locus where the region alone says little), derives each family's
+characteristic polynomial, roots, modes and exact stability conditions, and writes
+
+* ``report.md``: summary, claims table, failing claims with the correct values, one
+  section per family with its figures linked as relative PNG paths and captioned;
+* ``claims.json``: one JSON object per claim (as ``depthdyn verify --json``);
+* ``figures/*.png``.
+
+Every file is written atomically (a temporary file in the same directory, then
+:func:`os.replace`). A directory the report did not create (no ``.depthdyn-report``
+marker) and that is not empty is refused unless ``force=True``. Figures are drawn on
+:class:`matplotlib.figure.Figure` objects, never through ``pyplot``.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import os
+import tempfile
+import time
+from collections.abc import Callable
+from contextlib import suppress
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import sympy as sp
+
+from .errors import ParameterError
+
+__all__ = ["ReportSummary", "write_report", "atomic_write", "MARKER"]
+
+#: Name of the marker file that says a directory was made by ``depthdyn report``.
+MARKER = ".depthdyn-report"
+_MARKER_TEXT = "This directory was written by `depthdyn report`; it may be overwritten by it.\n"
+_DPI = 100
+_SIZE = (6.4, 4.8)
+
+
+# ------------------------------------------------------------------ files
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def atomic_write(path, data: bytes | str) -> Path:
+    """Write ``data`` to ``path`` atomically: a temporary file in the same directory, then ``os.replace``.
+
+    A reader sees either the old file or the complete new one; on any failure the
+    temporary file is removed and ``path`` is left as it was.
+
+    Parameters
+    ----------
+    path : str or Path
+    data : bytes or str
+        Text is written as UTF-8.
+
+    Returns
+    -------
+    Path
+    """
+    path = Path(path)
+    raw = data.encode("utf-8") if isinstance(data, str) else bytes(data)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(raw)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; a report is an ordinary file
+        os.replace(tmp, path)
+    except BaseException:
+        with suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    return path
+
+
+def _prepare_dir(out: Path, force: bool) -> None:
+    """Create ``out`` or accept it (empty, ours, or ``force``); mark it as ours."""
+    if out.exists() and not out.is_dir():
+        raise ParameterError(f"{out} exists and is not a directory; choose another --out")
+    if out.is_dir():
+        try:
+            foreign = any(out.iterdir()) and not (out / MARKER).is_file()
+        except OSError as exc:
+            raise ParameterError(f"cannot read {out}: {exc.strerror or exc}") from None
+        if foreign and not force:
+            raise ParameterError(
+                f"{out} is not empty and was not written by depthdyn report; "
+                "choose another --out or pass --force to write into it"
+            )
+    try:
+        (out / "figures").mkdir(parents=True, exist_ok=True)
+        atomic_write(out / MARKER, _MARKER_TEXT)
+    except OSError as exc:
+        raise ParameterError(f"cannot write to {out}: {exc.strerror or exc}") from None
+
+
+# ------------------------------------------------------------------ figures
+@dataclass(frozen=True)
+class FigureSpec:
+    """One figure: a file stem, a drawing function ``draw(fig)`` and its caption."""
+
+    stem: str
+    draw: Callable
+    caption: str
+
+
+def _fig():
+    from matplotlib.figure import Figure
+
+    return Figure(figsize=_SIZE, layout="constrained")
+
+
+def _region(rec_fn, x, y, **fixed):
+    def draw(fig):
+        from .plot import plot_stability_region
+
+        plot_stability_region(rec_fn(), ax=fig.add_subplot(), x=x, y=y, **fixed)
+
+    return draw
+
+
+def _traj(rec_fn, initial, L, param, values, log=False, **fixed):
+    def draw(fig):
+        from .plot import plot_trajectories
+
+        ax = plot_trajectories(rec_fn(), initial, L, ax=fig.add_subplot(), param=param, values=values, **fixed)
+        if log:
+            ax.set_yscale("log")
+
+    return draw
+
+
+def _locus(rec_fn, param, values, **fixed):
+    def draw(fig):
+        from .plot import plot_root_locus
+
+        plot_root_locus(rec_fn(), param, values, ax=fig.add_subplot(), **fixed)
+
+    return draw
+
+
+def _oscillator_traj(fig):
+    """Both discretisations of the oscillator toy from x_0 = x_1 = 1, with cos(beta l / L)."""
+    from .families import oscillator
+    from .plot import plot_trajectories
+
+    beta, depth, layers = math.pi / 2, 16, 64
+    ax = fig.add_subplot()
+    for form in ("block", "explicit"):
+        plot_trajectories(oscillator(form=form, L=depth), [1.0, 1.0], layers, ax=ax, param="beta", values=[beta])
+    block, explicit = ax.get_lines()[:2]
+    block.set_label("block form: x[l+1] - (2 - beta^2/L^2) x[l] + x[l-1] = 0")
+    explicit.set_label("explicit form (as printed): x[l+1] - 2 x[l] + (1 + beta^2/L^2) x[l-1] = 0")
+    ll = np.linspace(0, layers, 400)
+    ax.plot(ll, np.cos(beta * ll / depth), color="0.3", lw=1.0, ls="--", label="continuum cos(beta l / L)")
+    ax.set_title(f"oscillator toy: x_l over depth (beta=pi/2, L={depth})")
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12), fontsize="small", frameon=False)
+
+
+def _family_recs() -> dict[str, Callable]:
+    from . import families as fam
+
+    return {
+        "residual": lambda: fam.residual(),
+        "rezero": lambda: fam.rezero(),
+        "weighted": lambda: fam.weighted(),
+        "highway": lambda: fam.highway(),
+        "momentum": lambda: fam.momentum(),
+        "oscillator": lambda: fam.oscillator(),
+        "smooth": lambda: fam.smooth(k=2),
+        "dense": lambda: fam.dense(k=2),
+        "entangled": lambda: fam.entangled(n=3),
+        "hyper_connection": lambda: fam.hyper_connection(n=2, H_pre=[1, 0], H_post=[1, 1]),
+        "general": lambda: fam.general(rho="r**2 - r", sigma="(3*r - 1)/2"),
+    }
+
+
+#: A note on the structural choices of the recurrence each family's section analyses.
+_NOTES = {
+    "residual": "Plain residual block, `x[l+1] = (1 + lam) x[l]`.",
+    "rezero": "ReZero gain `a` on the block.",
+    "weighted": "Skip weight `a` on the identity path.",
+    "highway": "Transform gate `g` in [0, 1].",
+    "momentum": "Second-order momentum block (velocity carry `m`, forcing scale `eta`).",
+    "oscillator": "Oscillator toy of 000 §3 in the block form (the explicit form as printed is drawn "
+                  "beside it in the trajectory figure).",
+    "smooth": "`C^2` smooth network (`k = 2`), step `h` symbolic below; the figures use `h = 1`.",
+    "dense": "Dense network with `k = 2` lags, step `h` symbolic below; the figures use `h = 1`.",
+    "entangled": "Uniform entanglement on `n = 3` features, `Gamma = (gamma/3) 1 1^T + (1 - gamma) I`.",
+    "hyper_connection": "Two streams with `H_pre = [1, 0]`, `H_post = [1, 1]` and a doubly stochastic "
+                        "`H_res = [[h, 1-h], [1-h, h]]`, `h = hres_1_1`.",
+    "general": "The Adams–Bashforth 2 depth model: `rho(r) = r^2 - r`, `sigma(r) = (3 r - 1)/2`.",
+}
+
+
+def _specs() -> dict[str, list[FigureSpec]]:
+    from . import families as fam
+
+    R = _family_recs()
+    osc_locus = np.linspace(0.0, 2.5, 126)
+    return {
+        "residual": [
+            FigureSpec("residual-region", _region(R["residual"], ("re(lam)", -3, 1, 301), ("im(lam)", -2, 2, 301)),
+                       "Residual block in the complex `lam` plane: shaded points are strictly stable "
+                       "(`|1 + lam| < 1`), the disc of radius 1 about `lam = -1`; the dashed curve is the "
+                       "exact boundary locus `lam = e^{it} - 1`."),
+            FigureSpec("residual-trajectories",
+                       _traj(R["residual"], [1.0], 30, "lam", [0.05, -0.5, -1.5, -2.1]),
+                       "Residual block, `x_l` over 30 layers from `x_0 = 1` for real `lam` = 0.05 (slow growth, "
+                       "factor 1.05), -0.5 (monotone decay), -1.5 (alternating decay, factor -0.5) and -2.1 "
+                       "(alternating growth, factor -1.1)."),
+        ],
+        "rezero": [
+            FigureSpec("rezero-region", _region(R["rezero"], ("re(lam)", -3, 1, 301), ("a", 0, 3, 201)),
+                       "ReZero over real `lam` and gain `a`: shaded points are strictly stable; the coloured "
+                       "curves are the exact boundaries `a lam = 0` (`lam = 0`) and `a lam = -2` (a hyperbola), "
+                       "so at `a = 0` (the initialisation) no point is strictly stable: the block is the identity."),
+            FigureSpec("rezero-trajectories", _traj(R["rezero"], [1.0], 30, "a", [0.0, 0.5, 2.5], lam=-1),
+                       "ReZero at `lam = -1`, `x_l` from `x_0 = 1` for `a` = 0 (identity: constant), 0.5 "
+                       "(factor 0.5, decay) and 2.5 (factor -1.5, alternating growth)."),
+        ],
+        "weighted": [
+            FigureSpec("weighted-region", _region(R["weighted"], ("re(lam)", -3, 2, 301), ("a", -2, 2, 201)),
+                       "Weighted residual over real `lam` and skip weight `a`: strictly stable exactly on the "
+                       "diagonal band `-1 < a + lam < 1`, bounded by the two exact lines drawn."),
+            FigureSpec("weighted-trajectories", _traj(R["weighted"], [1.0], 30, "a", [0.5, 1.0, 1.2], lam=-0.1),
+                       "Weighted residual at `lam = -0.1`, `x_l` from `x_0 = 1` for `a` = 0.5, 1.0, 1.2 "
+                       "(factors 0.4, 0.9 and 1.1: fast decay, slow decay, growth)."),
+        ],
+        "highway": [
+            FigureSpec("highway-region", _region(R["highway"], ("re(lam)", -3, 2, 301), ("g", 0, 1, 201)),
+                       "Highway block over real `lam` and gate `g`: shaded points are strictly stable; the exact "
+                       "boundaries are `lam = 1` and `g (lam - 1) = -2`; at `g = 0` (gate closed) the block is "
+                       "the identity and nothing is strictly stable."),
+            FigureSpec("highway-trajectories", _traj(R["highway"], [1.0], 30, "g", [0.0, 0.5, 1.0], lam=0.5),
+                       "Highway block at `lam = 0.5`, `x_l` from `x_0 = 1` for gate `g` = 0, 0.5, 1 "
+                       "(factors 1, 0.75, 0.5: the more open the gate, the faster the decay)."),
+        ],
+        "momentum": [
+            FigureSpec("momentum-region",
+                       _region(R["momentum"], ("re(lam)", -5, 1, 301), ("m", 0, 0.99, 200), eta=1),
+                       "Momentum block at `eta = 1` over real `lam` and carry `m`: shaded points are strictly "
+                       "stable; the exact boundary is `lam = 0` and `lam = -2(1 + m)`, so momentum widens the "
+                       "stable interval from `(-2, 0)` at `m = 0` towards `(-4, 0)`."),
+            FigureSpec("momentum-trajectories",
+                       _traj(R["momentum"], [1.0, 1.0], 40, "m", [0.0, 0.5, 0.9], lam=-0.3, eta=1),
+                       "Momentum block at `lam = -0.3`, `eta = 1`, `x_l` from `x_0 = x_1 = 1` for `m` = 0 "
+                       "(plain residual, monotone decay), 0.5 and 0.9 (complex roots of modulus `sqrt(m)`: "
+                       "damped oscillation, slower for larger `m`)."),
+        ],
+        "oscillator": [
+            FigureSpec("oscillator-region", _region(R["oscillator"], ("beta", 0, 6, 301), ("L", 0.25, 4, 200)),
+                       "Oscillator toy (block form) over `beta` and `L`: no point is strictly stable (the "
+                       "roots' product is 1, legend: exact 'never strictly stable'); the dark area is where "
+                       "the root condition holds (two simple roots on the unit circle), `0 < beta < 2L`."),
+            FigureSpec("oscillator-trajectories", _oscillator_traj,
+                       "Oscillator toy at `beta = pi/2`, `L = 16`, 64 layers from `x_0 = x_1 = 1`: the block "
+                       "form follows the continuum `cos(beta l / L)` (dashed) with constant amplitude, the "
+                       "explicit form as printed in 000 §3 grows (root modulus `sqrt(1 + beta^2/L^2) > 1`)."),
+            FigureSpec("oscillator-root-locus",
+                       _locus(lambda: fam.oscillator(L=1), "beta", osc_locus),
+                       "Roots of the block-form oscillator at `L = 1` as `beta` goes from 0 to 2.5: a double "
+                       "root at `r = 1` for `beta = 0`, then a conjugate pair on the unit circle until "
+                       "`beta = 2`, after which both roots are real and negative and one leaves the circle."),
+        ],
+        "smooth": [
+            FigureSpec("smooth-region",
+                       _region(R["smooth"], ("re(lam)", -5, 1, 301), ("im(lam)", -2, 2, 301), h=1),
+                       "`C^2` smooth network (`h = 1`) in the complex `lam` plane: no `lam` is strictly stable "
+                       "(the product of the roots is 1); the boundary locus degenerates to the real segment "
+                       "`[-4, 0]`, the only place where both roots lie on the unit circle."),
+            FigureSpec("smooth-root-locus",
+                       _locus(R["smooth"], "lam", np.linspace(-5.0, 1.0, 121), h=1),
+                       "Roots of the `C^2` network (`h = 1`) as real `lam` moves from -5 to 1: a reciprocal "
+                       "pair `r, 1/r`; on the unit circle for `-4 <= lam <= 0`, one root outside otherwise."),
+            FigureSpec("smooth-trajectories",
+                       _traj(R["smooth"], [1.0, 1.0], 30, "lam", [0.2, -1.0, -3.0, -4.5], h=1),
+                       "`C^2` network (`h = 1`), `x_l` from `x_0 = x_1 = 1` for `lam` = -1 and -3 (bounded "
+                       "oscillation, roots on the unit circle), 0.2 and -4.5 (growth: a root outside)."),
+        ],
+        "dense": [
+            FigureSpec("dense-region",
+                       _region(R["dense"], ("re(lam)", -3, 1, 301), ("im(lam)", -2, 2, 301), h=1),
+                       "Dense network, `k = 2` lags, `h = 1`, in the complex `lam` plane: the root `r = -1` is "
+                       "always present, so nothing is strictly stable; the dark disc `|1 + lam| < 1` is where "
+                       "the root condition holds, bounded by the dashed boundary locus."),
+            FigureSpec("dense-trajectories",
+                       _traj(R["dense"], [1.0, 0.5], 30, "lam", [-0.5, -1.5, -2.5], h=1),
+                       "Dense network (`k = 2`, `h = 1`), `x_l` from `x_0 = 1`, `x_1 = 0.5` for `lam` = -0.5, "
+                       "-1.5 (the residual mode `(1 + lam)^l` decays, the `(-1)^l` mode persists) and -2.5 "
+                       "(the residual mode grows)."),
+        ],
+        "entangled": [
+            FigureSpec("entangled-region",
+                       _region(R["entangled"], ("re(lam)", -3, 1, 301), ("gamma", 0, 1, 201)),
+                       "Entangled residual, uniform `Gamma`, `n = 3`, over real `lam` and `gamma`: strictly "
+                       "stable where both eigenvalues `1 + lam` and `1 - gamma + lam` of the one-step map lie in "
+                       "`(-1, 1)`, i.e. `gamma - 2 < lam < 0`; lines are the exact Schur–Cohn boundaries."),
+            FigureSpec("entangled-trajectories",
+                       _traj(R["entangled"], [[1.0, 0.0, 0.0]], 20, "gamma", [0.0, 0.4, 0.8], log=True, lam=-1.5),
+                       "Entangled residual (`n = 3`) at `lam = -1.5`, `|x_l|` (log scale) from `x_0 = e_1` for "
+                       "`gamma` = 0, 0.4, 0.8: eigenvalue `-0.5 - gamma` has modulus 0.5, 0.9, 1.3, so decay, "
+                       "slow decay and growth."),
+        ],
+        "hyper_connection": [
+            FigureSpec("hyper_connection-region",
+                       _region(R["hyper_connection"], ("re(lam)", -3, 1, 301), ("hres_1_1", 0, 1, 201)),
+                       "Hyper-connections, 2 streams, `H_pre = [1, 0]`, `H_post = [1, 1]`, over real `lam` and "
+                       "`h = hres_1_1`: the eigenvalues are `1 + lam` and `2h - 1`, so the strictly stable set "
+                       "is `-2 < lam < 0`, `0 < h < 1`; lines are the exact Schur–Cohn boundaries."),
+            FigureSpec("hyper_connection-trajectories",
+                       _traj(R["hyper_connection"], [[1.0, 0.0]], 20, "hres_1_1", [0.0, 0.5, 1.0], log=True,
+                             lam=-0.5),
+                       "Hyper-connections (2 streams) at `lam = -0.5`, `|x_l|` (log scale) from `x_0 = e_1` for "
+                       "`h` = 0, 0.5, 1: at `h = 0` and `h = 1` (permutation `H_res`) the eigenvalue `2h - 1 = "
+                       "-1` or `1` keeps a constant part, at `h = 0.5` both eigenvalues are 0.5 or 0 and the "
+                       "state decays."),
+        ],
+        "general": [
+            FigureSpec("general-region",
+                       _region(R["general"], ("re(lam)", -1.5, 0.5, 301), ("im(lam)", -1, 1, 301)),
+                       "Adams–Bashforth 2 depth model in the complex `lam` plane: the shaded points are strictly "
+                       "stable; the dashed curve is the exact boundary locus `lam = rho(e^{it}) / sigma(e^{it})`; "
+                       "on the real axis the interval is `(-1, 0)`."),
+            FigureSpec("general-trajectories",
+                       _traj(R["general"], [1.0, 1.0], 40, "lam", [-0.5, -0.9, -1.1]),
+                       "Adams–Bashforth 2 model, `x_l` from `x_0 = x_1 = 1` for real `lam` = -0.5 (decay), "
+                       "-0.9 (slow alternating decay) and -1.1 (outside `(-1, 0)`: alternating growth)."),
+        ],
+    }
+
+
+# ------------------------------------------------------------------ modes
+def _derive(rec) -> dict:
+    from .symbolic.polynomial import charpoly, roots
+    from .symbolic.solve import modes
+    from .symbolic.stability import stability_conditions
+
+    out = {"recurrence": rec.equation(), "charpoly": sp.sstr(charpoly(rec))}
+    out["roots"] = [f"r = {sp.sstr(rt.value)}  (multiplicity {rt.multiplicity})" for rt in roots(rec)]
+    out["modes"] = str(modes(rec))
+    out["stability"] = str(stability_conditions(rec))
+    return out
+
+
+# ------------------------------------------------------------------ markdown
+def _cell(text: str, width: int = 90) -> str:
+    text = " ".join(str(text).split())
+    if len(text) > width:
+        text = text[: width - 1] + "…"
+    return text.replace("\\", "\\\\").replace("|", "\\|").replace("`", "'")
+
+
+def _code(text: str, width: int = 90) -> str:
+    cell = _cell(text, width)
+    return f"`{cell}`" if cell else ""
+
+
+def _claims_md(results, counts) -> list[str]:
+    lines = ["## Claims", "",
+             f"{counts['total']} claims from the source documents, each checked by computation with depthdyn "
+             "(`depthdyn verify` prints the same table; `claims.json` holds the full records).", "",
+             "| id | § | verdict | statement | stated | computed |", "|---|---|---|---|---|---|"]
+    for res in results:
+        j = res.to_json()
+        lines.append(f"| {_cell(j['id'])} | {_cell(j['section'], 30)} | **{j['verdict']}** | "
+                     f"{_cell(j['statement'], 140)} | {_code(j['stated'])} | {_code(j['computed'])} |")
+    fails = [r.to_json() for r in results if r.verdict == "fails"]
+    lines += ["", "### Claims that fail", ""]
+    if not fails:
+        lines.append("None.")
+    for j in fails:
+        lines += [f"* **{j['id']}** ({j['source']} {j['section']}): {' '.join(j['statement'].split())}",
+                  f"  * stated: `{_cell(j['stated'], 400)}`",
+                  f"  * correct / counterexample: `{_cell(j['computed'], 400)}`"]
+        if j["note"]:
+            lines.append(f"  * note: {' '.join(j['note'].split())}")
+    caveats = [r.to_json() for r in results if r.verdict == "holds-with-caveat"]
+    lines += ["", "### Claims that hold only with a caveat", ""]
+    if not caveats:
+        lines.append("None.")
+    for j in caveats:
+        note = " ".join(j["note"].split()) or "see claims.json"
+        lines.append(f"* **{j['id']}** ({j['source']} {j['section']}): {note}")
+    return lines
+
+
+def _family_md(name, fam, rec, derived, figures) -> list[str]:
+    lines = [f"### {name}", "", f"{fam.summary}. {_NOTES.get(name, '')}".rstrip(),
+             "", f"Source: {rec.source or '—'}.", "", "```text",
+             f"recurrence:     {derived['recurrence']}",
+             f"charpoly:       {derived['charpoly']}", "roots:"]
+    lines += [f"  {line}" for line in derived["roots"]]
+    lines += [f"modes:          {derived['modes']}", "stability:"]
+    lines += [f"  {line}" for line in derived["stability"].splitlines()]
+    lines += ["```", ""]
+    if not rec.is_scalar:
+        lines += ["The modes are those of `det(r I - M)`; every component of `x_l` is a combination of them "
+                  "(terms `l r^l` of a repeated eigenvalue vanish when the one-step map is diagonalisable).", ""]
+    for number, rel, caption in figures:
+        lines += [f"![{_cell(caption, 120)}]({rel})", "", f"*Figure {number}.* {caption}", ""]
+    return lines
+
+
+# ------------------------------------------------------------------ the job
+@dataclass(frozen=True)
+class ReportSummary:
+    """What :func:`write_report` wrote: paths, verdict counts and the time taken."""
+
+    out_dir: Path
+    report: Path
+    claims: Path
+    figures: tuple[Path, ...]
+    counts: dict = field(default_factory=dict)
+    seconds: float = 0.0
+
+    def __str__(self) -> str:
+        c = self.counts
+        return (f"{c.get('total', 0)} claims: {c.get('holds', 0)} hold, {c.get('fails', 0)} fail, "
+                f"{c.get('holds-with-caveat', 0)} hold with a caveat\n"
+                f"report:  {self.report}\nclaims:  {self.claims}\n"
+                f"figures: {len(self.figures)} PNG files in {self.out_dir / 'figures'}\n"
+                f"done in {self.seconds:.1f} s")
+
+
+def _render(spec: FigureSpec, path: Path) -> None:
+    fig = _fig()
+    spec.draw(fig)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=_DPI)
+    atomic_write(path, buf.getvalue())
+
+
+def write_report(out_dir="report", force: bool = False) -> ReportSummary:
+    """Run every claim, draw every family's figures and write the report into ``out_dir``.
+
+    Parameters
+    ----------
+    out_dir : str or Path
+        Created if missing. An existing non-empty directory is accepted only when it holds
+        the ``.depthdyn-report`` marker of an earlier report, or with ``force``.
+    force : bool
+        Write into a non-empty directory the report did not create (files of the same
+        names are replaced; other files are left alone).
+
+    Returns
+    -------
+    ReportSummary
+
+    Raises
+    ------
+    ParameterError
+        ``out_dir`` is a file, a non-empty foreign directory without ``force``, or unwritable.
+    ClaimError
+        A claim's check failed internally (a bug in depthdyn).
+    """
+    from .claims import run_claims, summary
+    from .families import FAMILIES
+
+    start = time.perf_counter()
+    out = Path(out_dir)
+    _prepare_dir(out, force)
+    results = run_claims()
+    counts = summary(results)
+    atomic_write(out / "claims.json",
+                 json.dumps([r.to_json() for r in results], ensure_ascii=False, indent=2) + "\n")
+
+    specs, recs = _specs(), _family_recs()
+    missing = [name for name in FAMILIES if name not in specs]
+    if missing:  # a new family needs its figures chosen here
+        raise ParameterError(f"the report has no figures for the families {missing}")
+    sections, written, number = [], [], 0
+    for name, fam in FAMILIES.items():
+        rec = recs[name]()
+        figures = []
+        for spec in specs[name]:
+            number += 1
+            rel = f"figures/{spec.stem}.png"
+            _render(spec, out / rel)
+            written.append(out / rel)
+            figures.append((number, rel, spec.caption))
+        sections += _family_md(name, fam, rec, _derive(rec), figures)
+
+    from . import __version__
+
+    tally = (f"**{counts['holds']} hold**, **{counts['fails']} fail**, "
+             f"**{counts['holds-with-caveat']} hold with a caveat**")
+    head = [
+        "# depthdyn report", "",
+        f"Written by `depthdyn report` (depthdyn {__version__}). Re-run it with "
+        f"`depthdyn report --out {out.as_posix()}`; every number below is computed, none is copied.", "",
+        "## Summary", "",
+        f"* {counts['total']} claims from the five source documents: {tally}.",
+        f"* {len(FAMILIES)} families, each with its exact characteristic polynomial, roots, modes and "
+        f"Schur–Cohn stability conditions, and {len(written)} figures.",
+        "* Files: `claims.json` (one object per claim: id, source, section, statement, stated, computed, "
+        "verdict, method, note) and `figures/*.png`.", "",
+        "Verdicts: `holds` (agrees to the digits printed, or exactly), `fails` (the computed column holds the "
+        "correct value or a counterexample), `holds-with-caveat` (true only under a condition the source does "
+        "not state; the note says which).", "",
+        "Stability below means all characteristic roots strictly inside the unit circle (`lam` real unless the "
+        "figure uses the complex `lam` plane). In the region figures the light fill marks strictly stable grid "
+        "points, a darker fill marks points where only the root condition holds (simple roots on the unit "
+        "circle), and the drawn curves are the exact boundaries (boundary locus dashed, each exact Schur–Cohn "
+        "condition `expr = 0` as a coloured line).", "",
+    ]
+    body = head + _claims_md(results, counts) + ["", "## Families", ""] + sections
+    report = atomic_write(out / "report.md", "\n".join(body).rstrip() + "\n")
+    return ReportSummary(out, report, out / "claims.json", tuple(written), counts,
+                         time.perf_counter() - start)
