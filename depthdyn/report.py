@@ -67,6 +67,8 @@ def atomic_write(path, data: bytes | str) -> Path:
     Path
     """
     path = Path(path)
+    if not isinstance(data, (str, bytes, bytearray, memoryview)):
+        raise TypeError(f"atomic_write needs bytes or str, got {type(data).__name__}")
     raw = data.encode("utf-8") if isinstance(data, str) else bytes(data)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
@@ -124,18 +126,24 @@ def _region(rec_fn, x, y, **fixed):
     def draw(fig):
         from .plot import plot_stability_region
 
-        plot_stability_region(rec_fn(), ax=fig.add_subplot(), x=x, y=y, **fixed)
+        ax = plot_stability_region(rec_fn(), ax=fig.add_subplot(), x=x, y=y, **fixed)
+        if x[0].startswith("re(") and y[0].startswith("im("):
+            ax.set_aspect("equal", adjustable="box")  # the complex plane: circles look round
 
     return draw
 
 
-def _traj(rec_fn, initial, L, param, values, log=False, **fixed):
+def _traj(rec_fn, initial, L, param, values, yscale=None, **fixed):
     def draw(fig):
         from .plot import plot_trajectories
 
         ax = plot_trajectories(rec_fn(), initial, L, ax=fig.add_subplot(), param=param, values=values, **fixed)
-        if log:
-            ax.set_yscale("log")
+        if yscale == "symlog":
+            ax.set_yscale("symlog", linthresh=1.0)
+            ax.set_ylabel(f"{ax.get_ylabel()} (symmetric log scale, linear in [-1, 1])")
+        elif yscale:
+            ax.set_yscale(yscale)
+            ax.set_ylabel(f"{ax.get_ylabel()} ({yscale} scale)")
 
     return draw
 
@@ -215,8 +223,8 @@ def _specs() -> dict[str, list[FigureSpec]]:
                        "(`|1 + lam| < 1`), the disc of radius 1 about `lam = -1`; the dashed curve is the "
                        "exact boundary locus `lam = e^{it} - 1`."),
             FigureSpec("residual-trajectories",
-                       _traj(R["residual"], [1.0], 30, "lam", [0.05, -0.5, -1.5, -2.1]),
-                       "Residual block, `x_l` over 30 layers from `x_0 = 1` for real `lam` = 0.05 (slow growth, "
+                       _traj(R["residual"], [1.0], 30, "lam", [0.05, -0.5, -1.5, -2.1], yscale="symlog"),
+                       "Residual block, `x_l` over 30 layers from `x_0 = 1` (symmetric log scale) for real `lam` = 0.05 (slow growth, "
                        "factor 1.05), -0.5 (monotone decay), -1.5 (alternating decay, factor -0.5) and -2.1 "
                        "(alternating growth, factor -1.1)."),
         ],
@@ -275,7 +283,7 @@ def _specs() -> dict[str, list[FigureSpec]]:
         ],
         "smooth": [
             FigureSpec("smooth-region",
-                       _region(R["smooth"], ("re(lam)", -5, 1, 301), ("im(lam)", -2, 2, 301), h=1),
+                       _region(R["smooth"], ("re(lam)", -4.5, 0.5, 301), ("im(lam)", -2.5, 2.5, 301), h=1),
                        "`C^2` smooth network (`h = 1`) in the complex `lam` plane: no `lam` is strictly stable "
                        "(the product of the roots is 1); the boundary locus degenerates to the real segment "
                        "`[-4, 0]`, the only place where both roots lie on the unit circle."),
@@ -284,9 +292,10 @@ def _specs() -> dict[str, list[FigureSpec]]:
                        "Roots of the `C^2` network (`h = 1`) as real `lam` moves from -5 to 1: a reciprocal "
                        "pair `r, 1/r`; on the unit circle for `-4 <= lam <= 0`, one root outside otherwise."),
             FigureSpec("smooth-trajectories",
-                       _traj(R["smooth"], [1.0, 1.0], 30, "lam", [0.2, -1.0, -3.0, -4.5], h=1),
-                       "`C^2` network (`h = 1`), `x_l` from `x_0 = x_1 = 1` for `lam` = -1 and -3 (bounded "
-                       "oscillation, roots on the unit circle), 0.2 and -4.5 (growth: a root outside)."),
+                       _traj(R["smooth"], [1.0, 1.0], 30, "lam", [0.2, -1.0, -3.0, -4.5], yscale="symlog", h=1),
+                       "`C^2` network (`h = 1`), `x_l` from `x_0 = x_1 = 1` on a symmetric log scale for `lam` = "
+                       "-1 and -3 (bounded oscillation: roots on the unit circle), 0.2 (monotone growth) and -4.5 "
+                       "(alternating growth): outside `[-4, 0]` one root lies outside the circle."),
         ],
         "dense": [
             FigureSpec("dense-region",
@@ -295,8 +304,9 @@ def _specs() -> dict[str, list[FigureSpec]]:
                        "always present, so nothing is strictly stable; the dark disc `|1 + lam| < 1` is where "
                        "the root condition holds, bounded by the dashed boundary locus."),
             FigureSpec("dense-trajectories",
-                       _traj(R["dense"], [1.0, 0.5], 30, "lam", [-0.5, -1.5, -2.5], h=1),
-                       "Dense network (`k = 2`, `h = 1`), `x_l` from `x_0 = 1`, `x_1 = 0.5` for `lam` = -0.5, "
+                       _traj(R["dense"], [1.0, 0.5], 30, "lam", [-0.5, -1.5, -2.5], yscale="symlog", h=1),
+                       "Dense network (`k = 2`, `h = 1`), `x_l` from `x_0 = 1`, `x_1 = 0.5` on a symmetric log "
+                       "scale for `lam` = -0.5, "
                        "-1.5 (the residual mode `(1 + lam)^l` decays, the `(-1)^l` mode persists) and -2.5 "
                        "(the residual mode grows)."),
         ],
@@ -307,7 +317,7 @@ def _specs() -> dict[str, list[FigureSpec]]:
                        "stable where both eigenvalues `1 + lam` and `1 - gamma + lam` of the one-step map lie in "
                        "`(-1, 1)`, i.e. `gamma - 2 < lam < 0`; lines are the exact Schur–Cohn boundaries."),
             FigureSpec("entangled-trajectories",
-                       _traj(R["entangled"], [[1.0, 0.0, 0.0]], 20, "gamma", [0.0, 0.4, 0.8], log=True, lam=-1.5),
+                       _traj(R["entangled"], [[1.0, 0.0, 0.0]], 20, "gamma", [0.0, 0.4, 0.8], yscale="log", lam=-1.5),
                        "Entangled residual (`n = 3`) at `lam = -1.5`, `|x_l|` (log scale) from `x_0 = e_1` for "
                        "`gamma` = 0, 0.4, 0.8: eigenvalue `-0.5 - gamma` has modulus 0.5, 0.9, 1.3, so decay, "
                        "slow decay and growth."),
@@ -319,12 +329,11 @@ def _specs() -> dict[str, list[FigureSpec]]:
                        "`h = hres_1_1`: the eigenvalues are `1 + lam` and `2h - 1`, so the strictly stable set "
                        "is `-2 < lam < 0`, `0 < h < 1`; lines are the exact Schur–Cohn boundaries."),
             FigureSpec("hyper_connection-trajectories",
-                       _traj(R["hyper_connection"], [[1.0, 0.0]], 20, "hres_1_1", [0.0, 0.5, 1.0], log=True,
-                             lam=-0.5),
-                       "Hyper-connections (2 streams) at `lam = -0.5`, `|x_l|` (log scale) from `x_0 = e_1` for "
-                       "`h` = 0, 0.5, 1: at `h = 0` and `h = 1` (permutation `H_res`) the eigenvalue `2h - 1 = "
-                       "-1` or `1` keeps a constant part, at `h = 0.5` both eigenvalues are 0.5 or 0 and the "
-                       "state decays."),
+                       _traj(R["hyper_connection"], [[1.0, 0.0]], 20, "hres_1_1", [0.0, 0.25, 1.0], lam=-0.5),
+                       "Hyper-connections (2 streams) at `lam = -0.5`, `|x_l|` from `x_0 = e_1` for `h` = 0, "
+                       "0.25, 1. The eigenvalues are `1 + lam = 0.5` and `2h - 1`: at `h = 0` (swap) and `h = 1` "
+                       "(identity `H_res`) the second is -1 or 1 and `|x_l|` settles at a non-zero constant; at "
+                       "`h = 0.25` it is -0.5 and `x_l` decays to 0."),
         ],
         "general": [
             FigureSpec("general-region",
@@ -408,7 +417,8 @@ def _family_md(name, fam, rec, derived, figures) -> list[str]:
         lines += ["The modes are those of `det(r I - M)`; every component of `x_l` is a combination of them "
                   "(terms `l r^l` of a repeated eigenvalue vanish when the one-step map is diagonalisable).", ""]
     for number, rel, caption in figures:
-        lines += [f"![{_cell(caption, 120)}]({rel})", "", f"*Figure {number}.* {caption}", ""]
+        alt = Path(rel).stem.replace("_", " ").replace("-", " ")
+        lines += [f"![{alt}]({rel})", "", f"*Figure {number}.* {caption}", ""]
     return lines
 
 
@@ -464,12 +474,17 @@ def write_report(out_dir="report", force: bool = False) -> ReportSummary:
     ClaimError
         A claim's check failed internally (a bug in depthdyn).
     """
+    out = Path(out_dir)
+    _prepare_dir(out, force)
+    return _build(out)
+
+
+def _build(out: Path) -> ReportSummary:
+    """Run the claims, draw the figures and write every file into the prepared ``out``."""
     from .claims import run_claims, summary
     from .families import FAMILIES
 
     start = time.perf_counter()
-    out = Path(out_dir)
-    _prepare_dir(out, force)
     results = run_claims()
     counts = summary(results)
     atomic_write(out / "claims.json",

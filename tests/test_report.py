@@ -1,0 +1,162 @@
+"""depthdyn report: files written, counts, figures linked and present, directory safety, atomic writes."""
+
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from depthdyn import FAMILIES
+from depthdyn.claims import run_claims, summary
+from depthdyn.cli import main
+from depthdyn.errors import ParameterError
+from depthdyn.report import MARKER, atomic_write, write_report
+
+PNG = b"\x89PNG\r\n\x1a\n"
+IMAGE = re.compile(r"!\[[^\]]*\]\(([^)\s]+)\)")
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory):
+    """One full run of the report (about 20 s; the claims dominate)."""
+    out = tmp_path_factory.mktemp("rep") / "report"
+    return write_report(out), out
+
+
+@pytest.fixture(scope="module")
+def claim_results():
+    return run_claims()
+
+
+def test_files_written(report):
+    summ, out = report
+    assert summ.report == out / "report.md" and summ.report.is_file()
+    assert summ.claims == out / "claims.json" and summ.claims.is_file()
+    assert (out / MARKER).is_file()
+    assert not [p for p in out.rglob("*.tmp")], "temporary files left behind"
+
+
+def test_every_linked_figure_is_a_png(report):
+    summ, out = report
+    text = summ.report.read_text(encoding="utf-8")
+    links = IMAGE.findall(text)
+    assert len(links) >= 2 * len(FAMILIES)
+    assert len(set(links)) == len(links)
+    for rel in links:
+        assert not Path(rel).is_absolute() and rel.endswith(".png")
+        path = out / rel
+        assert path.is_file(), rel
+        assert path.read_bytes()[:8] == PNG, rel
+    assert sorted(str(p.relative_to(out)) for p in summ.figures) == sorted(links)
+
+
+def test_each_figure_has_a_caption(report):
+    text = report[0].report.read_text(encoding="utf-8")
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if IMAGE.search(line):
+            caption = lines[i + 2]
+            assert caption.startswith("*Figure ") and len(caption) > 60, caption
+
+
+def test_each_family_has_a_section_with_region_trajectories_and_modes(report):
+    summ, out = report
+    text = summ.report.read_text(encoding="utf-8")
+    links = IMAGE.findall(text)
+    for name in FAMILIES:
+        assert f"\n### {name}\n" in text
+        assert f"figures/{name}-region.png" in links
+        assert f"figures/{name}-trajectories.png" in links
+    assert text.count("\nmodes:          x_l = ") == len(FAMILIES)
+    assert text.count("\ncharpoly:       ") == len(FAMILIES)
+
+
+def test_claims_json_matches_run_claims(report, claim_results):
+    summ, _ = report
+    data = json.loads(summ.claims.read_text(encoding="utf-8"))
+    assert isinstance(data, list) and len(data) == len(claim_results)
+    assert [d["id"] for d in data] == [r.id for r in claim_results]
+    assert [d["verdict"] for d in data] == [r.verdict for r in claim_results]
+    keys = {"id", "source", "section", "statement", "stated", "computed", "verdict", "method"}
+    assert all(keys <= set(d) for d in data)
+
+
+def test_summary_counts_match(report, claim_results):
+    summ, _ = report
+    counts = summary(claim_results)
+    assert summ.counts == counts
+    text = str(summ)
+    assert (f"{counts['holds']} hold, {counts['fails']} fail, "
+            f"{counts['holds-with-caveat']} hold with a caveat") in text
+    md = summ.report.read_text(encoding="utf-8")
+    assert f"**{counts['holds']} hold**, **{counts['fails']} fail**" in md
+    assert md.count("| **fails** |") == counts["fails"]
+    assert summ.seconds < 120
+
+
+def test_refuses_foreign_nonempty_dir_then_force(tmp_path, capsys, monkeypatch):
+    foreign = tmp_path / "mine"
+    foreign.mkdir()
+    (foreign / "notes.txt").write_text("keep me")
+    assert main(["report", "--out", str(foreign)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--force" in err
+    assert sorted(os.listdir(foreign)) == ["notes.txt"]  # nothing written
+    with pytest.raises(ParameterError):
+        write_report(foreign)
+
+    calls = []
+    monkeypatch.setattr("depthdyn.report._build", lambda out: calls.append(out) or _fake(out))
+    assert main(["report", "--out", str(foreign), "--force"]) == 0
+    assert calls and (foreign / MARKER).is_file() and (foreign / "notes.txt").read_text() == "keep me"
+    assert "report:" in capsys.readouterr().out
+
+
+def _fake(out):
+    from depthdyn.report import ReportSummary
+
+    atomic_write(out / "report.md", "# fake\n")
+    return ReportSummary(out, out / "report.md", out / "claims.json", (), {"total": 0}, 0.0)
+
+
+def test_rerun_into_own_dir_and_file_refused(tmp_path, monkeypatch):
+    monkeypatch.setattr("depthdyn.report._build", _fake)
+    out = tmp_path / "fresh" / "nested"
+    write_report(out)
+    (out / "extra.txt").write_text("x")
+    write_report(out)  # ours (marker): accepted without --force
+    assert (out / "report.md").read_text() == "# fake\n"
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    write_report(empty)  # an empty directory is accepted
+    a_file = tmp_path / "file"
+    a_file.write_text("x")
+    with pytest.raises(ParameterError, match="not a directory"):
+        write_report(a_file, force=True)
+
+
+def test_atomic_write_leaves_no_temp_files(tmp_path):
+    target = tmp_path / "a.txt"
+    atomic_write(target, "first")
+    atomic_write(target, b"second")
+    assert target.read_bytes() == b"second"
+    assert os.listdir(tmp_path) == ["a.txt"]
+    with pytest.raises(TypeError):
+        atomic_write(target, 12345)  # not bytes or text: nothing replaced, nothing left
+    assert target.read_bytes() == b"second"
+    assert os.listdir(tmp_path) == ["a.txt"]
+
+
+def test_atomic_write_failure_cleans_up(tmp_path, monkeypatch):
+    target = tmp_path / "b.txt"
+    target.write_text("old")
+
+    def boom(src, dst):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(os, "replace", boom)
+    with pytest.raises(OSError, match="disk full"):
+        atomic_write(target, "new")
+    assert target.read_text() == "old"
+    assert os.listdir(tmp_path) == ["b.txt"]
