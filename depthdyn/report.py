@@ -137,7 +137,8 @@ def _traj(rec_fn, initial, L, param, values, yscale=None, **fixed):
     def draw(fig):
         from .plot import plot_trajectories
 
-        ax = plot_trajectories(rec_fn(), initial, L, ax=fig.add_subplot(), param=param, values=values, **fixed)
+        ax = plot_trajectories(rec_fn(), initial, L, ax=fig.add_subplot(), param=param, values=values,
+                               **fixed)
         if yscale == "symlog":
             ax.set_yscale("symlog", linthresh=1.0)
             ax.set_ylabel(f"{ax.get_ylabel()} (symmetric log scale, linear in [-1, 1])")
@@ -165,7 +166,8 @@ def _oscillator_traj(fig):
     beta, depth, layers = math.pi / 2, 16, 64
     ax = fig.add_subplot()
     for form in ("block", "explicit"):
-        plot_trajectories(oscillator(form=form, L=depth), [1.0, 1.0], layers, ax=ax, param="beta", values=[beta])
+        rec = oscillator(form=form, L=depth)
+        plot_trajectories(rec, [1.0, 1.0], layers, ax=ax, param="beta", values=[beta])
     block, explicit = ax.get_lines()[:2]
     block.set_label("block form: x[l+1] - (2 - beta^2/L^2) x[l] + x[l-1] = 0")
     explicit.set_label("explicit form (as printed): x[l+1] - 2 x[l] + (1 + beta^2/L^2) x[l-1] = 0")
@@ -218,37 +220,45 @@ def _specs() -> dict[str, list[FigureSpec]]:
     osc_locus = np.linspace(0.0, 2.5, 126)
     return {
         "residual": [
-            FigureSpec("residual-region", _region(R["residual"], ("re(lam)", -3, 1, 301), ("im(lam)", -2, 2, 301)),
+            FigureSpec("residual-region",
+                       _region(R["residual"], ("re(lam)", -3, 1, 301), ("im(lam)", -2, 2, 301)),
                        "Residual block in the complex `lam` plane: shaded points are strictly stable "
                        "(`|1 + lam| < 1`), the disc of radius 1 about `lam = -1`; the dashed curve is the "
                        "exact boundary locus `lam = e^{it} - 1`."),
             FigureSpec("residual-trajectories",
                        _traj(R["residual"], [1.0], 30, "lam", [0.05, -0.5, -1.5, -2.1], yscale="symlog"),
-                       "Residual block, `x_l` over 30 layers from `x_0 = 1` (symmetric log scale) for real `lam` = 0.05 (slow growth, "
+                       "Residual block, `x_l` over 30 layers from `x_0 = 1` (symmetric log scale) for real "
+                       "`lam` = 0.05 (slow growth, "
                        "factor 1.05), -0.5 (monotone decay), -1.5 (alternating decay, factor -0.5) and -2.1 "
                        "(alternating growth, factor -1.1)."),
         ],
         "rezero": [
             FigureSpec("rezero-region", _region(R["rezero"], ("re(lam)", -3, 1, 301), ("a", 0, 3, 201)),
                        "ReZero over real `lam` and gain `a`: shaded points are strictly stable; the coloured "
-                       "curves are the exact boundaries `a lam = 0` (`lam = 0`) and `a lam = -2` (a hyperbola), "
-                       "so at `a = 0` (the initialisation) no point is strictly stable: the block is the identity."),
+                       "curves are the exact boundaries `a lam = 0` (`lam = 0`) and `a lam = -2` (a "
+                       "hyperbola), "
+                       "so at `a = 0` (the initialisation) no point is strictly stable: the block is the "
+                       "identity."),
             FigureSpec("rezero-trajectories", _traj(R["rezero"], [1.0], 30, "a", [0.0, 0.5, 2.5], lam=-1),
                        "ReZero at `lam = -1`, `x_l` from `x_0 = 1` for `a` = 0 (identity: constant), 0.5 "
                        "(factor 0.5, decay) and 2.5 (factor -1.5, alternating growth)."),
         ],
         "weighted": [
             FigureSpec("weighted-region", _region(R["weighted"], ("re(lam)", -3, 2, 301), ("a", -2, 2, 201)),
-                       "Weighted residual over real `lam` and skip weight `a`: strictly stable exactly on the "
+                       "Weighted residual over real `lam` and skip weight `a`: strictly stable exactly on "
+                       "the "
                        "diagonal band `-1 < a + lam < 1`, bounded by the two exact lines drawn."),
-            FigureSpec("weighted-trajectories", _traj(R["weighted"], [1.0], 30, "a", [0.5, 1.0, 1.2], lam=-0.1),
+            FigureSpec("weighted-trajectories",
+                       _traj(R["weighted"], [1.0], 30, "a", [0.5, 1.0, 1.2], lam=-0.1),
                        "Weighted residual at `lam = -0.1`, `x_l` from `x_0 = 1` for `a` = 0.5, 1.0, 1.2 "
                        "(factors 0.4, 0.9 and 1.1: fast decay, slow decay, growth)."),
         ],
         "highway": [
             FigureSpec("highway-region", _region(R["highway"], ("re(lam)", -3, 2, 301), ("g", 0, 1, 201)),
-                       "Highway block over real `lam` and gate `g`: shaded points are strictly stable; the exact "
-                       "boundaries are `lam = 1` and `g (lam - 1) = -2`; at `g = 0` (gate closed) the block is "
+                       "Highway block over real `lam` and gate `g`: shaded points are strictly stable; the "
+                       "exact "
+                       "boundaries are `lam = 1` and `g (lam - 1) = -2`; at `g = 0` (gate closed) the block "
+                       "is "
                        "the identity and nothing is strictly stable."),
             FigureSpec("highway-trajectories", _traj(R["highway"], [1.0], 30, "g", [0.0, 0.5, 1.0], lam=0.5),
                        "Highway block at `lam = 0.5`, `x_l` from `x_0 = 1` for gate `g` = 0, 0.5, 1 "
@@ -257,8 +267,10 @@ def _specs() -> dict[str, list[FigureSpec]]:
         "momentum": [
             FigureSpec("momentum-region",
                        _region(R["momentum"], ("re(lam)", -5, 1, 301), ("m", 0, 0.99, 200), eta=1),
-                       "Momentum block at `eta = 1` over real `lam` and carry `m`: shaded points are strictly "
-                       "stable; the exact boundary is `lam = 0` and `lam = -2(1 + m)`, so momentum widens the "
+                       "Momentum block at `eta = 1` over real `lam` and carry `m`: shaded points are "
+                       "strictly "
+                       "stable; the exact boundary is `lam = 0` and `lam = -2(1 + m)`, so momentum widens "
+                       "the "
                        "stable interval from `(-2, 0)` at `m = 0` towards `(-4, 0)`."),
             FigureSpec("momentum-trajectories",
                        _traj(R["momentum"], [1.0, 1.0], 40, "m", [0.0, 0.5, 0.9], lam=-0.3, eta=1),
@@ -267,7 +279,8 @@ def _specs() -> dict[str, list[FigureSpec]]:
                        "damped oscillation, slower for larger `m`)."),
         ],
         "oscillator": [
-            FigureSpec("oscillator-region", _region(R["oscillator"], ("beta", 0, 6, 301), ("L", 0.25, 4, 200)),
+            FigureSpec("oscillator-region",
+                       _region(R["oscillator"], ("beta", 0, 6, 301), ("L", 0.25, 4, 200)),
                        "Oscillator toy (block form) over `beta` and `L`: no point is strictly stable (the "
                        "roots' product is 1, legend: exact 'never strictly stable'); the dark area is where "
                        "the root condition holds (two simple roots on the unit circle), `0 < beta < 2L`."),
@@ -284,7 +297,8 @@ def _specs() -> dict[str, list[FigureSpec]]:
         "smooth": [
             FigureSpec("smooth-region",
                        _region(R["smooth"], ("re(lam)", -4.5, 0.5, 301), ("im(lam)", -2.5, 2.5, 301), h=1),
-                       "`C^2` smooth network (`h = 1`) in the complex `lam` plane: no `lam` is strictly stable "
+                       "`C^2` smooth network (`h = 1`) in the complex `lam` plane: no `lam` is strictly "
+                       "stable "
                        "(the product of the roots is 1); the boundary locus degenerates to the real segment "
                        "`[-4, 0]`, the only place where both roots lie on the unit circle."),
             FigureSpec("smooth-root-locus",
@@ -292,20 +306,26 @@ def _specs() -> dict[str, list[FigureSpec]]:
                        "Roots of the `C^2` network (`h = 1`) as real `lam` moves from -5 to 1: a reciprocal "
                        "pair `r, 1/r`; on the unit circle for `-4 <= lam <= 0`, one root outside otherwise."),
             FigureSpec("smooth-trajectories",
-                       _traj(R["smooth"], [1.0, 1.0], 30, "lam", [0.2, -1.0, -3.0, -4.5], yscale="symlog", h=1),
-                       "`C^2` network (`h = 1`), `x_l` from `x_0 = x_1 = 1` on a symmetric log scale for `lam` = "
-                       "-1 and -3 (bounded oscillation: roots on the unit circle), 0.2 (monotone growth) and -4.5 "
+                       _traj(R["smooth"], [1.0, 1.0], 30, "lam", [0.2, -1.0, -3.0, -4.5], yscale="symlog",
+                             h=1),
+                       "`C^2` network (`h = 1`), `x_l` from `x_0 = x_1 = 1` on a symmetric log scale for "
+                       "`lam` = "
+                       "-1 and -3 (bounded oscillation: roots on the unit circle), 0.2 (monotone growth) "
+                       "and -4.5 "
                        "(alternating growth): outside `[-4, 0]` one root lies outside the circle."),
         ],
         "dense": [
             FigureSpec("dense-region",
                        _region(R["dense"], ("re(lam)", -3, 1, 301), ("im(lam)", -2, 2, 301), h=1),
-                       "Dense network, `k = 2` lags, `h = 1`, in the complex `lam` plane: the root `r = -1` is "
-                       "always present, so nothing is strictly stable; the dark disc `|1 + lam| < 1` is where "
+                       "Dense network, `k = 2` lags, `h = 1`, in the complex `lam` plane: the root `r = -1` "
+                       "is "
+                       "always present, so nothing is strictly stable; the dark disc `|1 + lam| < 1` is "
+                       "where "
                        "the root condition holds, bounded by the dashed boundary locus."),
             FigureSpec("dense-trajectories",
                        _traj(R["dense"], [1.0, 0.5], 30, "lam", [-0.5, -1.5, -2.5], yscale="symlog", h=1),
-                       "Dense network (`k = 2`, `h = 1`), `x_l` from `x_0 = 1`, `x_1 = 0.5` on a symmetric log "
+                       "Dense network (`k = 2`, `h = 1`), `x_l` from `x_0 = 1`, `x_1 = 0.5` on a symmetric "
+                       "log "
                        "scale for `lam` = -0.5, "
                        "-1.5 (the residual mode `(1 + lam)^l` decays, the `(-1)^l` mode persists) and -2.5 "
                        "(the residual mode grows)."),
@@ -314,36 +334,47 @@ def _specs() -> dict[str, list[FigureSpec]]:
             FigureSpec("entangled-region",
                        _region(R["entangled"], ("re(lam)", -3, 1, 301), ("gamma", 0, 1, 201)),
                        "Entangled residual, uniform `Gamma`, `n = 3`, over real `lam` and `gamma`: strictly "
-                       "stable where both eigenvalues `1 + lam` and `1 - gamma + lam` of the one-step map lie in "
+                       "stable where both eigenvalues `1 + lam` and `1 - gamma + lam` of the one-step map "
+                       "lie in "
                        "`(-1, 1)`, i.e. `gamma - 2 < lam < 0`; lines are the exact Schur–Cohn boundaries."),
             FigureSpec("entangled-trajectories",
-                       _traj(R["entangled"], [[1.0, 0.0, 0.0]], 20, "gamma", [0.0, 0.4, 0.8], yscale="log", lam=-1.5),
-                       "Entangled residual (`n = 3`) at `lam = -1.5`, `|x_l|` (log scale) from `x_0 = e_1` for "
-                       "`gamma` = 0, 0.4, 0.8: eigenvalue `-0.5 - gamma` has modulus 0.5, 0.9, 1.3, so decay, "
+                       _traj(R["entangled"], [[1.0, 0.0, 0.0]], 20, "gamma", [0.0, 0.4, 0.8], yscale="log",
+                             lam=-1.5),
+                       "Entangled residual (`n = 3`) at `lam = -1.5`, `|x_l|` (log scale) from `x_0 = e_1` "
+                       "for "
+                       "`gamma` = 0, 0.4, 0.8: eigenvalue `-0.5 - gamma` has modulus 0.5, 0.9, 1.3, so "
+                       "decay, "
                        "slow decay and growth."),
         ],
         "hyper_connection": [
             FigureSpec("hyper_connection-region",
                        _region(R["hyper_connection"], ("re(lam)", -3, 1, 301), ("hres_1_1", 0, 1, 201)),
-                       "Hyper-connections, 2 streams, `H_pre = [1, 0]`, `H_post = [1, 1]`, over real `lam` and "
-                       "`h = hres_1_1`: the eigenvalues are `1 + lam` and `2h - 1`, so the strictly stable set "
+                       "Hyper-connections, 2 streams, `H_pre = [1, 0]`, `H_post = [1, 1]`, over real `lam` "
+                       "and "
+                       "`h = hres_1_1`: the eigenvalues are `1 + lam` and `2h - 1`, so the strictly stable "
+                       "set "
                        "is `-2 < lam < 0`, `0 < h < 1`; lines are the exact Schur–Cohn boundaries."),
             FigureSpec("hyper_connection-trajectories",
                        _traj(R["hyper_connection"], [[1.0, 0.0]], 20, "hres_1_1", [0.0, 0.25, 1.0], lam=-0.5),
                        "Hyper-connections (2 streams) at `lam = -0.5`, `|x_l|` from `x_0 = e_1` for `h` = 0, "
-                       "0.25, 1. The eigenvalues are `1 + lam = 0.5` and `2h - 1`: at `h = 0` (swap) and `h = 1` "
-                       "(identity `H_res`) the second is -1 or 1 and `|x_l|` settles at a non-zero constant; at "
+                       "0.25, 1. The eigenvalues are `1 + lam = 0.5` and `2h - 1`: at `h = 0` (swap) and `h "
+                       "= 1` "
+                       "(identity `H_res`) the second is -1 or 1 and `|x_l|` settles at a non-zero "
+                       "constant; at "
                        "`h = 0.25` it is -0.5 and `x_l` decays to 0."),
         ],
         "general": [
             FigureSpec("general-region",
                        _region(R["general"], ("re(lam)", -1.5, 0.5, 301), ("im(lam)", -1, 1, 301)),
-                       "Adams–Bashforth 2 depth model in the complex `lam` plane: the shaded points are strictly "
-                       "stable; the dashed curve is the exact boundary locus `lam = rho(e^{it}) / sigma(e^{it})`; "
+                       "Adams–Bashforth 2 depth model in the complex `lam` plane: the shaded points are "
+                       "strictly "
+                       "stable; the dashed curve is the exact boundary locus `lam = rho(e^{it}) / "
+                       "sigma(e^{it})`; "
                        "on the real axis the interval is `(-1, 0)`."),
             FigureSpec("general-trajectories",
-                       _traj(R["general"], [1.0, 1.0], 40, "lam", [-0.5, -0.9, -1.1]),
-                       "Adams–Bashforth 2 model, `x_l` from `x_0 = x_1 = 1` for real `lam` = -0.5 (decay), "
+                       _traj(R["general"], [1.0, 1.0], 40, "lam", [-0.5, -0.9, -1.1], yscale="symlog"),
+                       "Adams–Bashforth 2 model, `x_l` from `x_0 = x_1 = 1` (symmetric log scale) for real "
+                       "`lam` = -0.5 (decay), "
                        "-0.9 (slow alternating decay) and -1.1 (outside `(-1, 0)`: alternating growth)."),
         ],
     }
@@ -415,7 +446,8 @@ def _family_md(name, fam, rec, derived, figures) -> list[str]:
     lines += ["```", ""]
     if not rec.is_scalar:
         lines += ["The modes are those of `det(r I - M)`; every component of `x_l` is a combination of them "
-                  "(terms `l r^l` of a repeated eigenvalue vanish when the one-step map is diagonalisable).", ""]
+                  "(terms `l r^l` of a repeated eigenvalue vanish when the one-step map is "
+                  "diagonalisable).", ""]
     for number, rel, caption in figures:
         alt = Path(rel).stem.replace("_", " ").replace("-", " ")
         lines += [f"![{alt}]({rel})", "", f"*Figure {number}.* {caption}", ""]
@@ -520,13 +552,18 @@ def _build(out: Path) -> ReportSummary:
         f"Schur–Cohn stability conditions, and {len(written)} figures.",
         "* Files: `claims.json` (one object per claim: id, source, section, statement, stated, computed, "
         "verdict, method, note) and `figures/*.png`.", "",
-        "Verdicts: `holds` (agrees to the digits printed, or exactly), `fails` (the computed column holds the "
-        "correct value or a counterexample), `holds-with-caveat` (true only under a condition the source does "
+        "Verdicts: `holds` (agrees to the digits printed, or exactly), `fails` (the computed column holds "
+        "the "
+        "correct value or a counterexample), `holds-with-caveat` (true only under a condition the source "
+        "does "
         "not state; the note says which).", "",
-        "Stability below means all characteristic roots strictly inside the unit circle (`lam` real unless the "
-        "figure uses the complex `lam` plane). In the region figures the light fill marks strictly stable grid "
+        "Stability below means all characteristic roots strictly inside the unit circle (`lam` real unless "
+        "the "
+        "figure uses the complex `lam` plane). In the region figures the light fill marks strictly stable "
+        "grid "
         "points, a darker fill marks points where only the root condition holds (simple roots on the unit "
-        "circle), and the drawn curves are the exact boundaries (boundary locus dashed, each exact Schur–Cohn "
+        "circle), and the drawn curves are the exact boundaries (boundary locus dashed, each exact "
+        "Schur–Cohn "
         "condition `expr = 0` as a coloured line).", "",
     ]
     body = head + _claims_md(results, counts) + ["", "## Families", ""] + sections
