@@ -4,6 +4,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.abspath(".."))
+sys.path.insert(0, os.path.abspath("_ext"))
 
 project = "depthdyn"
 author = "depthdyn contributors"
@@ -14,13 +15,15 @@ extensions = [
     "sphinx.ext.mathjax",
     "numpydoc",
     "myst_parser",
+    "notebook_pages",
 ]
 
 source_suffix = {".md": "markdown", ".rst": "restructuredtext"}
 myst_enable_extensions = ["dollarmath", "amsmath"]
 
 numpydoc_show_class_members = False
+numpydoc_class_members_toctree = False
 autodoc_member_order = "bysource"
 
-exclude_patterns = ["_build"]
+exclude_patterns = ["_build", "_ext"]
 html_theme = "alabaster"

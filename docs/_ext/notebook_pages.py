@@ -1,0 +1,99 @@
+"""Render ``notebooks/*.ipynb`` as static MyST pages (no kernel, no execution).
+
+At ``builder-inited`` every notebook in the repository's ``notebooks/`` directory is turned
+into ``docs/_notebooks/<name>.md``: markdown cells verbatim, code cells as Python code
+blocks, and the outputs stored in the notebook (text, and PNG figures written next to the
+page). The notebooks themselves are executed, with their assertions, by the test suite;
+the docs only show them. The marker ``<!-- notebook-pages -->`` in ``docs/notebooks.md``
+is replaced by a toctree of the generated pages, so a new notebook needs no change to the
+docs.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import shutil
+from pathlib import Path
+
+GENERATED = "_notebooks"
+
+
+def _fence(text: str, lang: str) -> str:
+    ticks = "```"
+    while ticks in text:
+        ticks += "`"
+    return f"{ticks}{lang}\n{text.rstrip()}\n{ticks}\n"
+
+
+def _join(source) -> str:
+    return "".join(source) if isinstance(source, list) else str(source)
+
+
+def render(nb_path: Path, out_dir: Path) -> None:
+    """Write the static MyST page (and its PNG outputs) for one notebook."""
+    nb = json.loads(nb_path.read_text(encoding="utf-8"))
+    stem = nb_path.stem
+    parts: list[str] = []
+    cells = nb.get("cells", [])
+    first_md = next((c for c in cells if c.get("cell_type") == "markdown"), None)
+    if first_md is None or not _join(first_md.get("source", "")).lstrip().startswith("# "):
+        parts.append(f"# {stem}\n")
+    parts.append(
+        f"*Static rendering of `notebooks/{nb_path.name}` with its stored outputs; "
+        f"{{download}}`download the notebook <../../notebooks/{nb_path.name}>`.*\n"
+    )
+    n_fig = 0
+    for cell in cells:
+        kind = cell.get("cell_type")
+        src = _join(cell.get("source", ""))
+        if kind == "markdown":
+            parts.append(src.rstrip() + "\n")
+        elif kind == "code" and src.strip():
+            parts.append(_fence(src, "python"))
+            for out in cell.get("outputs", []):
+                otype = out.get("output_type")
+                if otype == "stream":
+                    parts.append(_fence(_join(out.get("text", "")), "text"))
+                elif otype in ("execute_result", "display_data"):
+                    data = out.get("data", {})
+                    if "image/png" in data:
+                        n_fig += 1
+                        name = f"{stem}_fig{n_fig}.png"
+                        (out_dir / name).write_bytes(base64.b64decode(_join(data["image/png"])))
+                        parts.append(f"![output {n_fig}]({name})\n")
+                    elif "text/plain" in data:
+                        parts.append(_fence(_join(data["text/plain"]), "text"))
+                elif otype == "error":
+                    parts.append(_fence(f"{out.get('ename')}: {out.get('evalue')}", "text"))
+    (out_dir / f"{stem}.md").write_text("\n".join(parts), encoding="utf-8")
+
+
+def _generate(app) -> None:
+    src = Path(app.srcdir)
+    out_dir = src / GENERATED
+    shutil.rmtree(out_dir, ignore_errors=True)
+    out_dir.mkdir()
+    for nb_path in sorted((src.parent / "notebooks").glob("*.ipynb")):
+        render(nb_path, out_dir)
+
+
+MARKER = "<!-- notebook-pages -->"
+
+
+def _fill_marker(app, docname, source) -> None:
+    if docname != "notebooks" or MARKER not in source[0]:
+        return
+    pages = sorted(p.stem for p in (Path(app.srcdir) / GENERATED).glob("*.md"))
+    if pages:
+        entries = "\n".join(f"{GENERATED}/{p}" for p in pages)
+        block = f"```{{toctree}}\n:maxdepth: 1\n\n{entries}\n```\n"
+    else:
+        block = "*No notebooks have been committed yet.*\n"
+    source[0] = source[0].replace(MARKER, block)
+
+
+def setup(app):
+    app.connect("builder-inited", _generate)
+    app.connect("source-read", _fill_marker)
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
