@@ -1,0 +1,69 @@
+"""The notebooks in notebooks/ run top to bottom (no Jupyter kernel) and assert their results.
+
+Each notebook's code cells are executed in order in one fresh namespace, so a failing
+``assert`` inside a notebook fails its test. Notebooks are stored without outputs.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import linecache
+from pathlib import Path
+
+import pytest
+
+NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
+PATHS = sorted(NOTEBOOKS.glob("*.ipynb"))
+
+
+def _load(path: Path) -> dict:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def _code_cells(nb: dict) -> list[str]:
+    return ["".join(c["source"]) if isinstance(c["source"], list) else c["source"]
+            for c in nb["cells"] if c["cell_type"] == "code"]
+
+
+def run_notebook(nb: dict, name: str) -> dict:
+    """Execute the code cells of a notebook (a loaded nbformat-4 dict) in one namespace."""
+    namespace: dict = {"__name__": "__main__"}
+    for i, src in enumerate(_code_cells(nb)):
+        filename = f"{name}[cell {i}]"
+        linecache.cache[filename] = (len(src), None, src.splitlines(keepends=True), filename)  # readable tracebacks
+        exec(compile(src, filename, "exec"), namespace)  # noqa: S102 - our own notebooks
+    return namespace
+
+
+def test_at_least_three_notebooks():
+    assert len(PATHS) >= 3, PATHS
+
+
+@pytest.mark.parametrize("path", PATHS, ids=[p.name for p in PATHS])
+def test_notebook_is_clean_and_asserts(path):
+    nb = _load(path)
+    assert nb["nbformat"] == 4
+    for cell in nb["cells"]:
+        if cell["cell_type"] == "code":
+            assert cell.get("outputs", []) == [], f"{path.name}: stored outputs; clear them"
+            assert cell.get("execution_count") is None, f"{path.name}: stored execution count"
+    asserts = sum(isinstance(node, ast.Assert) for src in _code_cells(nb) for node in ast.walk(ast.parse(src)))
+    assert asserts >= 1, f"{path.name} has no assert statements"
+
+
+@pytest.mark.parametrize("path", PATHS, ids=[p.name for p in PATHS])
+def test_notebook_runs(path, monkeypatch):
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    monkeypatch.chdir(path.parent)
+    run_notebook(_load(path), path.name)
+
+
+def test_failing_assert_in_a_notebook_fails():
+    nb = {"nbformat": 4, "cells": [
+        {"cell_type": "markdown", "source": ["# synthetic"]},
+        {"cell_type": "code", "source": ["x = 1\n"], "outputs": []},
+        {"cell_type": "code", "source": ["assert x == 2, 'notebook assertion'\n"], "outputs": []},
+    ]}
+    with pytest.raises(AssertionError, match="notebook assertion"):
+        run_notebook(nb, "synthetic.ipynb")
