@@ -310,3 +310,16 @@ def test_parameter_count_ratio_by_hand(results):
         d = 2
         assert Fraction(d * d, (k * d) ** 2) == Fraction(1, k * k)
     assert results["002-s3-parameters"].verdict == "holds-with-caveat"
+
+
+def test_eq14_printed_argument_vanishes_and_the_reading_holds():
+    # independent: the printed inner sum sum_c (-1)^c C(a-1, c) is 0 for a >= 2 (and empty for a = 0),
+    # so the printed update feeds sigma with 0 except at l' = 1: it cannot be the state update
+    assert all(sum((-1) ** c * sp.binomial(a - 1, c) for c in range(a)) == 0 for a in range(2, 8))
+    by_id = {c.id: c for c in claims("002")}
+    assert by_id["002-eq14-printed"].run().verdict == "fails"
+    reading = by_id["002-eq14-reading"]
+    assert reading.run().verdict == "holds-with-caveat"
+    wrong = reading.stated.replace("binomial(b, c)", "binomial(b + 1, c)")
+    mutated = dataclasses.replace(reading, stated=wrong)
+    assert mutated.run().verdict == "fails"

@@ -447,6 +447,58 @@ def _update(k: int, args=None):
     return list(P * sp.Matrix([win[n] for n in range(k)])), [e.xreplace(now) for e in rhs]
 
 
+def _eq14(reading: bool, cl):
+    """Eq. 14 row by row on the eq. 9 window: q_n^(l+1) from the window vs the stated right side."""
+    bad, first = 0, None
+    for k in range(1, 5):
+        win, P = _window(k), signed_pascal(k)
+        qs = sp.symbols(f"q1:{k + 1}")
+        now = dict(zip(qs, P * sp.Matrix([win[n] for n in range(1, k + 1)]), strict=True))
+        nxt = P * sp.Matrix([win[n] for n in range(k)])
+        for n in range(1, k + 1):
+            update = _at(cl.stated, n=n, k=k).replace(q, lambda i, qs=qs: qs[int(i) - 1])
+            rhs = (qs[n - 1] + _apply(update, win)).xreplace(now)
+            if not compare_exact(nxt[n - 1], rhs).holds:
+                bad += 1
+                first = first or (k, n, sp.expand(_apply(update, win)))
+    if first:
+        k, n, upd = first
+        return Outcome(
+            f"k = {k}, n = {n}: the printed update is {sp.sstr(upd)} (in the states q), but "
+            f"q_{n}^(l+1) - q_{n}^(l) = delta^+ (delta^-)^{n - 1} x^(l); correct: sigma^(l-l'') "
+            "takes x^(l-l'') = sum_i (-1)^i C(l'', i) q_{i+1}^(l)",
+            "fails",
+            f"{bad} of 10 (k, n) pairs differ: the printed inner sum over l''' of "
+            "(-1)^l''' C(l'-1, l''') q_l' is q_1 for l' = 1 and 0 otherwise",
+        )
+    return Outcome(
+        "equal for k = 1..4, n = 1..k",
+        "holds-with-caveat" if reading else "holds",
+        "holds with sigma^(l-l'') applied to x^(l-l'') = sum_i (-1)^i C(l'', i) q_{i+1}, "
+        "not to the printed argument" if reading else "",
+    )
+
+
+_EQ14_SUM = "Sum((-1)**a*binomial(n, a)*Sum(s(b, {arg})*h, (b, a, k - 1)), (a, 0, n))"
+_add(
+    "002-eq14-printed",
+    "eq. 14",
+    "the dense network's state update as printed: q_n^(l+1) = q_n^(l) + sum_l' (-1)^l' C(n, l') "
+    "sum_{l''>=l'} sigma^(l-l'')(sum_l''' (-1)^l''' C(l'-1, l''') q_l') Delta l",
+    _EQ14_SUM.format(arg="Sum((-1)**c*binomial(a - 1, c)*q(a), (c, 0, a - 1))"),
+    "both sides on the eq. 9 window with generic sigma^(l-j), k = 1..4, n = 1..k",
+    partial(_eq14, False),
+)
+_add(
+    "002-eq14-reading",
+    "eq. 14",
+    "eq. 14 read with sigma^(l-l'') applied to x^(l-l'') written in the states",
+    _EQ14_SUM.format(arg="Sum((-1)**c*binomial(b, c)*q(c + 1), (c, 0, b))"),
+    "both sides on the eq. 9 window with generic sigma^(l-j), k = 1..4, n = 1..k",
+    partial(_eq14, True),
+)
+
+
 def _eq15_matrix(k: int, lam) -> sp.Matrix:
     """Eq. 15's state matrix when every sigma^(l-i) is the same linear map lam."""
     qs, P = sp.Matrix(sp.symbols(f"q1:{k + 1}")), signed_pascal(k)
