@@ -112,8 +112,9 @@ class Param:
         if not isinstance(self.domain, sp.Set):
             raise ParameterError(f"domain of {self.name!r} must be a sympy Set, got {self.domain!r}")
 
-    @property
+    @cached_property
     def symbol(self) -> sp.Symbol:
+        """The SymPy symbol, with assumptions matching the domain (cached: ``is_subset`` is slow)."""
         return _symbol_for(self.name, self.domain)
 
     def check(self, value: sp.Expr) -> None:
@@ -331,6 +332,10 @@ class Recurrence:
 
     def rho_sigma(self) -> tuple[sp.Expr, sp.Expr] | None:
         """``(rho, sigma)`` with ``charpoly = rho(r) - lam*sigma(r)``, if that form exists."""
+        return self._rho_sigma
+
+    @cached_property
+    def _rho_sigma(self) -> tuple[sp.Expr, sp.Expr] | None:
         lam = self.lam_symbol
         if lam is None:
             return None
