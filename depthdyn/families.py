@@ -20,8 +20,8 @@ from types import MappingProxyType
 import sympy as sp
 
 from .errors import DegreeTooLargeError, ParameterError, ParseError, ShapeError, UnknownFamilyError
-from .parse import parse_expr
-from .recurrence import COMPLEXES, REALS, Param, Realisation, Recurrence, r, to_exact
+from .parse import free_names, parse_expr
+from .recurrence import COMPLEXES, REALS, Param, Realisation, Recurrence, as_square_matrix, r, to_exact
 from .symbolic.statespace import signed_pascal
 
 __all__ = [
@@ -343,24 +343,7 @@ def _cayley_orthogonal(n: int, seed: int) -> sp.ImmutableMatrix:
 
 
 def _matrix_arg(value, what: str, n: int | None = None) -> sp.ImmutableMatrix:
-    if isinstance(value, str):
-        from .parse import parse_value
-
-        value = parse_value(value)
-    M = sp.ImmutableMatrix(value) if isinstance(value, sp.MatrixBase) else None
-    if M is None:
-        if (
-            not isinstance(value, (list, tuple))
-            or not value
-            or not all(isinstance(row, (list, tuple)) for row in value)
-        ):
-            raise ShapeError(f"{what} must be a square matrix given as a list of rows, got {value!r}")
-        widths = {len(row) for row in value}
-        if len(widths) != 1:
-            raise ShapeError(f"{what}: rows have different lengths {sorted(widths)}")
-        M = sp.ImmutableMatrix([[to_exact(v) for v in row] for row in value])
-    if not M.is_square:
-        raise ShapeError(f"{what} must be square, got shape {M.shape[0]}x{M.shape[1]}")
+    M = as_square_matrix(value, what)
     if n is not None and M.shape[0] != n:
         raise ShapeError(f"{what} must be {n}x{n}, got {M.shape[0]}x{M.shape[1]}")
     if M.shape[0] > MAX_STREAMS:
@@ -535,9 +518,9 @@ def general(*, rho=None, sigma=None, **values) -> Recurrence:
         if text is None:
             continue
         if isinstance(text, str):
-            free_names = _names_in(text)
+            found = free_names(text)
             reserved = {"r", "lam"}
-            for name in sorted(free_names - reserved):
+            for name in sorted(found - reserved):
                 extra.setdefault(name, Param(name, REALS, "coefficient parameter"))
             names = {"r": r, "lam": _LAM.symbol, **{k: p.symbol for k, p in extra.items()}}
             expr = parse_expr(text, names)
@@ -570,20 +553,6 @@ def general(*, rho=None, sigma=None, **values) -> Recurrence:
         source="000 §7",
     )
     return _finish(rec, values)
-
-
-def _names_in(text: str) -> set[str]:
-    import ast
-
-    try:
-        tree = ast.parse(text.strip().replace("^", "**"), mode="eval")
-    except SyntaxError as exc:
-        raise ParseError(f"cannot parse {text!r}: {exc.msg}") from None
-    from .parse import CONSTANTS, FUNCTIONS
-
-    called = {n.func.id for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
-    names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
-    return {nm for nm in names - called if nm not in CONSTANTS and nm not in FUNCTIONS}
 
 
 def from_coefficients(coeffs, params=(), *, lam: str | None = None, **values) -> Recurrence:

@@ -19,7 +19,7 @@ import sympy as sp
 
 from .errors import ParseError
 
-__all__ = ["parse_expr", "parse_value", "FUNCTIONS", "CONSTANTS"]
+__all__ = ["parse_expr", "parse_value", "free_names", "FUNCTIONS", "CONSTANTS"]
 
 #: Functions a user may call inside an expression.
 FUNCTIONS: Mapping[str, object] = {
@@ -130,7 +130,7 @@ class _Builder:
         raise self.fail(f"{type(node).__name__} is not allowed")
 
 
-def _parse(text: str, names: Mapping[str, sp.Expr], allow_lists: bool):
+def _tree(text: str) -> ast.Expression:
     if not isinstance(text, str):
         raise ParseError(f"expected a string, got {type(text).__name__}")
     if len(text) > _MAX_LENGTH:
@@ -139,13 +139,30 @@ def _parse(text: str, names: Mapping[str, sp.Expr], allow_lists: bool):
         raise ParseError("empty expression")
     # users write r^2 for a power; Python's ^ binds looser than -, so translate the text
     try:
-        tree = ast.parse(text.strip().replace("^", "**"), mode="eval")
+        return ast.parse(text.strip().replace("^", "**"), mode="eval")
     except SyntaxError as exc:
         raise ParseError(f"cannot parse {text!r}: {exc.msg}") from None
-    result = _Builder(text, names, allow_lists).build(tree)
+
+
+def _parse(text: str, names: Mapping[str, sp.Expr], allow_lists: bool):
+    result = _Builder(text, names, allow_lists).build(_tree(text))
     if isinstance(result, sp.Basic) and result.has(sp.nan, sp.zoo):
         raise ParseError(f"{text!r} evaluates to an undefined value")
     return result
+
+
+def free_names(text: str) -> set[str]:
+    """Identifiers in ``text`` other than the allowed functions and constants.
+
+    Examples
+    --------
+    >>> sorted(free_names("r**2 - a*sqrt(b) + pi"))
+    ['a', 'b', 'r']
+    """
+    tree = _tree(text)
+    called = {n.func.id for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+    names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} - called
+    return {name for name in names if name not in CONSTANTS and name not in FUNCTIONS}
 
 
 def parse_expr(text: str, names: Mapping[str, sp.Expr] | None = None) -> sp.Expr:

@@ -34,6 +34,7 @@ __all__ = [
     "REALS",
     "COMPLEXES",
     "to_exact",
+    "as_square_matrix",
 ]
 
 #: The characteristic variable (``x_l = r**l``).
@@ -167,22 +168,27 @@ class Realisation:
         return f"$A_{{\\mathrm{{{self.name}}}}} = {sp.latex(self.A)}$"
 
 
-def _as_matrix(value, what: str) -> sp.ImmutableMatrix:
+def as_square_matrix(value, what: str, *, allow_scalar: bool = False) -> sp.ImmutableMatrix:
+    """An exact square matrix from a SymPy matrix, a list of rows or a (safely parsed) string.
+
+    Raises :class:`~depthdyn.errors.ShapeError` for ragged or non-square input; a scalar is
+    a ``1 x 1`` matrix only with ``allow_scalar``.
+    """
+    if isinstance(value, str) and not allow_scalar:
+        value = parse_value(value)
     if isinstance(value, sp.MatrixBase):
         M = sp.ImmutableMatrix(value)
-    elif isinstance(value, (list, tuple)):
-        rows = list(value)
-        if rows and all(isinstance(row, (list, tuple)) for row in rows):
-            widths = {len(row) for row in rows}
-            if len(widths) != 1:
-                raise ShapeError(f"{what}: rows have different lengths {sorted(widths)}")
-            M = sp.ImmutableMatrix([[to_exact(v) for v in row] for row in rows])
-        else:
-            raise ShapeError(f"{what}: expected a square matrix (list of rows), got {value!r}")
-    else:
+    elif isinstance(value, (list, tuple)) and value and all(isinstance(row, (list, tuple)) for row in value):
+        widths = {len(row) for row in value}
+        if len(widths) != 1:
+            raise ShapeError(f"{what}: rows have different lengths {sorted(widths)}")
+        M = sp.ImmutableMatrix([[to_exact(v) for v in row] for row in value])
+    elif allow_scalar and not isinstance(value, (list, tuple)):
         M = sp.ImmutableMatrix([[to_exact(value)]])
+    else:
+        raise ShapeError(f"{what} must be a square matrix given as a list of rows, got {value!r}")
     if not M.is_square:
-        raise ShapeError(f"{what} must be square, got shape {M.shape}")
+        raise ShapeError(f"{what} must be square, got shape {M.shape[0]}x{M.shape[1]}")
     return M
 
 
@@ -241,7 +247,7 @@ class Recurrence:
                 c = parse_value(c, {**symbols, "r": r})
                 if isinstance(c, sp.Expr) and c.has(r):
                     raise ParseError(f"coefficient A_{j} may not contain r")
-            parsed.append(_as_matrix(c, f"coefficient A_{j}"))
+            parsed.append(as_square_matrix(c, f"coefficient A_{j}", allow_scalar=True))
         if len(parsed) < 2:
             raise ShapeError("a recurrence needs at least two coefficients (order >= 1)")
         shapes = {M.shape for M in parsed}
@@ -432,12 +438,7 @@ class Recurrence:
 
     def _as_state_value(self, v) -> sp.Matrix:
         if isinstance(v, (list, tuple, sp.MatrixBase)):
-            M = sp.Matrix(
-                [
-                    to_exact(e, self.symbols)
-                    for e in (list(v) if not isinstance(v, sp.MatrixBase) else list(v))
-                ]
-            )
+            M = sp.Matrix([to_exact(e, self.symbols) for e in list(v)])
         else:
             M = sp.Matrix([to_exact(v, self.symbols)])
         if M.shape != (self.dim, 1):
