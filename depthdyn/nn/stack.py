@@ -1,0 +1,150 @@
+"""A stack of ``L`` blocks of one family, and its per-layer trace recorded with hooks."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+from ..errors import ParameterError, UnknownFamilyError
+from .blocks import BLOCKS, DepthBlock
+
+__all__ = ["DepthStack", "Trace", "make_stack", "pick_device", "block_class"]
+
+
+def pick_device(device=None) -> torch.device:
+    """``None`` picks CUDA when available, else the CPU; ``"cuda"`` without a GPU is an error."""
+    if device is None:
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    try:
+        dev = torch.device(device)
+    except (RuntimeError, TypeError):
+        raise ParameterError(f"unknown device {device!r}; use 'cpu', 'cuda' or 'cuda:N'") from None
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise ParameterError("device 'cuda' was asked for but no CUDA GPU is available; use --device cpu")
+    if dev.type not in ("cpu", "cuda"):
+        raise ParameterError(f"device must be 'cpu' or 'cuda', got {device!r}")
+    return dev
+
+
+@dataclass(frozen=True)
+class Trace:
+    """States of every layer of one forward pass.
+
+    ``states[l]`` is the state entering layer ``l`` (``states[0]`` the initial state,
+    ``states[L]`` the output state); ``positions[l]`` is ``x_l`` (shape ``(L+1, B, ...)``).
+    """
+
+    states: tuple[torch.Tensor, ...]
+    positions: torch.Tensor
+
+    @property
+    def depth(self) -> int:
+        return len(self.states) - 1
+
+    @property
+    def updates(self) -> torch.Tensor:
+        """``x_{l+1} - x_l`` for ``l = 0..L-1`` (``u_l`` of a first-order block, ``v_{l+1}`` of momentum)."""
+        return self.positions[1:] - self.positions[:-1]
+
+
+class DepthStack(nn.Module):
+    """``L`` blocks of one family applied in sequence.
+
+    ``forward(x)`` returns ``x_L`` (the position of the final state); :meth:`trace`
+    records every layer's state through forward hooks, so the blocks' own ``forward`` is
+    what runs.
+    """
+
+    def __init__(self, blocks: Iterable[DepthBlock]):
+        super().__init__()
+        blocks = list(blocks)
+        if not blocks:
+            raise ParameterError("a DepthStack needs at least one block")
+        for b in blocks:
+            if not isinstance(b, DepthBlock):
+                raise ParameterError(f"DepthStack takes DepthBlock modules, got {type(b).__name__}")
+        kinds = {(type(b), b.slots, b.dim) for b in blocks}
+        if len(kinds) > 1:
+            raise ParameterError("all blocks of a DepthStack must share class, state slots and dim")
+        self.blocks = nn.ModuleList(blocks)
+
+    @property
+    def family(self) -> str:
+        return self.blocks[0].family
+
+    @property
+    def depth(self) -> int:
+        return len(self.blocks)
+
+    def initial_state(self, x: torch.Tensor) -> torch.Tensor:
+        return self.blocks[0].initial_state(x)
+
+    def position(self, state: torch.Tensor) -> torch.Tensor:
+        return self.blocks[-1].position(state)
+
+    def run(self, state: torch.Tensor) -> torch.Tensor:
+        """Apply all blocks to a state; returns the final state."""
+        for block in self.blocks:
+            state = block(state)
+        return state
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.position(self.run(self.initial_state(x)))
+
+    def trace(self, x: torch.Tensor, *, keep_graph: bool = False) -> Trace:
+        """Run ``x`` through the stack and record the state at every layer.
+
+        With ``keep_graph`` the recorded tensors stay attached to the autograd graph (call
+        ``retain_grad()`` on them before ``backward()`` to read per-layer gradients).
+        """
+        states: list[torch.Tensor] = []
+
+        def keep(t: torch.Tensor) -> torch.Tensor:
+            return t if keep_graph else t.detach()
+
+        def before_first(module, inputs):
+            states.append(keep(inputs[0]))
+
+        def after(module, inputs, output):
+            states.append(keep(output))
+
+        handles = [self.blocks[0].register_forward_pre_hook(before_first)]
+        handles += [b.register_forward_hook(after) for b in self.blocks]
+        try:
+            with torch.set_grad_enabled(keep_graph or torch.is_grad_enabled()):
+                self(x)
+        finally:
+            for h in handles:
+                h.remove()
+        positions = torch.stack([self.blocks[0].position(s) for s in states])
+        return Trace(tuple(states), positions)
+
+
+def block_class(family: str) -> type[DepthBlock]:
+    """The block class of a depthdyn family name."""
+    try:
+        return BLOCKS[family]
+    except KeyError:
+        raise UnknownFamilyError(f"no torch block for family {family!r}; known: {', '.join(sorted(BLOCKS))}") from None
+
+
+def make_stack(
+    family: str,
+    *,
+    layers: int,
+    dim: int,
+    f: Callable[[int], nn.Module] | None = None,
+    **options,
+) -> DepthStack:
+    """``layers`` blocks of ``family`` with ``dim`` features.
+
+    ``f(l)`` builds the block function of layer ``l`` (the block's default otherwise);
+    ``options`` go to every block (``step``, ``norm``, ``k``, ...).
+    """
+    cls = block_class(family)
+    if isinstance(layers, bool) or not isinstance(layers, int) or layers < 1:
+        raise ParameterError(f"layers must be a positive integer, got {layers!r}")
+    return DepthStack(cls(dim, f(l) if f is not None else None, **options) for l in range(layers))
