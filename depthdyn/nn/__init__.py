@@ -16,7 +16,6 @@ except ImportError as exc:  # pragma: no cover - exercised without torch install
     ) from exc
 
 from .blocks import (
-    BLOCKS,
     DenseBlock,
     DepthBlock,
     HighwayBlock,
@@ -28,7 +27,30 @@ from .blocks import (
     mlp,
     tanh_layer,
 )
-from .stack import DepthStack, Trace, block_class, make_stack, pick_device
+from .diagnostics import (
+    Diagnostics,
+    diagnose,
+    grad_norms,
+    hc_gain,
+    inversion_growth,
+    jacobian_spectra,
+    norm_profile,
+    perturbation_ratio,
+    update_cosine,
+)
+from .entangled import ConvEntangledBlock, EntangledBlock
+from .hyper import HyperConnectionBlock, sinkhorn
+from .linearize import (
+    Agreement,
+    Linearization,
+    Placement,
+    linearize,
+    measure_response,
+    predict_response,
+    response_agreement,
+    stability_placement,
+)
+from .stack import BLOCKS, DepthStack, Trace, block_class, make_stack, pick_device
 
 __all__ = [
     "BLOCKS",
@@ -40,6 +62,10 @@ __all__ = [
     "MomentumBlock",
     "SmoothBlock",
     "DenseBlock",
+    "EntangledBlock",
+    "ConvEntangledBlock",
+    "HyperConnectionBlock",
+    "sinkhorn",
     "mlp",
     "tanh_layer",
     "DepthStack",
@@ -47,4 +73,23 @@ __all__ = [
     "make_stack",
     "block_class",
     "pick_device",
+    # diagnostics (000 §8, 002 §4.3, 003)
+    "Diagnostics",
+    "diagnose",
+    "norm_profile",
+    "update_cosine",
+    "grad_norms",
+    "perturbation_ratio",
+    "jacobian_spectra",
+    "hc_gain",
+    "inversion_growth",
+    # the bridge to the theory
+    "Linearization",
+    "Placement",
+    "Agreement",
+    "linearize",
+    "stability_placement",
+    "predict_response",
+    "measure_response",
+    "response_agreement",
 ]

@@ -26,7 +26,6 @@ from ..families import build
 from ..recurrence import Recurrence
 
 __all__ = [
-    "BLOCKS",
     "DepthBlock",
     "ResidualBlock",
     "ReZeroBlock",
@@ -52,7 +51,9 @@ def _finite(value, name: str, *, positive: bool = False) -> float:
     except (TypeError, ValueError):
         raise ParameterError(f"{name} must be a number, got {value!r}") from None
     if not math.isfinite(v) or (positive and v <= 0):
-        raise ParameterError(f"{name} must be a finite{' positive' if positive else ''} number, got {value!r}")
+        raise ParameterError(
+            f"{name} must be a finite{' positive' if positive else ''} number, got {value!r}"
+        )
     return v
 
 
@@ -101,7 +102,9 @@ class DepthBlock(nn.Module):
         if f is not None and not isinstance(f, nn.Module):
             raise ParameterError(f"f must be a torch.nn.Module, got {type(f).__name__}")
         if norm and self.dim < 2:
-            raise ParameterError("norm=True needs dim >= 2 (LayerNorm of one feature is zero); pass norm=False")
+            raise ParameterError(
+                "norm=True needs dim >= 2 (LayerNorm of one feature is zero); pass norm=False"
+            )
         self.norm = nn.LayerNorm(self.dim) if norm else nn.Identity()
         self.f = f if f is not None else mlp(self.dim)
 
@@ -125,7 +128,9 @@ class DepthBlock(nn.Module):
         if not isinstance(x, torch.Tensor):
             raise ParameterError(f"expected a torch.Tensor, got {type(x).__name__}")
         if x.dim() < 2 or x.shape[-1] != self.dim:
-            raise ParameterError(f"{type(self).__name__} expects inputs of shape (B, {self.dim}), got {tuple(x.shape)}")
+            raise ParameterError(
+                f"{type(self).__name__} expects inputs of shape (B, {self.dim}), got {tuple(x.shape)}"
+            )
 
     # -- analysis ------------------------------------------------------------------------
     def structure(self) -> dict:
@@ -152,7 +157,9 @@ class DepthBlock(nn.Module):
             if t.numel() == 1:
                 fixed[name] = float(t[0])
             elif channel is None:
-                raise ParameterError(f"{name} has {t.numel()} per-channel values; pass channel=0..{t.numel() - 1}")
+                raise ParameterError(
+                    f"{name} has {t.numel()} per-channel values; pass channel=0..{t.numel() - 1}"
+                )
             elif not 0 <= channel < t.numel():
                 raise ParameterError(f"channel must lie in 0..{t.numel() - 1}, got {channel!r}")
             else:
@@ -222,7 +229,13 @@ class WeightedBlock(DepthBlock):
     family = "weighted"
 
     def __init__(
-        self, dim: int, f: nn.Module | None = None, *, step: float = 1.0, norm: bool = False, skip: float = 1.0
+        self,
+        dim: int,
+        f: nn.Module | None = None,
+        *,
+        step: float = 1.0,
+        norm: bool = False,
+        skip: float = 1.0,
     ):
         super().__init__(dim, f, step=step, norm=norm)
         self.a = nn.Parameter(torch.tensor(_finite(skip, "skip")))
@@ -249,7 +262,13 @@ class HighwayBlock(DepthBlock):
     family = "highway"
 
     def __init__(
-        self, dim: int, f: nn.Module | None = None, *, step: float = 1.0, norm: bool = False, gate_bias: float = -2.0
+        self,
+        dim: int,
+        f: nn.Module | None = None,
+        *,
+        step: float = 1.0,
+        norm: bool = False,
+        gate_bias: float = -2.0,
     ):
         super().__init__(dim, f, step=step, norm=norm)
         self.gate = nn.Linear(self.dim, self.dim)
@@ -344,7 +363,9 @@ class SmoothBlock(DepthBlock):
 
     family = "smooth"
 
-    def __init__(self, dim: int, f: nn.Module | None = None, *, k: int = 2, step: float = 1.0, norm: bool = False):
+    def __init__(
+        self, dim: int, f: nn.Module | None = None, *, k: int = 2, step: float = 1.0, norm: bool = False
+    ):
         super().__init__(dim, f if f is not None else tanh_layer(dim), step=step, norm=norm)
         self.k = self.slots = _positive_int(k, "k")
         signs = [-((-1) ** i) * math.comb(self.k, i) for i in range(1, self.k + 1)]
@@ -377,7 +398,9 @@ class DenseBlock(DepthBlock):
 
     family = "dense"
 
-    def __init__(self, dim: int, f: nn.Module | None = None, *, k: int = 2, step: float = 1.0, norm: bool = False):
+    def __init__(
+        self, dim: int, f: nn.Module | None = None, *, k: int = 2, step: float = 1.0, norm: bool = False
+    ):
         super().__init__(dim, f if f is not None else tanh_layer(dim), step=step, norm=norm)
         self.k = self.slots = _positive_int(k, "k")
 
@@ -398,9 +421,3 @@ class DenseBlock(DepthBlock):
         row = torch.zeros(self.k, dtype=torch.float64)
         row[-1] = 1.0
         return _lag_block(self.k, row, self.dim)
-
-
-BLOCKS: dict[str, type[DepthBlock]] = {
-    cls.family: cls
-    for cls in (ResidualBlock, ReZeroBlock, WeightedBlock, HighwayBlock, MomentumBlock, SmoothBlock, DenseBlock)
-}

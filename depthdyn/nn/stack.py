@@ -9,9 +9,37 @@ import torch
 from torch import nn
 
 from ..errors import ParameterError, UnknownFamilyError
-from .blocks import BLOCKS, DepthBlock
+from .blocks import (
+    DenseBlock,
+    DepthBlock,
+    HighwayBlock,
+    MomentumBlock,
+    ResidualBlock,
+    ReZeroBlock,
+    SmoothBlock,
+    WeightedBlock,
+)
+from .entangled import EntangledBlock
+from .hyper import HyperConnectionBlock
 
-__all__ = ["DepthStack", "Trace", "make_stack", "pick_device", "block_class"]
+__all__ = ["BLOCKS", "DepthStack", "Trace", "make_stack", "pick_device", "block_class"]
+
+#: The torch block of each depthdyn family, for vector features ``(B, d)``
+#: (:class:`~depthdyn.nn.entangled.ConvEntangledBlock` is the feature-map variant).
+BLOCKS: dict[str, type[DepthBlock]] = {
+    cls.family: cls
+    for cls in (
+        ResidualBlock,
+        ReZeroBlock,
+        WeightedBlock,
+        HighwayBlock,
+        MomentumBlock,
+        SmoothBlock,
+        DenseBlock,
+        EntangledBlock,
+        HyperConnectionBlock,
+    )
+}
 
 
 def pick_device(device=None) -> torch.device:
@@ -128,7 +156,9 @@ def block_class(family: str) -> type[DepthBlock]:
     try:
         return BLOCKS[family]
     except KeyError:
-        raise UnknownFamilyError(f"no torch block for family {family!r}; known: {', '.join(sorted(BLOCKS))}") from None
+        raise UnknownFamilyError(
+            f"no torch block for family {family!r}; known: {', '.join(sorted(BLOCKS))}"
+        ) from None
 
 
 def make_stack(
@@ -147,4 +177,4 @@ def make_stack(
     cls = block_class(family)
     if isinstance(layers, bool) or not isinstance(layers, int) or layers < 1:
         raise ParameterError(f"layers must be a positive integer, got {layers!r}")
-    return DepthStack(cls(dim, f(l) if f is not None else None, **options) for l in range(layers))
+    return DepthStack(cls(dim, f(layer) if f is not None else None, **options) for layer in range(layers))

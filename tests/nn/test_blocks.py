@@ -38,7 +38,7 @@ def test_momentum_block_at_init_is_the_plain_prenorm_residual(dtype, a_init, tol
     fs = [mlp(d) for _ in range(L)]
     plain = DepthStack(ResidualBlock(d, copy.deepcopy(f)) for f in fs).to(dtype)
     mom = DepthStack(MomentumBlock(d, copy.deepcopy(f), a_init=a_init) for f in fs).to(dtype)
-    for p, q in zip(plain.blocks, mom.blocks):
+    for p, q in zip(plain.blocks, mom.blocks, strict=True):
         q.norm.load_state_dict(p.norm.state_dict())
         with torch.no_grad():  # b = log(e - 1) rounded in this dtype, not first in float32
             q.b.fill_(math.log(math.e - 1))
@@ -105,7 +105,8 @@ def _configured(name):
 
 
 @pytest.mark.parametrize(
-    "name", ["residual", "rezero", "weighted", "highway", "momentum", "smooth1", "smooth2", "smooth4", "dense3"]
+    "name",
+    ["residual", "rezero", "weighted", "highway", "momentum", "smooth1", "smooth2", "smooth4", "dense3"],
 )
 def test_linear_stack_follows_its_family_recurrence(name):
     make, lam = _configured(name)
@@ -117,7 +118,7 @@ def test_linear_stack_follows_its_family_recurrence(name):
     p = rec.order
     exact = rec.iterate([x0] * p, L + p - 1)[p - 1 :]  # x_{-p+1} = ... = x_0: zero differences
     assert len(exact) == L + 1
-    for a, b in zip(got, exact):
+    for a, b in zip(got, exact, strict=True):
         assert a == pytest.approx(float(b), rel=1e-12, abs=1e-14)
 
 
