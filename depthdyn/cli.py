@@ -19,7 +19,7 @@ from collections.abc import Sequence
 import sympy as sp
 
 from .claims.base import ClaimError
-from .errors import DepthdynError, ParameterError
+from .errors import DepthdynError, OptionalDependencyError, ParameterError
 from .families import FAMILIES, get_family
 from .parse import parse_expr, parse_value
 
@@ -220,7 +220,66 @@ def _parser() -> argparse.ArgumentParser:
     rep.add_argument("--out", default="report", metavar="DIR", help="output directory (default: report)")
     rep.add_argument("--force", action="store_true",
                      help="write into a non-empty directory that depthdyn report did not create")
+    train = sub.add_parser(
+        "train", help="train torch blocks on a task; write metrics and plots (needs the torch extra)"
+    )
+    train.add_argument("family", nargs="?", help="block family (see train --list)")
+    train.add_argument("--task", help="task name (see train --list)")
+    train.add_argument("--list", action="store_true", help="list the families and tasks and exit")
+    train.add_argument("--layers", type=int, help="depth L (default: the task's)")
+    train.add_argument("--steps", type=int, help="optimiser steps (default: the task's)")
+    train.add_argument("--seed", type=int, default=0, help="seed of data and initialisation (default 0)")
+    train.add_argument("--step", type=float, help="layer step size h (default: the task's)")
+    train.add_argument("--lr", type=float, help="Adam learning rate (default: the task's)")
+    train.add_argument("--device", help="cpu or cuda (default: cuda when available)")
+    train.add_argument("--out", default="train-out", metavar="DIR", help="output directory")
+    train.add_argument("-p", "--param", action="append", default=[], metavar="NAME=VALUE",
+                       help="block option, e.g. k=2, a_init=-2, n=4, mixing=sinkhorn; repeatable")
+    train.add_argument("--progress", action="store_true", help="show a progress bar (tqdm if installed)")
     return parser
+
+
+def _torch_part():
+    try:
+        from .nn import command
+    except ImportError as exc:
+        if isinstance(exc, DepthdynError):
+            raise
+        raise OptionalDependencyError(
+            f'depthdyn train needs torch: pip install "depthdyn[torch]" ({exc})'
+        ) from None
+    return command
+
+
+def _train(args) -> int:
+    command = _torch_part()
+    if args.list:
+        sys.stdout.write(command.list_text() + "\n")
+        return 0
+    if not args.family or not args.task:
+        raise ParameterError("train needs a FAMILY and --task NAME (see depthdyn train --list)")
+    metrics = command.train_to_dir(
+        args.family, args.task, out=args.out, layers=args.layers, steps=args.steps, seed=args.seed,
+        step=args.step, lr=args.lr, device=args.device, progress=args.progress,
+        **command.parse_options(args.param),
+    )
+    t = metrics["training"]
+    acc = "" if t["accuracy"] is None else f", accuracy {t['accuracy']:.3f}"
+    sys.stdout.write(
+        f"{t['family']} on {t['task']}: L={t['layers']}, h={t['step_size']}, {t['steps']} steps, "
+        f"loss {t['final_loss']}{acc}, {t['wall_time_s']:.1f}s on {t['device']}\n"
+    )
+    agreement = (metrics["bridge"] or {}).get("agreement")
+    if agreement:
+        sys.stdout.write(f"linear response vs measured: max relative error {agreement['max_rel']:.3g}\n")
+    placement = (metrics["bridge"] or {}).get("placement")
+    if placement:
+        sys.stdout.write(f"learned layers inside the stability region: {placement['fraction']:.1%}\n")
+    sys.stdout.write(f"metrics and {len(metrics['figures'])} figures written to {args.out}\n")
+    if t["diverged"]:
+        sys.stderr.write(f"depthdyn: training diverged: {t['diverged']}\n")
+        return 1
+    return 0
 
 
 def _axis(text: str, flag: str) -> tuple[str, float, float, int]:
@@ -322,6 +381,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _verify(args)
         if args.command == "report":
             return _report(args)
+        if args.command == "train":
+            return _train(args)
         if args.command == "derive":
             if args.list:
                 _list_families()

@@ -1,0 +1,208 @@
+"""``depthdyn train``: train one family on one task, diagnose it, hold it against the theory.
+
+:func:`train_to_dir` runs the whole chain and writes ``metrics.json`` and the figures into a
+directory; the command line is a thin layer over it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from ..errors import DepthdynError, ParameterError
+from ..report import atomic_write
+from .diagnostics import diagnose
+from .linearize import linearize, response_agreement, stability_placement
+from .stack import BLOCKS
+from .tasks import TASKS, task_names
+from .train import run
+
+__all__ = ["list_text", "parse_options", "train_to_dir"]
+
+#: Inputs used for the diagnostics and the linear-response check (a spread of the task).
+DIAGNOSTIC_SAMPLES = 64
+
+
+def list_text() -> str:
+    """The families with a torch block and the tasks, one per line."""
+    width = max(map(len, [*BLOCKS, *TASKS]))
+    lines = ["families:"]
+    for name, cls in sorted(BLOCKS.items()):
+        lines.append(f"  {name:<{width}}  {(cls.__doc__ or '').strip().splitlines()[0]}")
+    lines.append("tasks:")
+    for name in task_names():
+        spec = TASKS[name]
+        defaults = ", ".join(f"{k}={v}" for k, v in spec.defaults.items())
+        lines.append(f"  {name:<{width}}  {spec.summary}  [{defaults}]")
+    return "\n".join(lines)
+
+
+def _value(text: str):
+    low = text.strip().lower()
+    if low in ("true", "false"):
+        return low == "true"
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text.strip()
+
+
+def parse_options(items) -> dict:
+    """``["k=2", "mixing=sinkhorn", "a_init=-2"]`` -> ``{"k": 2, "mixing": "sinkhorn", "a_init": -2}``."""
+    options = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip().isidentifier():
+            raise ParameterError(f"-p expects NAME=VALUE, got {item!r}")
+        options[name.strip()] = _value(value)
+    return options
+
+
+def _plain(v):
+    """JSON-ready data: non-finite floats become ``None`` (JSON has no NaN)."""
+    if isinstance(v, dict):
+        return {k: _plain(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_plain(x) for x in v]
+    if isinstance(v, (float, np.floating)):
+        return float(v) if np.isfinite(v) else None
+    if isinstance(v, np.integer):
+        return int(v)
+    return v
+
+
+def _spread(x: torch.Tensor, n: int) -> torch.Tensor:
+    idx = torch.linspace(0, x.shape[0] - 1, min(n, x.shape[0])).round().long()
+    return x[idx]
+
+
+def _bridge(stack, x: torch.Tensor) -> dict:
+    """Linear response and stability placement; a family the bridge cannot treat says why."""
+    out: dict = {}
+    try:
+        lin = linearize(stack, x)
+        out["agreement"] = response_agreement(stack, x).to_json()
+    except (DepthdynError, NotImplementedError) as exc:
+        return {"agreement": None, "placement": None, "note": str(exc)}
+    try:
+        placement = stability_placement(lin)
+        out["placement"] = placement.to_json()
+        out["_placement"] = placement
+    except (DepthdynError, NotImplementedError) as exc:
+        out["placement"] = None
+        out["note"] = str(exc)
+    rec = stack.blocks[0].recurrence(channel=0) if stack.family == "momentum" else None
+    out["layer0_recurrence"] = rec.equation() if rec is not None else None
+    return out
+
+
+def _figures(out: Path, model, task, result, trace, diag, bridge) -> list[str]:
+    from matplotlib.figure import Figure
+
+    from ..families import momentum
+    from .figures import plot_depth_profile, plot_depth_trajectories, plot_loss, plot_placement
+
+    written = []
+
+    def save(fig, name):
+        path = out / name
+        fig.savefig(path, dpi=110)
+        written.append(name)
+
+    fig = Figure(figsize=(6, 4), layout="constrained")
+    plot_loss(result.losses, fig.add_subplot())
+    save(fig, "loss.png")
+
+    fig = Figure(figsize=(11, 3.6), layout="constrained")
+    axes = fig.subplots(1, 3)
+    plot_depth_profile(diag.norms, axes[0], ylabel="mean ||x_l||")
+    if diag.update_cosine is not None:
+        plot_depth_profile(diag.update_cosine, axes[1], ylabel="cos(u_l, u_l+1)")
+    plot_depth_profile(diag.perturbation, axes[2], ylabel="||x_l+1 - x_l|| / ||x_l||")
+    save(fig, "depth_profile.png")
+
+    positions = trace.positions
+    if positions.dim() == 3 and positions.shape[-1] <= 2:
+        labels = task.targets.cpu().numpy() if task.kind == "classify" else None
+        fig = Figure(figsize=(10, 4), layout="constrained")
+        a, b = fig.subplots(1, 2)
+        plot_depth_trajectories(positions.cpu().numpy(), labels, a)
+        plot_depth_trajectories(positions.cpu().numpy(), labels, b, phase=True)
+        save(fig, "trajectories.png")
+
+    placement = bridge.get("_placement")
+    if model.family == "momentum" and placement is not None:
+        c = placement.coordinates
+        eta_lam = (np.real(c["eta"] * c["lam"])).reshape(-1)
+        m = np.real(c["m"]).reshape(-1)
+        lo = min(-2 * (1 + m.max()) - 0.5, eta_lam.min() - 0.2)
+        hi = max(0.5, eta_lam.max() + 0.2)
+        fig = Figure(figsize=(6.4, 4.8), layout="constrained")
+        grid = {"x": ("re(lam)", lo, hi, 241), "y": ("m", 0, 0.99, 100)}
+        ax = plot_placement(momentum(eta=1), eta_lam, m, ax=fig.add_subplot(), **grid)
+        ax.set_xlabel("eta * lam (learned layers)")
+        save(fig, "placement.png")
+    return written
+
+
+def train_to_dir(
+    family: str,
+    task: str,
+    *,
+    out,
+    layers: int | None = None,
+    steps: int | None = None,
+    seed: int = 0,
+    step: float | None = None,
+    lr: float | None = None,
+    device=None,
+    progress: bool = False,
+    **block_options,
+) -> dict:
+    """Train ``family`` on ``task``, then write ``metrics.json`` and figures into ``out``.
+
+    ``metrics.json`` holds the training record, the depth diagnostics of the trained stack
+    (000 §8, 002 §4.3, 003), the linearised response against the measured one and the
+    placement of the learned layers on their family's stability region. Returns the same
+    dict.
+    """
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise ParameterError(f"--out {out} exists and is not a directory")
+    out.mkdir(parents=True, exist_ok=True)
+    model, result = run(
+        family,
+        task,
+        layers=layers,
+        steps=steps,
+        seed=seed,
+        step=step,
+        lr=lr,
+        device=device,
+        progress=progress,
+        **block_options,
+    )
+    from .tasks import make_task
+
+    data = make_task(task, seed=seed)
+    model = model.to("cpu")
+    with torch.no_grad():
+        x = _spread(model.embed(data.inputs.to(torch.get_default_dtype())), DIAGNOSTIC_SAMPLES)
+        trace = model.stack.trace(model.embed(data.inputs))
+    diag = diagnose(model.stack, x)
+    bridge = _bridge(model.stack, x) if not result.diverged else {"note": "training diverged"}
+    metrics = {
+        "training": result.to_json(),
+        "options": {k: v for k, v in block_options.items()},
+        "diagnostics": diag.to_json(),
+        "bridge": {k: v for k, v in bridge.items() if not k.startswith("_")},
+    }
+    metrics["figures"] = _figures(out, model, data, result, trace, diag, bridge)
+    metrics = _plain(metrics)
+    atomic_write(out / "metrics.json", json.dumps(metrics, indent=2, allow_nan=False))
+    return metrics

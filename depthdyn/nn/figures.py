@@ -1,0 +1,103 @@
+"""Pictures of a trained stack: loss curve, depth profiles, trajectories, stability placement.
+
+Same rules as :mod:`depthdyn.plot`: ``ax=None`` makes a new
+:class:`matplotlib.figure.Figure` (never ``pyplot``), every function returns the Axes it drew
+into, and only draws numbers computed elsewhere.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from matplotlib.axes import Axes
+
+from ..errors import ShapeError
+from ..plot import _axes, plot_stability_region
+
+__all__ = ["plot_loss", "plot_depth_profile", "plot_depth_trajectories", "plot_placement"]
+
+_CLASS_COLOURS = ("#1f5fbf", "#c8322d", "#2e8b57", "#9b59b6")
+
+
+def _vector(values, what: str) -> np.ndarray:
+    a = np.asarray(values, dtype=float)
+    if a.ndim != 1 or a.size == 0:
+        raise ShapeError(f"{what} must be a non-empty 1-D sequence, got shape {a.shape}")
+    return a
+
+
+def plot_loss(losses, ax=None, *, label: str | None = None) -> Axes:
+    """Training loss against the optimisation step (log scale when all values are positive)."""
+    ax = _axes(ax)
+    y = _vector(losses, "losses")
+    ax.plot(np.arange(y.size), y, label=label)
+    if np.all(y[np.isfinite(y)] > 0):
+        ax.set_yscale("log")
+    ax.set_xlabel("step")
+    ax.set_ylabel("loss")
+    ax.set_title("training loss")
+    if label:
+        ax.legend()
+    return ax
+
+
+def plot_depth_profile(values, ax=None, *, ylabel: str, start: int = 0, label: str | None = None) -> Axes:
+    """One number per layer (``||x_l||``, a cosine, a gradient norm) against the layer index."""
+    ax = _axes(ax)
+    y = _vector(values, ylabel)
+    ax.plot(np.arange(start, start + y.size), y, marker="o", ms=3, label=label)
+    ax.set_xlabel("layer l")
+    ax.set_ylabel(ylabel)
+    if label:
+        ax.legend()
+    return ax
+
+
+def plot_depth_trajectories(
+    positions, labels=None, ax=None, *, phase: bool = False, feature: int = 0
+) -> Axes:
+    """Trajectories of one feature over depth, coloured by class.
+
+    ``positions`` has shape ``(L+1, B, d)`` (``Trace.positions``). With ``phase`` the
+    curves are drawn in the ``(x_l, x_l - x_{l-1})`` plane, the position/velocity picture of
+    002 Fig. 3, where second-order nets can pass classes over each other.
+    """
+    ax = _axes(ax)
+    P = np.asarray(positions, dtype=float)
+    if P.ndim == 2:
+        P = P[..., None]
+    if P.ndim != 3 or P.shape[0] < 2:
+        raise ShapeError(f"positions must have shape (L+1, B, d) with L >= 1, got {P.shape}")
+    x = P[:, :, feature]
+    lab = np.zeros(x.shape[1], dtype=int) if labels is None else np.asarray(labels).astype(int).reshape(-1)
+    if lab.size != x.shape[1]:
+        raise ShapeError(f"labels must have one entry per sample ({x.shape[1]}), got {lab.size}")
+    for c in np.unique(lab):
+        colour = _CLASS_COLOURS[int(c) % len(_CLASS_COLOURS)]
+        sel = x[:, lab == c]
+        if phase:
+            xs, ys = sel[1:], np.diff(sel, axis=0)
+        else:
+            xs, ys = np.arange(x.shape[0])[:, None].repeat(sel.shape[1], 1), sel
+        lines = ax.plot(xs, ys, color=colour, lw=0.6, alpha=0.5)
+        lines[0].set_label(f"class {c}" if labels is not None else None)
+    ax.set_xlabel("position x_l" if phase else "layer l")
+    ax.set_ylabel("velocity x_l - x_(l-1)" if phase else f"x_l[{feature}]")
+    ax.set_title("phase portrait over depth" if phase else "trajectories over depth")
+    if labels is not None:
+        ax.legend(loc="best")
+    return ax
+
+
+def plot_placement(rec, points_x, points_y, *, x, y, ax=None, **fixed) -> Axes:
+    """Learned per-layer parameters as points on their family's stability region.
+
+    ``rec`` and ``x``, ``y``, ``fixed`` are as for :func:`depthdyn.plot.plot_stability_region`;
+    the points are drawn as a scatter labelled ``learned layers``.
+    """
+    ax = plot_stability_region(rec, ax, x=x, y=y, **fixed)
+    px, py = _vector(points_x, "points_x"), _vector(points_y, "points_y")
+    if px.shape != py.shape:
+        raise ShapeError(f"points_x and points_y differ in length: {px.size} vs {py.size}")
+    ax.scatter(px, py, s=8, c="#c8322d", label="learned layers", zorder=5)
+    ax.legend(loc="best")
+    return ax

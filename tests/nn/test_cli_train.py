@@ -1,0 +1,86 @@
+"""``depthdyn train``: end to end from the command line on the CPU."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+torch = pytest.importorskip("torch", reason="depthdyn.nn needs the optional torch extra")
+
+from depthdyn.cli import main  # noqa: E402
+
+torch.set_num_threads(1)
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+def _outputs(out):
+    metrics = json.loads((out / "metrics.json").read_text())
+    for name in metrics["figures"]:
+        assert (out / name).read_bytes()[:8] == PNG
+    return metrics
+
+
+def test_list_shows_families_and_tasks(capsys):
+    assert main(["train", "--list"]) == 0
+    text = capsys.readouterr().out
+    for name in ("momentum", "smooth", "dense", "hyper_connection", "entangled", "cubic", "separation-1d"):
+        assert name in text
+
+
+def test_momentum_on_cubic_end_to_end(tmp_path, capsys):
+    out = tmp_path / "mom"
+    args = ["train", "momentum", "--task", "cubic", "--layers", "6", "--steps", "30", "--out", str(out)]
+    assert main([*args, "-p", "a_init=-2", "--device", "cpu"]) == 0
+    printed = capsys.readouterr().out
+    metrics = _outputs(out)
+    t = metrics["training"]
+    assert (t["family"], t["task"], t["layers"], t["steps"], t["device"]) == ("momentum", "cubic", 6, 30, "cpu")
+    assert len(t["losses"]) == 30 and t["accuracy"] is None
+    assert {"loss.png", "depth_profile.png", "trajectories.png", "placement.png"} <= set(metrics["figures"])
+    diag = metrics["diagnostics"]
+    assert len(diag["norms"]) == 7 and diag["inversion_log10_growth"] is not None
+    bridge = metrics["bridge"]
+    assert bridge["agreement"]["method"] == "recurrence"
+    assert bridge["agreement"]["max_rel"] < 1e-4  # float64 finite differences, eps = 1e-6
+    assert 0.0 <= bridge["placement"]["fraction"] <= 1.0
+    assert bridge["placement"]["conditions_agree"] == 1.0
+    assert "linear response vs measured" in printed and str(out) in printed
+
+
+@pytest.mark.parametrize("family, k", [("smooth", 1), ("smooth", 2), ("dense", 2)])
+def test_ck_and_dense_on_separation_end_to_end(tmp_path, family, k):
+    out = tmp_path / f"{family}{k}"
+    args = ["train", family, "--task", "separation-1d", "--layers", "8", "--steps", "20", "--out", str(out)]
+    assert main([*args, "-p", f"k={k}"]) == 0
+    metrics = _outputs(out)
+    assert metrics["training"]["accuracy"] is not None
+    assert metrics["options"] == {"k": k}
+    assert "trajectories.png" in metrics["figures"]
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["train", "lstm", "--task", "cubic"], "lstm"),
+        (["train", "momentum", "--task", "nosuch"], "nosuch"),
+        (["train", "momentum"], "--task"),
+        (["train", "momentum", "--task", "cubic", "-p", "k"], "NAME=VALUE"),
+        (["train", "momentum", "--task", "cubic", "--device", "tpu"], "device"),
+    ],
+)
+def test_bad_input_exits_2_with_one_line(tmp_path, capsys, args, message):
+    assert main([*args, "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+
+
+def test_without_torch_the_command_says_how_to_install():
+    code = (
+        "import sys; sys.modules['torch'] = None\n"
+        "from depthdyn.cli import main\n"
+        "sys.exit(main(['train', '--list']))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2
+    assert 'pip install "depthdyn[torch]"' in proc.stderr and "Traceback" not in proc.stderr
