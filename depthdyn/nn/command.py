@@ -198,7 +198,7 @@ def train_to_dir(
     bridge = _bridge(model.stack, x) if not result.diverged else {"note": "training diverged"}
     metrics = {
         "training": result.to_json(),
-        "options": {k: v for k, v in block_options.items()},
+        "options": {**TASKS[task].block_defaults.get(model.family, {}), **block_options},
         "diagnostics": diag.to_json(),
         "bridge": {k: v for k, v in bridge.items() if not k.startswith("_")},
     }

@@ -291,6 +291,8 @@ class TaskSpec:
     factory: Callable[..., Task]
     summary: str
     defaults: Mapping[str, object] = field(default_factory=dict)
+    block_defaults: Mapping[str, Mapping[str, object]] = field(default_factory=dict)
+    """Per-family block options used unless given (e.g. ``a_init`` of momentum on ``cubic``)."""
 
 
 TASKS: Mapping[str, TaskSpec] = MappingProxyType(
@@ -309,6 +311,9 @@ TASKS: Mapping[str, TaskSpec] = MappingProxyType(
             cubic,
             "regress x -> -x^3 off the final position: residual (order preserving) vs momentum",
             MappingProxyType({"family": "momentum", "layers": 20, "step": 0.05, "steps": 400, "lr": 0.02}),
+            # m = sigmoid(2) = 0.88: with 000 §8's a << 0 (m ~ 0) the momentum block stays at the
+            # order-preserving optimum (MSE 1/7), see depthdyn.nn.experiments.MEASURED
+            MappingProxyType({"momentum": MappingProxyType({"a_init": 2.0})}),
         ),
         "blobs": TaskSpec(
             blobs,
@@ -460,7 +465,8 @@ def build_model(
     f : callable, optional
         ``f(l)`` builds layer ``l``'s block function, replacing the per-task default.
     **block_options
-        Passed to every block (``k=2``, ``a_init=-2``, ``n=4``, ...).
+        Passed to every block (``k=2``, ``a_init=-2``, ``n=4``, ...), over the task's
+        ``block_defaults`` for the family.
     """
     name = task.name if isinstance(task, Task) else task
     spec = _spec(name)
@@ -468,6 +474,7 @@ def build_model(
     layers = spec.defaults["layers"] if layers is None else layers
     if isinstance(layers, bool) or not isinstance(layers, int) or layers < 1:
         raise ParameterError(f"layers must be a positive integer, got {layers!r}")
+    block_options = {**spec.block_defaults.get(cls.family, {}), **block_options}
     block_options["step"] = spec.defaults["step"] if step is None else step
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise ParameterError(f"seed must be an integer, got {seed!r}")

@@ -35,7 +35,13 @@ def test_momentum_on_cubic_end_to_end(tmp_path, capsys):
     printed = capsys.readouterr().out
     metrics = _outputs(out)
     t = metrics["training"]
-    assert (t["family"], t["task"], t["layers"], t["steps"], t["device"]) == ("momentum", "cubic", 6, 30, "cpu")
+    assert (t["family"], t["task"], t["layers"], t["steps"], t["device"]) == (
+        "momentum",
+        "cubic",
+        6,
+        30,
+        "cpu",
+    )
     assert len(t["losses"]) == 30 and t["accuracy"] is None
     assert {"loss.png", "depth_profile.png", "trajectories.png", "placement.png"} <= set(metrics["figures"])
     diag = metrics["diagnostics"]
