@@ -1,7 +1,7 @@
 """Collection settings for the doctests of the package itself."""
 
-import importlib.util
-
-# depthdyn.nn needs the optional torch extra; without it its modules are not collected
-# (tests/nn skips itself with the reason).
-collect_ignore = [] if importlib.util.find_spec("torch") else ["depthdyn/nn"]
+try:  # depthdyn.nn needs the optional torch extra
+    import torch  # noqa: F401
+except ImportError:
+    # without it the package's torch modules are not collected (tests/nn skips with the reason)
+    collect_ignore = ["depthdyn/nn"]

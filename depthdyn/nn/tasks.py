@@ -312,7 +312,7 @@ TASKS: Mapping[str, TaskSpec] = MappingProxyType(
             "regress x -> -x^3 off the final position: residual (order preserving) vs momentum",
             MappingProxyType({"family": "momentum", "layers": 20, "step": 0.05, "steps": 400, "lr": 0.02}),
             # m = sigmoid(2) = 0.88: with 000 §8's a << 0 (m ~ 0) the momentum block stays at the
-            # order-preserving optimum (MSE 1/7), see depthdyn.nn.experiments.MEASURED
+            # order-preserving optimum (MSE 1/7), see depthdyn.nn.experiments
             MappingProxyType({"momentum": MappingProxyType({"a_init": 2.0})}),
         ),
         "blobs": TaskSpec(

@@ -149,3 +149,14 @@ def test_c2_separates_where_c1_cannot_at_the_documented_step():
             accs[k] = r.accuracy
         assert accs[2] >= 0.99, (seed, accs)
         assert accs[1] <= 0.76, (seed, accs)
+
+
+def test_momentum_fits_the_decreasing_target_that_first_order_flows_cannot():
+    # An order-preserving map x -> y_hat(x) fits a decreasing target at best by its mean
+    # (isotonic regression of a decreasing sequence), so its MSE is at least var(y).
+    task = make_task("cubic")
+    bound = float(task.targets.double().var(unbiased=False))
+    _, residual = run("residual", "cubic", seed=0, device="cpu")
+    _, momentum = run("momentum", "cubic", seed=0, device="cpu")  # the task's a_init: m = 0.88
+    assert residual.final_loss >= 0.999 * bound
+    assert momentum.final_loss <= 0.05 * bound
