@@ -18,7 +18,7 @@ from .diagnostics import diagnose
 from .linearize import linearize, response_agreement, stability_placement
 from .stack import BLOCKS
 from .tasks import TASKS, task_names
-from .train import run
+from .train import run, task_loss
 
 __all__ = ["list_text", "parse_options", "train_to_dir"]
 
@@ -40,6 +40,9 @@ def list_text() -> str:
     return "\n".join(lines)
 
 
+_FLAGS = ("layers", "steps", "seed", "step", "lr", "device", "out", "progress")
+
+
 def _value(text: str):
     low = text.strip().lower()
     if low in ("true", "false"):
@@ -59,7 +62,10 @@ def parse_options(items) -> dict:
         name, sep, value = item.partition("=")
         if not sep or not name.strip().isidentifier():
             raise ParameterError(f"-p expects NAME=VALUE, got {item!r}")
-        options[name.strip()] = _value(value)
+        name = name.strip()
+        if name in _FLAGS:
+            raise ParameterError(f"{name} has its own flag: use --{name} instead of -p {name}=...")
+        options[name] = _value(value)
     return options
 
 
@@ -77,6 +83,7 @@ def _plain(v):
 
 
 def _spread(x: torch.Tensor, n: int) -> torch.Tensor:
+    """``n`` entries of ``x`` spread evenly over its first axis."""
     idx = torch.linspace(0, x.shape[0] - 1, min(n, x.shape[0])).round().long()
     return x[idx]
 
@@ -118,12 +125,14 @@ def _figures(out: Path, model, task, result, trace, diag, bridge) -> list[str]:
     plot_loss(result.losses, fig.add_subplot())
     save(fig, "loss.png")
 
-    fig = Figure(figsize=(11, 3.6), layout="constrained")
-    axes = fig.subplots(1, 3)
+    fig = Figure(figsize=(14, 3.6), layout="constrained")
+    axes = fig.subplots(1, 4)
     plot_depth_profile(diag.norms, axes[0], ylabel="mean ||x_l||")
     if diag.update_cosine is not None:
         plot_depth_profile(diag.update_cosine, axes[1], ylabel="cos(u_l, u_l+1)")
     plot_depth_profile(diag.perturbation, axes[2], ylabel="||x_l+1 - x_l|| / ||x_l||")
+    if diag.grad_norms is not None:
+        plot_depth_profile(diag.grad_norms, axes[3], ylabel="||dloss / d state_l||")
     save(fig, "depth_profile.png")
 
     positions = trace.positions
@@ -191,10 +200,12 @@ def train_to_dir(
 
     data = make_task(task, seed=seed)
     model = model.to("cpu")
+    idx = _spread(torch.arange(data.size), DIAGNOSTIC_SAMPLES)
     with torch.no_grad():
-        x = _spread(model.embed(data.inputs.to(torch.get_default_dtype())), DIAGNOSTIC_SAMPLES)
+        x = model.embed(data.inputs[idx])
         trace = model.stack.trace(model.embed(data.inputs))
-    diag = diagnose(model.stack, x)
+    loss = task_loss(data)
+    diag = diagnose(model.stack, x, loss_fn=lambda out: loss(model.head(out), data.targets[idx]))
     bridge = _bridge(model.stack, x) if not result.diverged else {"note": "training diverged"}
     metrics = {
         "training": result.to_json(),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
@@ -22,7 +23,7 @@ from .blocks import (
 from .entangled import EntangledBlock
 from .hyper import HyperConnectionBlock
 
-__all__ = ["BLOCKS", "DepthStack", "Trace", "make_stack", "pick_device", "block_class"]
+__all__ = ["BLOCKS", "DepthStack", "Trace", "make_stack", "pick_device", "block_class", "check_options"]
 
 #: The torch block of each depthdyn family, for vector features ``(B, d)``
 #: (:class:`~depthdyn.nn.entangled.ConvEntangledBlock` is the feature-map variant).
@@ -161,6 +162,17 @@ def block_class(family: str) -> type[DepthBlock]:
         ) from None
 
 
+def check_options(cls: type[DepthBlock], options: dict) -> None:
+    """Refuse block options that ``cls`` does not take, naming the ones it does."""
+    params = inspect.signature(cls.__init__).parameters
+    known = [n for n, p in params.items() if p.kind is p.KEYWORD_ONLY]
+    unknown = sorted(set(options) - set(known))
+    if unknown:
+        raise ParameterError(
+            f"{cls.__name__} ({cls.family}) takes no option {', '.join(unknown)}; it takes {', '.join(known)}"
+        )
+
+
 def make_stack(
     family: str,
     *,
@@ -175,6 +187,7 @@ def make_stack(
     ``options`` go to every block (``step``, ``norm``, ``k``, ...).
     """
     cls = block_class(family)
+    check_options(cls, options)
     if isinstance(layers, bool) or not isinstance(layers, int) or layers < 1:
         raise ParameterError(f"layers must be a positive integer, got {layers!r}")
     return DepthStack(cls(dim, f(layer) if f is not None else None, **options) for layer in range(layers))

@@ -37,7 +37,7 @@ from torch import nn
 
 from ..errors import ParameterError, UnknownFamilyError
 from .blocks import DepthBlock, mlp, tanh_layer
-from .stack import DepthStack, block_class
+from .stack import DepthStack, block_class, check_options
 
 __all__ = [
     "Task",
@@ -474,6 +474,7 @@ def build_model(
     layers = spec.defaults["layers"] if layers is None else layers
     if isinstance(layers, bool) or not isinstance(layers, int) or layers < 1:
         raise ParameterError(f"layers must be a positive integer, got {layers!r}")
+    check_options(cls, block_options)
     block_options = {**spec.block_defaults.get(cls.family, {}), **block_options}
     block_options["step"] = spec.defaults["step"] if step is None else step
     if isinstance(seed, bool) or not isinstance(seed, int):

@@ -20,7 +20,7 @@ from ..errors import ParameterError
 from .stack import DepthStack, pick_device
 from .tasks import TASKS, Task, build_model, make_task
 
-__all__ = ["TrainResult", "train", "run", "evaluate"]
+__all__ = ["TrainResult", "train", "run", "evaluate", "task_loss"]
 
 
 def _json_float(v):
@@ -102,7 +102,8 @@ class TrainResult:
         )
 
 
-def _loss_fn(task: Task):
+def task_loss(task: Task):
+    """The training loss of a task: cross-entropy for classification, mean squared error otherwise."""
     if task.kind == "classify":
         return nn.functional.cross_entropy
     return nn.functional.mse_loss
@@ -155,7 +156,7 @@ def evaluate(model: nn.Module, task: Task, *, device=None) -> tuple[float, float
     dev = pick_device(device) if device is not None else next(model.parameters()).device
     x, y = task.inputs.to(dev), task.targets.to(dev)
     out = model(x)
-    loss = float(_loss_fn(task)(out, y))
+    loss = float(task_loss(task)(out, y))
     acc = float((out.argmax(dim=1) == y).double().mean()) if task.kind == "classify" else None
     return loss, acc
 
@@ -213,7 +214,7 @@ def train(
     dev = pick_device(device)
     model.to(dev)
     x, y = task.inputs.to(dev), task.targets.to(dev)
-    loss_fn = _loss_fn(task)
+    loss_fn = task_loss(task)
     torch.manual_seed(seed)
     gen = torch.Generator().manual_seed(seed)
     opt = torch.optim.Adam(model.parameters(), lr=lr)
