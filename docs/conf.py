@@ -25,5 +25,11 @@ numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False
 autodoc_member_order = "bysource"
 
+# depthdyn.nn needs the optional torch extra; without it the API pages are built from mocks.
+try:
+    import torch  # noqa: F401
+except ImportError:
+    autodoc_mock_imports = ["torch"]
+
 exclude_patterns = ["_build", "_ext"]
 html_theme = "alabaster"

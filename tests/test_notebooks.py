@@ -22,8 +22,11 @@ def _load(path: Path) -> dict:
 
 
 def _code_cells(nb: dict) -> list[str]:
-    return ["".join(c["source"]) if isinstance(c["source"], list) else c["source"]
-            for c in nb["cells"] if c["cell_type"] == "code"]
+    return [
+        "".join(c["source"]) if isinstance(c["source"], list) else c["source"]
+        for c in nb["cells"]
+        if c["cell_type"] == "code"
+    ]
 
 
 def run_notebook(nb: dict, name: str) -> dict:
@@ -31,7 +34,12 @@ def run_notebook(nb: dict, name: str) -> dict:
     namespace: dict = {"__name__": "__main__"}
     for i, src in enumerate(_code_cells(nb)):
         filename = f"{name}[cell {i}]"
-        linecache.cache[filename] = (len(src), None, src.splitlines(keepends=True), filename)  # readable tracebacks
+        linecache.cache[filename] = (
+            len(src),
+            None,
+            src.splitlines(keepends=True),
+            filename,
+        )  # readable tracebacks
         exec(compile(src, filename, "exec"), namespace)  # noqa: S102 - our own notebooks
     return namespace
 
@@ -48,7 +56,9 @@ def test_notebook_is_clean_and_asserts(path):
         if cell["cell_type"] == "code":
             assert cell.get("outputs", []) == [], f"{path.name}: stored outputs; clear them"
             assert cell.get("execution_count") is None, f"{path.name}: stored execution count"
-    asserts = sum(isinstance(node, ast.Assert) for src in _code_cells(nb) for node in ast.walk(ast.parse(src)))
+    asserts = sum(
+        isinstance(node, ast.Assert) for src in _code_cells(nb) for node in ast.walk(ast.parse(src))
+    )
     assert asserts >= 1, f"{path.name} has no assert statements"
 
 
@@ -60,10 +70,13 @@ def test_notebook_runs(path, monkeypatch):
 
 
 def test_failing_assert_in_a_notebook_fails():
-    nb = {"nbformat": 4, "cells": [
-        {"cell_type": "markdown", "source": ["# synthetic"]},
-        {"cell_type": "code", "source": ["x = 1\n"], "outputs": []},
-        {"cell_type": "code", "source": ["assert x == 2, 'notebook assertion'\n"], "outputs": []},
-    ]}
+    nb = {
+        "nbformat": 4,
+        "cells": [
+            {"cell_type": "markdown", "source": ["# synthetic"]},
+            {"cell_type": "code", "source": ["x = 1\n"], "outputs": []},
+            {"cell_type": "code", "source": ["assert x == 2, 'notebook assertion'\n"], "outputs": []},
+        ],
+    }
     with pytest.raises(AssertionError, match="notebook assertion"):
         run_notebook(nb, "synthetic.ipynb")

@@ -20,6 +20,7 @@ from depthdyn import (
     momentum,
     smooth,
 )
+from depthdyn.numeric.blocks import simulate_block
 from depthdyn.numeric.bridge import batch_coefficients
 from depthdyn.numeric.simulate import (
     OverflowReport,
@@ -29,7 +30,6 @@ from depthdyn.numeric.simulate import (
     simulate,
     trajectory,
 )
-from depthdyn.numeric.blocks import simulate_block
 
 
 # ------------------------------------------------------- exact reference iteration

@@ -1,0 +1,21 @@
+"""docs/cli.md shows the current ``--help`` of every subcommand."""
+
+from pathlib import Path
+
+import pytest
+
+from depthdyn.cli import main
+
+CLI_DOC = (Path(__file__).resolve().parents[1] / "docs" / "cli.md").read_text()
+
+
+@pytest.mark.parametrize(
+    "command", [[], ["derive"], ["check"], ["region"], ["verify"], ["report"], ["train"]]
+)
+def test_cli_page_shows_the_current_help(command, monkeypatch, capsys):
+    monkeypatch.setenv("COLUMNS", "80")
+    with pytest.raises(SystemExit) as exit_:
+        main([*command, "--help"])
+    assert exit_.value.code == 0
+    text = capsys.readouterr().out
+    assert text.strip() in CLI_DOC, f"docs/cli.md is out of date for depthdyn {' '.join(command)} --help"
