@@ -3,7 +3,7 @@
 ``depthdyn derive FAMILY [-p NAME=VALUE ...] [--json]`` derives everything the symbolic
 layer knows about a family; ``depthdyn derive --list`` names the families;
 ``depthdyn check FAMILY`` compares the exact results with the numeric engine at random
-points and exits 1 on disagreement; ``depthdyn verify [--source NAME] [--json]`` checks the
+points and exits 1 on disagreement; ``depthdyn verify [--source NAME] [--json] [--trained]`` checks the
 source documents' claims; ``depthdyn report [--out DIR] [--force]`` writes the full report
 (claims, figures, modes) into a directory. User errors print one line to stderr and exit with
 status 2; no traceback.
@@ -216,6 +216,11 @@ def _parser() -> argparse.ArgumentParser:
     verify = sub.add_parser("verify", help="check the source documents' claims by computation")
     verify.add_argument("--source", help="only this source (e.g. 000 or post); default: all")
     verify.add_argument("--json", action="store_true", help="emit a JSON list of claim results")
+    verify.add_argument(
+        "--trained",
+        action="store_true",
+        help="also check the experimental claims by training torch blocks (needs the torch extra; 1-2 min)",
+    )
     rep = sub.add_parser("report", help="write report.md, claims.json and the figures into a directory")
     rep.add_argument("--out", default="report", metavar="DIR", help="output directory (default: report)")
     rep.add_argument("--force", action="store_true",
@@ -336,6 +341,11 @@ def _verify(args) -> int:
     from .claims import format_table, run_claims, summary
 
     results = run_claims(args.source)
+    if args.trained:
+        _torch_part()
+        from .nn.claims import run_trained_claims
+
+        results += run_trained_claims(args.source)
     if args.json:
         json.dump([res.to_json() for res in results], sys.stdout, ensure_ascii=False, indent=2)
         sys.stdout.write("\n")

@@ -46,6 +46,7 @@ __all__ = [
     "compare_exact",
     "compare_rounded",
     "format_table",
+    "resolve_sources",
     "run_claims",
     "summary",
 ]
@@ -88,7 +89,8 @@ SOURCES = MappingProxyType({
 })
 
 
-def _resolve(source: str | None) -> list[Source]:
+def resolve_sources(source: str | None) -> list[Source]:
+    """The source named by a key, module name or file name (all sources for ``None``)."""
     if source is None:
         return list(SOURCES.values())
     want = str(source).strip()
@@ -112,7 +114,7 @@ def claims(source: str | None = None) -> tuple[Claim, ...]:
     ParameterError
         Unknown source (the message lists the choices).
     """
-    return tuple(c for s in _resolve(source) for c in s.claims())
+    return tuple(c for s in resolve_sources(source) for c in s.claims())
 
 
 def run_claims(source: str | None = None) -> list[ClaimResult]:

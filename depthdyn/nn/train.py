@@ -185,7 +185,8 @@ def train(
         Adam learning rate.
     seed : int
         ``torch.manual_seed(seed)`` before training; mini-batches are drawn from a
-        ``torch.Generator`` seeded with it, so equal seeds give identical runs.
+        ``torch.Generator`` seeded with it, so equal seeds give identical runs (on the same
+        device and torch version with the same number of threads: float reductions depend on it).
     batch_size : int, optional
         Mini-batch size; ``None`` trains on the full batch.
     device : str or torch.device, optional
