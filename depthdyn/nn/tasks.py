@@ -205,8 +205,8 @@ def separation_2d(*, seed: int = 0, n: int | None = None) -> Task:
         x.to(torch.get_default_dtype()),
         y,
         2,
-        "A red (1) disk of radius 1 inside a blue (0) annulus 1.5 < r < 2.25; a homeomorphism "
-        "of the plane keeps the disk enclosed, so no line separates the classes.",
+        "A red (1) disk of radius 1 inside a blue (0) annulus 1.5 < r < 2.25; 002 argues a "
+        "homeomorphism of the plane keeps the disk enclosed (a finite sample need not stay so).",
         "002 §4.2, Fig. 4",
     )
 
