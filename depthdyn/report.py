@@ -409,7 +409,9 @@ def _code(text: str, width: int = 90) -> str:
 def _claims_md(results, counts) -> list[str]:
     lines = ["## Claims", "",
              f"{counts['total']} claims from the source documents, each checked by computation with depthdyn "
-             "(`depthdyn verify` prints the same table; `claims.json` holds the full records).", "",
+             "(`depthdyn verify` prints the same table; `claims.json` holds the full records). "
+             "The experimental claims (002 §4, 000 §8, 003 §5) need trained networks: "
+             "`depthdyn verify --trained` with the torch extra.", "",
              "| id | § | verdict | statement | stated | computed |", "|---|---|---|---|---|---|"]
     for res in results:
         j = res.to_json()
