@@ -64,9 +64,12 @@ def test_notebook_is_clean_and_asserts(path):
 
 @pytest.mark.parametrize("path", PATHS, ids=[p.name for p in PATHS])
 def test_notebook_runs(path, monkeypatch):
+    nb = _load(path)
+    for module in nb["metadata"].get("depthdyn", {}).get("requires", []):  # optional extras
+        pytest.importorskip(module, reason=f"{path.name} needs the optional {module} extra")
     monkeypatch.setenv("MPLBACKEND", "Agg")
     monkeypatch.chdir(path.parent)
-    run_notebook(_load(path), path.name)
+    run_notebook(nb, path.name)
 
 
 def test_failing_assert_in_a_notebook_fails():
