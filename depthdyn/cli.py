@@ -263,6 +263,8 @@ def _train(args) -> int:
         return 0
     if not args.family or not args.task:
         raise ParameterError("train needs a FAMILY and --task NAME (see depthdyn train --list)")
+    if args.steps is not None and args.steps < 1:
+        raise ParameterError(f"--steps must be at least 1, got {args.steps}")
     metrics = command.train_to_dir(
         args.family, args.task, out=args.out, layers=args.layers, steps=args.steps, seed=args.seed,
         step=args.step, lr=args.lr, device=args.device, progress=args.progress,

@@ -75,6 +75,7 @@ def test_ck_and_dense_on_separation_end_to_end(tmp_path, family, k):
         (["train", "momentum", "--task", "cubic", "--device", "tpu"], "device"),
         (["train", "residual", "--task", "blobs", "-p", "a_init=0"], "takes no option a_init"),
         (["train", "residual", "--task", "blobs", "-p", "step=0.1"], "use --step"),
+        (["train", "residual", "--task", "cubic", "--steps", "0"], "--steps must be at least 1"),
     ],
 )
 def test_bad_input_exits_2_with_one_line(tmp_path, capsys, args, message):
