@@ -303,7 +303,7 @@ def _axis(text: str, flag: str) -> tuple[str, float, float, int]:
 
 
 def _region(args) -> int:
-    from .numeric.masks import stability_region
+    from .numeric.region import stability_region
 
     x, y = _axis(args.x, "--x"), _axis(args.y, "--y")
     rec = build_from_cli(args.family, args.param, args.rho, args.sigma)  # -p values are exact

@@ -25,7 +25,7 @@ from matplotlib.patches import Patch
 
 from .errors import ParameterError, ShapeError
 from .numeric.bridge import batch_coefficients
-from .numeric.masks import StabilityRegion, stability_region
+from .numeric.region import StabilityRegion, stability_region
 from .numeric.simulate import simulate
 from .numeric.spectra import roots
 from .recurrence import Recurrence
@@ -172,7 +172,7 @@ def plot_stability_region(region_or_rec, ax=None, *, x=None, y=None, overlay: st
     ----------
     region_or_rec : StabilityRegion or Recurrence
         A computed region, or a recurrence whose region is computed here with
-        :func:`~depthdyn.numeric.masks.stability_region` (exact conditions are requested
+        :func:`~depthdyn.numeric.region.stability_region` (exact conditions are requested
         for ``order * dim <= 3``, ``<= 2`` with an ``im(lam)`` axis, unless ``conditions=`` is given).
     ax : matplotlib.axes.Axes, optional
         Axes to draw into; a new figure is made when omitted (so for every function).
@@ -185,7 +185,7 @@ def plot_stability_region(region_or_rec, ax=None, *, x=None, y=None, overlay: st
         is one, else the conditions.
     **fixed
         Values of the parameters not on an axis, and ``tol``, ``method``, ``conditions``
-        for :func:`~depthdyn.numeric.masks.stability_region` (only with a recurrence).
+        for :func:`~depthdyn.numeric.region.stability_region` (only with a recurrence).
 
     Returns
     -------

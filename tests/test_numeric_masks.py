@@ -16,7 +16,8 @@ from depthdyn import (
 )
 from depthdyn.numeric import masks
 from depthdyn.numeric.bridge import batch_coefficients
-from depthdyn.numeric.masks import boundary_locus, schur_cohn, stability_mask, stability_region
+from depthdyn.numeric.masks import schur_cohn, stability_mask
+from depthdyn.numeric.region import boundary_locus, stability_region
 
 
 def _bdf(k):

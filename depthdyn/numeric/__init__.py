@@ -11,7 +11,8 @@ from .blocks import BLOCKS, simulate_block
 from .bridge import batch_coefficients, monic_columns, prepare_values
 from .check import CheckReport, CheckRow
 from .conv import conv_kernel, conv_spectrum
-from .masks import StabilityRegion, boundary_locus, schur_cohn, stability_mask, stability_region
+from .masks import schur_cohn, stability_mask
+from .region import StabilityRegion, boundary_locus, stability_region
 from .simulate import (
     OverflowReport,
     SimulationOverflowError,
