@@ -281,7 +281,10 @@ def _train(args) -> int:
         sys.stdout.write(f"linear response vs measured: max relative error {agreement['max_rel']:.3g}\n")
     placement = (metrics["bridge"] or {}).get("placement")
     if placement:
-        sys.stdout.write(f"learned layers inside the stability region: {placement['fraction']:.1%}\n")
+        sys.stdout.write(
+            f"learned layers inside the stability region: {placement['fraction']:.1%} strictly, "
+            f"{placement['marginal_fraction']:.1%} at least marginally\n"
+        )
     sys.stdout.write(f"metrics and {len(metrics['figures'])} figures written to {args.out}\n")
     if t["diverged"]:
         sys.stderr.write(f"depthdyn: training diverged: {t['diverged']}\n")

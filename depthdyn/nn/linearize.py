@@ -281,6 +281,10 @@ class Placement:
         Strict stability (all roots in the open unit disk) by :func:`depthdyn.stability_mask`.
     fraction : float
         Fraction of ``(layer, sample)`` points whose every channel and eigenvalue is inside.
+    marginal_fraction : float
+        The same for marginal stability (roots in the closed disk, those on the circle
+        simple): residual-type layers with ``lam ~ 0`` and ``C^k`` layers (``k >= 2``, never
+        strictly stable) are marginal, not strictly stable.
     per_layer : ndarray
         ``(L,)`` the same fraction per layer.
     conditions_agree : float or None
@@ -295,12 +299,14 @@ class Placement:
     fraction: float
     per_layer: np.ndarray
     conditions_agree: float | None
+    marginal_fraction: float = float("nan")
 
     def to_json(self) -> dict:
         return {
             "family": self.family,
             "conditions": list(self.conditions),
             "fraction": self.fraction,
+            "marginal_fraction": self.marginal_fraction,
             "per_layer": self.per_layer.tolist(),
             "conditions_agree": self.conditions_agree,
         }
@@ -309,7 +315,7 @@ class Placement:
         agree = "" if self.conditions_agree is None else f", conditions agree on {self.conditions_agree:.1%}"
         return (
             f"{self.family}: {self.fraction:.1%} of (layer, sample) points strictly stable "
-            f"[{' & '.join(self.conditions)}]{agree}"
+            f"[{' & '.join(self.conditions)}], {self.marginal_fraction:.1%} at least marginally{agree}"
         )
 
 
@@ -340,12 +346,13 @@ def stability_placement(lin: Linearization) -> Placement:
     L, B, K = lin.lam_eigenvalues.shape
     C = max(len(recs) for recs in lin.recurrences)
     inside = np.zeros((L, B, C, K), dtype=bool)
+    bounded = np.zeros((L, B, C, K), dtype=bool)
     coords: dict[str, np.ndarray] = {"lam": np.broadcast_to(lin.lam_eigenvalues[:, :, None, :], (L, B, C, K))}
     for name in lin.coefficients[0]:
         coords[name] = np.zeros((L, B, C, K))
     for i, recs in enumerate(lin.recurrences):
         for c, rec in enumerate(recs if len(recs) == C else recs * C):
-            inside[i, :, c, :] = stability_mask(rec, lam=lin.lam_eigenvalues[i])[0]
+            inside[i, :, c, :], bounded[i, :, c, :] = stability_mask(rec, lam=lin.lam_eigenvalues[i])
             for name, v in lin.coefficients[i].items():
                 v = v.reshape(-1)
                 coords[name][i, :, c, :] = v[c] if v.size == C else v[0] if v.size == 1 else np.nan
@@ -367,6 +374,7 @@ def stability_placement(lin: Linearization) -> Placement:
         fraction=float(point.mean()),
         per_layer=_frozen(point.mean(axis=1)),
         conditions_agree=agree,
+        marginal_fraction=float(bounded.all(axis=(2, 3)).mean()),
     )
 
 

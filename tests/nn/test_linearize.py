@@ -1,5 +1,6 @@
 """Linearised stacks against exact references and finite differences of the real network."""
 
+import copy
 import math
 from fractions import Fraction
 
@@ -192,3 +193,20 @@ def test_bad_inputs_raise_typed_errors(trained):
     vec = linearize(DepthStack(ResidualBlock(2, norm=False) for _ in range(2)), torch.ones(1, 2))
     with pytest.raises(ParameterError):
         predict_response(vec, 1.0, method="recurrence")
+
+
+def test_ck_layers_are_marginal_never_strict():
+    # C^2 with f(x) = w x: r^2 - (2 + h^2 w) r + 1 has root product 1, so never strictly
+    # stable; for -4 < h^2 w < 0 both roots are simple on the unit circle (marginal).
+    f = torch.nn.Linear(1, 1, bias=False).double()
+    with torch.no_grad():
+        f.weight.fill_(-1.0)
+    stack = DepthStack(SmoothBlock(1, copy.deepcopy(f), k=2, step=0.5) for _ in range(3)).double()
+    pl = stability_placement(linearize(stack, torch.linspace(-1, 1, 5, dtype=torch.float64)[:, None]))
+    assert (pl.fraction, pl.marginal_fraction) == (0.0, 1.0)
+    with torch.no_grad():
+        for b in stack.blocks:
+            b.f.weight.fill_(1.0)  # a real root above 1: not even marginal
+    pl = stability_placement(linearize(stack, torch.linspace(-1, 1, 5, dtype=torch.float64)[:, None]))
+    assert (pl.fraction, pl.marginal_fraction) == (0.0, 0.0)
+    assert "at least marginally" in str(pl)
