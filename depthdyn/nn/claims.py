@@ -22,7 +22,7 @@ import torch
 from ..claims import SOURCES, resolve_sources
 from ..claims.base import Claim, Outcome, check_claims, verdict
 from .diagnostics import diagnose, hc_gain
-from .experiments import SEPARATION_LAYERS, SEPARATION_LR, SEPARATION_STEP, SEPARATION_STEPS
+from .experiments import SEPARATION_LAYERS, SEPARATION_STEP, SEPARATION_WINDOW
 from .tasks import make_task
 from .train import run, task_loss
 
@@ -52,13 +52,12 @@ def _fmt(values) -> str:
 
 
 # --------------------------------------------------------------- 002 §4.1 (one node per layer)
-_1D = dict(layers=SEPARATION_LAYERS, steps=SEPARATION_STEPS, lr=SEPARATION_LR)
 _LARGE_STEP, _SMALL_STEP = 0.16, 0.04  # outside the measured window, on either side
 
 
 def _c1_at_most_75(cl):
-    inside = _accuracies("separation-1d", k=1, step=SEPARATION_STEP, **_1D)
-    large = _accuracies("separation-1d", (0,), k=1, step=_LARGE_STEP, **_1D)
+    inside = _accuracies("separation-1d", k=1, step=SEPARATION_STEP)
+    large = _accuracies("separation-1d", (0,), k=1, step=_LARGE_STEP)
     bound = float(cl.stated) + 0.5 / make_task("separation-1d").size  # one point of slack
     ok = max(inside) <= bound
     computed = (
@@ -75,16 +74,16 @@ def _c1_at_most_75(cl):
 
 
 def _c2_separates(cl):
-    inside = _accuracies("separation-1d", k=2, step=SEPARATION_STEP, **_1D)
-    small = _accuracies("separation-1d", (0,), k=2, step=_SMALL_STEP, **_1D)
+    inside = _accuracies("separation-1d", k=2, step=SEPARATION_STEP)
+    small = _accuracies("separation-1d", (0,), k=2, step=_SMALL_STEP)
     ok = min(inside) >= float(cl.stated) - 0.01
     computed = (
         f"C^2 accuracy {_fmt(inside)} at h = {SEPARATION_STEP}; {_fmt(small)} at h = {_SMALL_STEP} (seed 0)"
     )
     caveat = ok and small[0] < 0.99
     note = (
-        f"needs enough depth-time L h: with L = {SEPARATION_LAYERS} it holds for 0.07 <= h <= 0.14 "
-        "(depthdyn.nn.experiments.SEPARATION_WINDOW)"
+        f"needs enough depth-time L h: with L = {SEPARATION_LAYERS} it holds for "
+        f"{SEPARATION_WINDOW[0]} <= h <= {SEPARATION_WINDOW[1]} (depthdyn.nn.experiments.SEPARATION_WINDOW)"
         if caveat
         else ""
     )

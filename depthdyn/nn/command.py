@@ -17,7 +17,7 @@ from ..report import atomic_write
 from .diagnostics import diagnose
 from .linearize import linearize, response_agreement, stability_placement
 from .stack import BLOCKS
-from .tasks import TASKS, task_names
+from .tasks import TASKS, make_task, task_names
 from .train import run, task_loss
 
 __all__ = ["list_text", "parse_options", "train_to_dir"]
@@ -196,8 +196,6 @@ def train_to_dir(
         progress=progress,
         **block_options,
     )
-    from .tasks import make_task
-
     data = make_task(task, seed=seed)
     model = model.to("cpu")
     idx = _spread(torch.arange(data.size), DIAGNOSTIC_SAMPLES)

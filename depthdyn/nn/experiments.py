@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from ..errors import ParameterError
+from .tasks import TASKS
 from .train import TrainResult, run
 
 __all__ = [
@@ -58,15 +59,16 @@ __all__ = [
     "cubic_fit",
 ]
 
-SEPARATION_LAYERS = 30
-"""Depth ``L`` of the ``separation-1d`` experiment."""
-SEPARATION_STEPS = 400
-"""Full-batch Adam steps of the ``separation-1d`` experiment."""
-SEPARATION_LR = 0.05
-"""Adam learning rate of the ``separation-1d`` experiment."""
+_SEPARATION = TASKS["separation-1d"].defaults
+SEPARATION_LAYERS = _SEPARATION["layers"]
+"""Depth ``L`` of the ``separation-1d`` experiment (the task's default)."""
+SEPARATION_STEPS = _SEPARATION["steps"]
+"""Full-batch Adam steps of the ``separation-1d`` experiment (the task's default)."""
+SEPARATION_LR = _SEPARATION["lr"]
+"""Adam learning rate of the ``separation-1d`` experiment (the task's default)."""
 SEPARATION_WINDOW = (0.07, 0.14)
 """Measured step sizes ``h`` (inclusive, grid spacing 0.01) where ``C^2`` >= 0.99 and ``C^1`` <= 0.76."""
-SEPARATION_STEP = 0.1
+SEPARATION_STEP = _SEPARATION["step"]
 """Documented step size ``h`` of the ``separation-1d`` experiment (inside :data:`SEPARATION_WINDOW`)."""
 
 def _seeds(seeds) -> tuple[int, ...]:

@@ -202,10 +202,6 @@ def test_conv_entangled_block_on_bars():
     assert v(make_task("blobs", n=8).inputs).shape == (8, 2)
 
 
-def test_documented_separation_settings_match_task_defaults():
-    d = TASKS["separation-1d"].defaults
-    assert d["step"] == experiments.SEPARATION_STEP
-    assert d["layers"] == experiments.SEPARATION_LAYERS
-    assert d["steps"] == experiments.SEPARATION_STEPS and d["lr"] == experiments.SEPARATION_LR
+def test_documented_separation_step_lies_in_the_measured_window():
     lo, hi = experiments.SEPARATION_WINDOW
     assert lo <= experiments.SEPARATION_STEP <= hi
