@@ -9,8 +9,10 @@ m
 """
 
 from . import errors
+from .budget import budget, budget_seconds
 from .claims import Claim, ClaimResult, run_claims
 from .errors import (
+    BudgetExceededError,
     DegreeTooLargeError,
     DepthdynError,
     DomainError,
@@ -97,7 +99,9 @@ __all__ = [
     # errors
     "errors", "DepthdynError", "ParameterError", "UnknownParameterError", "DomainError",
     "ShapeError", "ParseError", "UnknownFamilyError", "DegreeTooLargeError", "RealisationError",
-    "OptionalDependencyError",
+    "OptionalDependencyError", "BudgetExceededError",
+    # budgets of exact work
+    "budget", "budget_seconds",
 ]
 
 _PLOTS = ("plot_stability_region", "plot_root_locus", "plot_trajectories", "plot_spectrum")

@@ -17,6 +17,7 @@ __all__ = [
     "ParseError",
     "UnknownFamilyError",
     "DegreeTooLargeError",
+    "BudgetExceededError",
     "RealisationError",
     "OptionalDependencyError",
 ]
@@ -55,6 +56,24 @@ class UnknownFamilyError(DepthdynError, KeyError):
 
 class DegreeTooLargeError(DepthdynError, ValueError):
     """The problem is too large for exact work in reasonable time."""
+
+
+class BudgetExceededError(DegreeTooLargeError):
+    """One part of an exact analysis is predicted to exceed, or ran past, its budget.
+
+    ``part`` names the part (``"discriminant"``, ``"stability conditions"``, ...), so that a
+    caller can report it and still use the other parts of the analysis.
+    """
+
+    def __init__(self, part: str, reason: str):
+        self.part, self.reason = part, reason
+        super().__init__(
+            f"{part}: past the exact-work budget ({reason}); raise it (--budget SECONDS, or "
+            "depthdyn.budget(seconds)), substitute values for some parameters, or skip this part"
+        )
+
+    def __reduce__(self):  # picklable with its two arguments
+        return type(self), (self.part, self.reason)
 
 
 class RealisationError(DepthdynError, ValueError):

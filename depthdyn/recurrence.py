@@ -332,9 +332,28 @@ class Recurrence:
 
     @cached_property
     def _charpoly(self) -> sp.Expr:
-        P = self.matrix_polynomial()
-        det = P[0, 0] if self.is_scalar else P.det(method="berkowitz")
-        return sp.collect(sp.expand(det), r)
+        if self.is_scalar:
+            return sp.collect(sp.expand(self.matrix_polynomial()[0, 0]), r)
+        coeffs = self.charpoly_coeffs()
+        n = len(coeffs) - 1
+        return sp.Add(*[c * r ** (n - j) for j, c in enumerate(coeffs)])  # collected in r
+
+    def charpoly_coeffs(self) -> tuple:
+        """Coefficients in ``r`` of :meth:`charpoly`, highest first (expanded).
+
+        Matrix recurrences use their structure (:mod:`depthdyn.symbolic.structure`): a
+        shift ``chi_Gamma(r - lam)`` for ``Gamma + lam I``, the matrix determinant lemma
+        for a rank-one update in ``lam``, sparse Berkowitz otherwise.
+        """
+        return self._charpoly_coeffs
+
+    @cached_property
+    def _charpoly_coeffs(self) -> tuple:
+        if self.is_scalar:
+            return tuple(sp.expand(A[0, 0]) for A in self.coeffs)
+        from .symbolic.structure import matrix_charpoly
+
+        return tuple(matrix_charpoly(self.coeffs, self.lam_symbol, r)[0])
 
     def rho_sigma(self) -> tuple[sp.Expr, sp.Expr] | None:
         """``(rho, sigma)`` with ``charpoly = rho(r) - lam*sigma(r)``, if that form exists."""

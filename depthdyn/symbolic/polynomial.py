@@ -4,16 +4,27 @@ Roots are explicit (radicals) when SymPy can give them cheaply: always for degre
 for cubics, and for any degree once the coefficients are numbers (``CRootOf`` for what
 has no radicals). Otherwise a factor's roots stay implicit (``RootOf(factor, i)``), which
 every analysis handles without pretending to know them.
+
+Everything about a symbolic polynomial is decided by polynomial algebra in SymPy's sparse
+polynomial rings (``r`` and every parameter as generators), never by numeric root finding:
+multiplicities from the square-free factorisation, irreducibility first tested on one
+exact specialisation of the parameters (a polynomial whose specialisation is irreducible,
+with its degree kept, is irreducible), discriminants as ``disc(f g) = disc(f) disc(g)
+res(f, g)^2`` over the factors, with the generic discriminant formula evaluated in the ring
+for polynomials of low degree in many symbols. Work whose size can explode runs as a
+budgeted part (:mod:`depthdyn.budget`).
 """
 
 from __future__ import annotations
 
 import random
 from dataclasses import dataclass
+from functools import lru_cache
 
 import sympy as sp
 
-from ..recurrence import r
+from ..budget import part, require
+from ..recurrence import REALS, r
 from .records import Record, sstr
 
 __all__ = [
@@ -134,6 +145,12 @@ def _factor_roots(factor: sp.Poly, mult: int) -> list[Root]:
         root_d = sp.sqrt(disc)
         pair = [sp.factor_terms((-b - root_d) / (2 * a)), sp.factor_terms((-b + root_d) / (2 * a))]
         return [Root(v, mult, expr, True) for v in pair]
+    if deg == 3 and not numeric:  # factors_in_r already split it: no second factorisation
+        from sympy.polys.polyroots import roots_cubic
+
+        vals = roots_cubic(factor)
+        if len(set(vals)) == 3:
+            return [Root(v, mult, expr, True) for v in vals]
     if deg <= _RADICAL_DEGREE or numeric:
         # numeric factors of degree >= 3 get CRootOf (exact, cheap to evaluate) instead of radicals
         found = sp.roots(factor, r, cubics=not numeric, quartics=False, quintics=False)
@@ -166,14 +183,10 @@ def roots(rec) -> Roots:
     >>> print(roots(smooth(k=3, lam=0)))
     r = 1 (multiplicity 3)
     """
-    poly = char_poly(rec)
-    _, factors = sp.factor_list(poly.as_expr(), r)
     found: list[Root] = []
-    for fac, mult in factors:
-        fpoly = sp.Poly(fac, r)
-        if fpoly.degree() == 0:
-            continue
-        found += _factor_roots(fpoly, mult)
+    with part("roots"):
+        for fac, mult in factors_in_r(rec):
+            found += _factor_roots(sp.Poly(fac, r), mult)
     merged: dict[sp.Expr, Root] = {}
     for rt in found:  # the same root may come from two factors only if they were not coprime
         if rt.value in merged:
@@ -182,6 +195,162 @@ def roots(rec) -> Roots:
         else:
             merged[rt.value] = rt
     return Roots(rec.charpoly(), tuple(merged.values()))
+
+# ----------------------------------------------------------- sparse polynomial algebra
+#: Largest discriminant (in top-level terms) that is factored and tidied for printing.
+TIDY_TERMS = 400
+
+
+def _sparse(rec):
+    """``(ring element, gens)``: the charpoly in the sparse ring ``K[r, params]``.
+
+    Built from the coefficient list in ``r`` (no expression-level expansion); a denominator
+    in the parameters (``lam/L``) is cleared, which keeps the roots.
+    """
+    return _sparse_cached(rec)
+
+
+@lru_cache(maxsize=32)
+def _sparse_cached(rec):
+    coeffs = list(rec.charpoly_coeffs())
+    syms = sorted(set().union(*(c.free_symbols for c in coeffs)), key=str)
+    try:
+        ring, elems = sp.sring(coeffs, *syms, expand=False) if syms else sp.sring(coeffs, r)
+    except sp.PolynomialError:  # rational in a parameter: clear the common denominator
+        den = sp.lcm_list([sp.fraction(sp.together(c))[1] for c in coeffs])
+        coeffs = [sp.expand(sp.cancel(c * den)) for c in coeffs]
+        ring, elems = sp.sring(coeffs, *syms) if syms else sp.sring(coeffs, r)
+    n = len(coeffs) - 1
+    gens = [r] + syms
+    big = sp.polys.rings.PolyRing(gens, ring.domain)
+    if not syms:  # the ring was built in r alone: each element is a constant
+        elems = [e.as_expr() for e in elems]
+        P = big.from_dict({(n - j,): big.domain.convert(c) for j, c in enumerate(elems) if c})
+    else:
+        P = big.from_dict({(n - j,) + m: v for j, e in enumerate(elems) for m, v in e.items()})
+    return P, gens
+
+
+@lru_cache(maxsize=32)
+def _sqf(rec):
+    """Square-free factorisation of :func:`_sparse` (cached: several analyses need it)."""
+    P, _ = _sparse(rec)
+    return P.sqf_list()
+
+
+def _degree_r(f) -> int:
+    return f.degree(0) if f else -1
+
+
+def _specialisation_irreducible(f, gens, rng) -> bool:
+    """True if ``f`` is proven irreducible in ``r``: one exact specialisation of the
+    parameters that keeps the degree and is irreducible over the rationals proves it."""
+    if len(gens) == 1:
+        return False
+    n = _degree_r(f)
+    lead = f.coeff_wrt(0, n) if hasattr(f, "coeff_wrt") else None
+    for _ in range(4):
+        point = {g: rng.randint(-97, 97) for g in gens[1:]}
+        sub = sp.Poly(f.as_expr().xreplace(point), r)
+        if sub.degree() != n or (lead is not None and not lead.as_expr().xreplace(point)):
+            continue
+        _, facs = sub.factor_list()
+        return len(facs) == 1 and facs[0][1] == 1
+    return False
+
+
+def factors_in_r(rec) -> list[tuple[sp.Expr, int]]:
+    """Factors of the characteristic polynomial that involve ``r``, with multiplicities.
+
+    Square-free factorisation in the sparse ring ``QQ[r, params]``; a square-free part of
+    degree >= 3 is factored further only if one specialisation of the parameters does not
+    already prove it irreducible (multivariate factorisation is the slow step).
+    """
+    _, gens = _sparse(rec)
+    rng = random.Random(20240611)
+    out = []
+    for f, k in _sqf(rec)[1]:
+        if _degree_r(f) < 1:
+            continue
+        if _degree_r(f) <= 1 or (len(gens) > 1 and _specialisation_irreducible(f, gens, rng)):
+            pieces = [(f, 1)]
+        else:
+            pieces = f.factor_list()[1]
+        out += [(g.as_expr(), k * j) for g, j in pieces if _degree_r(g) >= 1]
+    return out
+
+
+@lru_cache(maxsize=8)
+def _generic_discriminant(n: int):
+    """The discriminant of ``a_0 x^n + ... + a_n`` as a polynomial in the ``a_i``."""
+    a = sp.symbols(f"a0:{n + 1}")
+    x = sp.Dummy("x")
+    return sp.Poly(sp.Poly(list(a), x).discriminant(), *a)
+
+
+#: Degrees up to which the generic discriminant formula is evaluated (it is cheap to make).
+GENERIC_DEGREE = 5
+
+
+def _discriminant_of(f, gens):
+    """``disc_r(f)`` of one ring element ``f`` (a ring element), by the cheaper of two
+    exact methods: the generic formula evaluated in the ring (low degree, many symbols) or
+    the subresultant discriminant."""
+    n = _degree_r(f)
+    ring = f.ring
+    if n < 2:
+        return ring.one  # disc of a linear factor
+    coeffs = [f.coeff_wrt(0, n - j) for j in range(n + 1)]
+    if len(gens) > 4 and n <= GENERIC_DEGREE:
+        generic = _generic_discriminant(n)
+        sizes = [max(1, len(c)) for c in coeffs]
+        cost = sum(sp.prod([sizes[i] ** e for i, e in enumerate(mon)]) for mon in generic.monoms())
+        require("discriminant", float(cost), f"{len(generic.monoms())} generic terms over "
+                f"coefficients of {max(sizes)} terms in {len(gens) - 1} symbols")
+        total = ring.zero
+        for mon, c in generic.terms():
+            term = ring(c)
+            for i, e in enumerate(mon):
+                if e:
+                    term *= coeffs[i] ** e
+            total += term
+        return total
+    return f.discriminant()
+
+
+def _product_discriminant(parts: list, gens):
+    """``disc(prod f_i) = prod disc(f_i) * prod_{i<j} res(f_i, f_j)^2`` for coprime ``f_i``."""
+    pieces = []  # each from its own ring (a resultant drops r): multiplied as expressions
+    for i, f in enumerate(parts):
+        pieces.append(_discriminant_of(f, gens).as_expr())
+        pieces += [f.resultant(g).as_expr() ** 2 for g in parts[i + 1:]]
+    return sp.Mul(*pieces)
+
+
+@lru_cache(maxsize=32)
+def _reduced_discriminant(rec):
+    """``(disc of the charpoly, disc of its square-free part, repeated factors)``.
+
+    The first is zero exactly when the polynomial has a repeated factor for all parameters;
+    the second then says where further roots collide.
+    """
+    P, gens = _sparse(rec)
+    content, sqf = _sqf(rec)
+    parts = [f for f, _ in sqf if _degree_r(f) >= 1]
+    repeated = tuple((f.as_expr(), k) for f, k in sqf if _degree_r(f) >= 1 and k > 1)
+    with part("discriminant"):
+        reduced = _product_discriminant(parts, gens)
+        if repeated:
+            return sp.Integer(0), reduced, repeated
+        # P = d * charpoly with d the parameter-only content (a cleared denominator, signs):
+        # disc(c * prod f) = c^(2n-2) disc(prod f), and disc(d p) = d^(2n-2) disc(p)
+        n = _degree_r(P)
+        scale = content * sp.Mul(*[f.as_expr() ** k for f, k in sqf if _degree_r(f) < 1])
+        d = sp.cancel(P.coeff_wrt(0, n).as_expr() / rec.charpoly_coeffs()[0])
+        ratio = sp.cancel(sp.sympify(scale) / d)
+        if ratio == 1:
+            return reduced, reduced, repeated
+        return sp.expand(reduced * ratio ** (2 * n - 2)), reduced, repeated
 
 
 def discriminant(rec) -> sp.Expr:
@@ -196,11 +365,24 @@ def discriminant(rec) -> sp.Expr:
     poly = char_poly(rec)
     if poly.degree() < 2:
         return sp.Integer(1)
-    disc = sp.discriminant(poly.as_expr(), r)
+    disc, _, _ = _reduced_discriminant(rec)
     return _tidy(disc)
 
 
+def _large(expr: sp.Expr) -> bool:
+    """More than :data:`TIDY_TERMS` terms (already expanded ones are not expanded again)."""
+    terms = sp.Add.make_args(expr)
+    return len(terms) > TIDY_TERMS or len(sp.Add.make_args(sp.expand(expr))) > TIDY_TERMS
+
+
+def _small_factor(expr: sp.Expr) -> sp.Expr:
+    """``factor(expr)`` for expressions small enough to factor quickly, else as given."""
+    return expr if _large(expr) else sp.factor(expr)
+
+
 def _tidy(expr: sp.Expr) -> sp.Expr:
+    if _large(expr):  # printed as it is: factoring and collecting are slow at this size
+        return expr
     factored = sp.factor(expr)
     candidates = [factored, sp.expand(expr)]
     # prefer a visible perfect square (eta*lam + m + 1)**2 - 4*m over the expanded form
@@ -316,10 +498,15 @@ def vieta(rec, *, samples: int = 3, digits: int = 40) -> Vieta:
     p = poly.degree()
     rts = roots(rec)
     values = rts.values()
-    rng = random.Random(1234)
-    relations = []
+    rng = random.Random(1234)  # noqa: S311 - sample points, not secrets
+    with part("Vieta relations"):
+        return _vieta_relations(poly, coeffs, p, rts, values, samples, digits, rng)
+
+
+def _vieta_relations(poly, coeffs, p, rts, values, samples, digits, rng) -> Vieta:
+    relations, points = [], None
     for k in range(1, p + 1):
-        rhs = sp.factor((-1) ** k * coeffs[k] / coeffs[0])
+        rhs = _small_factor((-1) ** k * coeffs[k] / coeffs[0])
         holds, method = False, ""
         if rts.explicit and (p <= 2 or all(v.is_Rational for v in values)):
             # radicals of degree >= 3 do not simplify reliably; those are checked numerically
@@ -327,21 +514,39 @@ def vieta(rec, *, samples: int = 3, digits: int = 40) -> Vieta:
             if diff == 0 or sp.simplify(diff) == 0:
                 holds, method = True, "exact"
         if not method:
-            holds = _numeric_vieta(poly, k, rhs, samples, digits, rng)
+            points = points if points is not None else _vieta_points(poly, samples, digits, rng)
+            holds = _numeric_vieta(points, k, rhs, digits)
             method = f"numeric at {samples} random points, {digits} digits"
         relations.append(VietaRelation(k, sp.Symbol(f"e_{k}"), rhs, holds, method))
     return Vieta(tuple(relations))
 
 
-def _numeric_vieta(poly: sp.Poly, k: int, rhs: sp.Expr, samples: int, digits: int, rng) -> bool:
+def _distinct_nroots(poly: sp.Poly, digits: int) -> list:
+    """Roots with multiplicity at ``digits`` digits: ``nroots`` only ever sees square-free
+    pieces (it does not converge on repeated roots)."""
+    vals = []
+    for base, k in sp.sqf_list(poly)[1]:
+        if sp.Poly(base, r).degree() > 0:
+            vals += [v for v in sp.Poly(base, r).nroots(n=digits, maxsteps=200) for _ in range(k)]
+    return vals
+
+
+def _vieta_points(poly: sp.Poly, samples: int, digits: int, rng) -> list:
+    """``samples`` random rational parameter points with the roots there (``digits`` digits)."""
     symbols = sorted(poly.free_symbols - {r}, key=str)
+    out = []
     for _ in range(samples):
         for _attempt in range(20):
             point = _random_point(symbols, rng)
             sub = sp.Poly(poly.as_expr().xreplace(point), r)
             if sub.degree() == poly.degree():
                 break
-        vals = sub.nroots(n=digits, maxsteps=200)
+        out.append((point, _distinct_nroots(sub, digits)))
+    return out
+
+
+def _numeric_vieta(points: list, k: int, rhs: sp.Expr, digits: int) -> bool:
+    for point, vals in points:
         e_k = sp.N(_elementary(vals, k), digits)
         target = sp.N(rhs.xreplace(point), digits)
         if abs(complex(sp.N(e_k - target, digits))) > 10 ** (-(digits // 2)) * (1 + abs(complex(target))):
@@ -369,13 +574,38 @@ def root_structure(rec) -> RootStructure:
     The classification assumes real coefficients (``lam`` real). For degree ``n``:
     ``disc > 0`` means distinct roots with an even number of complex pairs (all real for
     ``n <= 3``), ``disc < 0`` an odd number of complex pairs (exactly one for
-    ``n <= 3``), ``disc = 0`` a repeated root.
+    ``n <= 3``), ``disc = 0`` a repeated root. A factor repeated for every parameter value
+    (``(r - lam - 1 + gamma)^7`` of an entangled map) makes the discriminant vanish
+    identically; the cases then classify the distinct roots by the discriminant of the
+    square-free part. Cases that cannot occur on the parameters' domains (``gamma**2 < 0``
+    for a real ``gamma``) are dropped, decided exactly.
+
+    Examples
+    --------
+    >>> from depthdyn import entangled
+    >>> print(root_structure(entangled(n=3)))
+    gamma**2 > 0: a repeated root ((gamma - lam + r - 1)**2), the distinct roots real
+    Eq(gamma**2, 0): further roots collide
     """
+    from .signs import sign
+
     poly = char_poly(rec)
-    disc = real_lam(rec, discriminant(rec))
     n = poly.degree()
     if n < 2:
-        return RootStructure(disc, ((sp.true, "one real root"),))
+        return RootStructure(sp.Integer(1), ((sp.true, "one real root"),))
+    full, reduced, repeated = _reduced_discriminant(rec)
+    full, reduced = (real_lam(rec, _tidy(e)) for e in (full, reduced))
+    domains = {sp.Symbol(p.name, real=True) if p.name == rec.lam else p.symbol:
+               (p.domain.intersect(REALS) if p.name == rec.lam else p.domain) for p in rec.params}
+    distinct = sum(sp.Poly(f, r).degree() for f, _ in repeated) + _squarefree_rest(rec, repeated)
+    if repeated:
+        what = ", ".join(f"({sstr(f)})**{k}" for f, k in repeated)
+        head = f"a repeated root ({what}), the distinct roots"
+        pos = f"{head} real" if distinct <= 3 else f"{head} with an even number of complex pairs"
+        neg = f"{head} with one complex pair" if distinct <= 3 else f"{head} with an odd number of complex pairs"
+        cases = _cases(reduced, domains, pos, "further roots collide" if distinct > 1 else "one distinct root",
+                       neg, distinct)
+        return RootStructure(full, cases)
     if n == 2:
         pos, neg = "two distinct real roots", "a complex-conjugate pair"
     elif n == 3:
@@ -383,9 +613,29 @@ def root_structure(rec) -> RootStructure:
     else:
         pos = "distinct roots, an even number of complex-conjugate pairs"
         neg = "distinct roots, an odd number of complex-conjugate pairs"
-    cases = (
-        (sp.StrictGreaterThan(disc, 0, evaluate=False), pos),
-        (sp.Eq(disc, 0, evaluate=False), "a repeated root"),
-        (sp.StrictLessThan(disc, 0, evaluate=False), neg),
-    )
-    return RootStructure(disc, cases)
+    return RootStructure(full, _cases(full, domains, pos, "a repeated root", neg, n))
+
+
+def _squarefree_rest(rec, repeated) -> int:
+    """Degree of the part of the square-free part that is not a repeated factor."""
+    return sum(_degree_r(f) for f, k in _sqf(rec)[1] if k == 1)
+
+
+def _cases(disc, domains, pos: str, zero: str, neg: str, distinct: int) -> tuple:
+    """The cases ``disc > 0 / = 0 / < 0`` that can occur on the domains."""
+    from .signs import sign
+
+    if distinct < 2:
+        return ((sp.true, pos.split(", the distinct")[0]),)
+    if disc.is_number:
+        pick = pos if disc > 0 else neg if disc < 0 else zero
+        return ((sp.true, pick),) if not disc.has(sp.I) else ((sp.true, "complex discriminant"),)
+    strict, weak = sign(disc, domains), sign(disc, domains, strict=False)
+    cases = []
+    if strict != -1 and weak != -1:
+        cases.append((sp.StrictGreaterThan(disc, 0, evaluate=False), pos))
+    if strict is None:
+        cases.append((sp.Eq(disc, 0, evaluate=False), zero))
+    if strict != 1 and weak != 1:
+        cases.append((sp.StrictLessThan(disc, 0, evaluate=False), neg))
+    return tuple(cases)

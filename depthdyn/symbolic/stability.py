@@ -16,6 +16,7 @@ from sympy.polys.matrices import DomainMatrix
 from ..errors import DegreeTooLargeError, DomainError, ParameterError, UnknownParameterError
 from ..recurrence import REALS, r, to_exact
 from .polynomial import real_lam
+from .signs import sign as _sign
 from .records import Record, sstr
 
 __all__ = ["StabilityConditions", "stability_conditions", "RootCondition", "root_condition", "MAX_DEGREE"]
@@ -23,42 +24,6 @@ __all__ = ["StabilityConditions", "stability_conditions", "RootCondition", "root
 #: Largest degree handled by :func:`stability_conditions` (half of it for complex ``lam``).
 MAX_DEGREE = 12
 _s = sp.Symbol("s")
-
-
-def _pieces(dom: sp.Set) -> list:
-    """Rational parametrisations covering ``dom`` by fresh symbols with sign assumptions."""
-    if isinstance(dom, sp.FiniteSet) and all(v.is_real for v in dom):
-        return list(dom)
-    if not isinstance(dom, sp.Interval):
-        return [sp.Dummy(real=True)]
-    a, b = dom.start, dom.end
-    t = sp.Dummy(positive=True) if dom.left_open or a.is_infinite else sp.Dummy(nonnegative=True)
-    if a.is_finite:
-        return [a + (b - a) * t / (1 + t)] + ([] if dom.right_open else [b]) if b.is_finite else [a + t]
-    tb = sp.Dummy(positive=True) if dom.right_open else sp.Dummy(nonnegative=True)
-    return [b - tb] if b.is_finite else [sp.Dummy(real=True)]
-
-
-def _sign(f: sp.Expr, domains: dict, strict: bool = True) -> int | None:
-    """+1 / -1 if ``f`` is provably > 0 / < 0 (>= 0 / <= 0 unless strict) on the domains."""
-    free = sorted(f.free_symbols, key=str)
-    if len(free) == 1 and f.is_polynomial(free[0]):  # exact: real roots of a univariate polynomial
-        x, dom = free[0], domains.get(free[0], REALS)
-        for sgn, bad in ((1, f <= 0 if strict else f < 0), (-1, f >= 0 if strict else f > 0)):
-            try:
-                if sp.solve_univariate_inequality(bad, x, relational=False, domain=dom).is_empty:
-                    return sgn
-            except (NotImplementedError, ValueError, TypeError):
-                break
-    combos = list(itertools.product(*(_pieces(domains.get(x, REALS)) for x in free)))
-    if len(combos) > 64:
-        return None
-    signs = set()
-    for combo in combos:
-        g = sp.factor(sp.cancel(sp.together(f.xreplace(dict(zip(free, combo, strict=True))))))
-        pos, neg = (g.is_positive, g.is_negative) if strict else (g.is_nonnegative, g.is_nonpositive)
-        signs.add(1 if pos else -1 if neg else None)
-    return signs.pop() if len(signs) == 1 else None
 
 
 def _reduce(expr: sp.Expr, domains: dict):

@@ -1,0 +1,123 @@
+"""Budgets for exact work whose cost can explode.
+
+Exact algebra on symbolic polynomials (discriminants, Hurwitz or Schur-Cohn determinants,
+multivariate factorisation) can grow from milliseconds to hours with one more stream or
+one more symbol. Each such *part* of an analysis runs inside :func:`part`, which enforces
+one budget in seconds in two ways:
+
+* **up front**, from a size estimate: the number of term products a sparse polynomial
+  computation will make (:func:`require`), converted to seconds at :data:`TERM_RATE`
+  (measured on a loaded 2-core machine, with a safety margin). A part predicted to exceed
+  the budget is refused at once, before any work is done;
+* **as a deadline**, for what the estimate cannot foresee: in the main thread of a
+  platform with ``SIGALRM``, a timer interrupts the part when its budget is spent. SymPy's
+  polynomial code is pure Python and the interpreter checks signals between bytecodes, so
+  the interruption lands within one arithmetic operation; the part's partial results are
+  local and dropped, and SymPy's caches only ever store finished results. In other threads
+  (or without ``SIGALRM``) only the up-front estimates apply.
+
+Past the budget a :class:`~depthdyn.errors.BudgetExceededError` names the part; callers
+that assemble several parts (the ``derive`` and ``check`` commands) report that part and
+keep the others.
+
+Examples
+--------
+>>> import depthdyn
+>>> with depthdyn.budget(60):
+...     depthdyn.budget_seconds()
+60.0
+"""
+
+from __future__ import annotations
+
+import math
+import signal
+import threading
+import time
+from contextlib import contextmanager
+from contextvars import ContextVar
+
+from .errors import BudgetExceededError, ParameterError
+
+__all__ = ["budget", "budget_seconds", "part", "require", "DEFAULT_SECONDS", "TERM_RATE"]
+
+#: Default budget of one part of an analysis, in seconds.
+DEFAULT_SECONDS = 20.0
+#: Sparse term products per second assumed by the up-front estimates (conservative).
+TERM_RATE = 1.0e6
+
+_seconds: ContextVar[float] = ContextVar("depthdyn_budget", default=DEFAULT_SECONDS)
+_active: list[tuple[str, float]] = []  # (part, deadline) of the running parts, main thread only
+
+
+class _Expired(BaseException):
+    """Raised by the timer inside a part; BaseException so that ``except Exception`` in
+    library code cannot swallow it."""
+
+
+def budget_seconds() -> float:
+    """The budget of one part in the current context (``inf`` means none)."""
+    return _seconds.get()
+
+
+@contextmanager
+def budget(seconds):
+    """Set the per-part budget (seconds, ``None`` or ``inf`` for no limit) inside a ``with``."""
+    value = math.inf if seconds is None else seconds
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        raise ParameterError(f"budget must be a number of seconds, got {seconds!r}") from None
+    if not value > 0:
+        raise ParameterError(f"budget must be positive, got {seconds!r}")
+    token = _seconds.set(value)
+    try:
+        yield value
+    finally:
+        _seconds.reset(token)
+
+
+def require(name: str, term_products: float, what: str = "") -> None:
+    """Refuse part ``name`` up front when its estimated cost exceeds the budget."""
+    limit = _seconds.get()
+    predicted = term_products / TERM_RATE
+    if predicted > limit:
+        detail = f" ({what})" if what else ""
+        raise BudgetExceededError(name, f"estimated {predicted:.3g} s{detail} > budget {limit:g} s")
+
+
+def _on_alarm(signum, frame):
+    raise _Expired
+
+
+def _timer_usable() -> bool:
+    return hasattr(signal, "SIGALRM") and threading.current_thread() is threading.main_thread()
+
+
+@contextmanager
+def part(name: str):
+    """Run the body as part ``name`` under the budget (a deadline where a timer is usable).
+
+    Nested parts share the earliest deadline; the innermost running part is the one named.
+    """
+    limit = _seconds.get()
+    if math.isinf(limit) or not _timer_usable():
+        yield
+        return
+    now = time.monotonic()
+    deadline = min([now + limit] + [d for _, d in _active])
+    outer = bool(_active)
+    previous = None if outer else signal.signal(signal.SIGALRM, _on_alarm)
+    _active.append((name, deadline))
+    signal.setitimer(signal.ITIMER_REAL, max(deadline - now, 1e-3))
+    try:
+        yield
+    except _Expired:
+        raise BudgetExceededError(name, f"ran past {limit:g} s") from None
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)  # first, so the timer cannot fire in here
+        _active.pop()
+        if _active:
+            signal.setitimer(signal.ITIMER_REAL, max(_active[-1][1] - time.monotonic(), 1e-3))
+        else:
+            signal.signal(signal.SIGALRM, previous if previous is not None else signal.SIG_DFL)
