@@ -18,8 +18,9 @@ from collections.abc import Sequence
 
 import sympy as sp
 
+from .budget import DEFAULT_SECONDS, budget
 from .claims.base import ClaimError
-from .errors import DepthdynError, OptionalDependencyError, ParameterError
+from .errors import BudgetExceededError, DepthdynError, OptionalDependencyError, ParameterError
 from .families import FAMILIES, get_family
 from .parse import parse_expr, parse_value
 
@@ -80,13 +81,32 @@ def _matrix_strings(M) -> list[list[str]]:
     return [[sp.sstr(e) for e in row] for row in M.tolist()]
 
 
-def derive_report(rec) -> dict:
-    """Everything ``derive`` reports, as a JSON-ready dict."""
+def _parts(rec) -> dict:
+    """The parts of ``derive``, each a thunk; run separately so one past its budget leaves
+    the others."""
     from .symbolic.polynomial import discriminant, root_structure, roots, vieta
     from .symbolic.stability import stability_conditions
+
+    return {
+        "roots": lambda: [{"root": sp.sstr(rt.value), "multiplicity": rt.multiplicity} for rt in roots(rec)],
+        "vieta": lambda: [
+            {"k": v.k, "coefficient": sp.sstr(v.coefficient), "holds": v.holds, "method": v.method}
+            for v in vieta(rec).relations
+        ],
+        "discriminant": lambda: sp.sstr(discriminant(rec)),
+        "root_structure": lambda: [{"condition": sp.sstr(c), "roots": w} for c, w in root_structure(rec).cases],
+        "stability": lambda: stability_conditions(rec).to_json(),
+    }
+
+
+def derive_report(rec) -> dict:
+    """Everything ``derive`` reports, as a JSON-ready dict.
+
+    A part past its budget (:class:`~depthdyn.errors.BudgetExceededError`) is ``None`` and
+    its one-line message is listed under ``"budget_exceeded"``; the other parts are complete.
+    """
     from .symbolic.statespace import realisations, similarity
 
-    rts = roots(rec)
     reals = realisations(rec)
     transforms = {}
     for name in reals:
@@ -102,7 +122,7 @@ def derive_report(rec) -> dict:
             "T_inv": _matrix_strings(sim.T_inv),
             "verified": sim.verified,
         }
-    return {
+    rep = {
         "family": rec.name,
         "description": rec.description,
         "source": rec.source,
@@ -112,18 +132,22 @@ def derive_report(rec) -> dict:
         "lam": rec.lam,
         "params": {p.name: {"domain": str(p.domain), "description": p.description} for p in rec.params},
         "charpoly": sp.sstr(rec.charpoly()),
-        "roots": [{"root": sp.sstr(rt.value), "multiplicity": rt.multiplicity} for rt in rts],
-        "vieta": [
-            {"k": v.k, "coefficient": sp.sstr(v.coefficient), "holds": v.holds, "method": v.method}
-            for v in vieta(rec).relations
-        ],
-        "discriminant": sp.sstr(discriminant(rec)),
-        "root_structure": [{"condition": sp.sstr(c), "roots": w} for c, w in root_structure(rec).cases],
         "statespace": {name: _matrix_strings(real.A) for name, real in reals.items()},
         "states": {name: list(real.states) for name, real in reals.items()},
         "transforms": transforms,
-        "stability": stability_conditions(rec).to_json(),
+        "budget_exceeded": {},
     }
+    needs = {"vieta": "roots", "root_structure": "discriminant"}  # same exact work underneath
+    for key, thunk in _parts(rec).items():
+        if needs.get(key) in rep["budget_exceeded"]:
+            rep[key], rep["budget_exceeded"][key] = None, rep["budget_exceeded"][needs[key]]
+            continue
+        try:
+            rep[key] = thunk()
+        except BudgetExceededError as exc:
+            rep[key] = None
+            rep["budget_exceeded"][key] = str(exc)
+    return rep
 
 
 def _print_report(rep: dict) -> None:
@@ -139,15 +163,27 @@ def _print_report(rep: dict) -> None:
             + "\n"
         )
     out(f"\ncharacteristic polynomial: {rep['charpoly']}\n")
-    out("roots:\n")
-    for rt in rep["roots"]:
-        out(f"  r = {rt['root']}  (multiplicity {rt['multiplicity']})\n")
-    out("Vieta relations (e_k of the roots = coefficient):\n")
-    for v in rep["vieta"]:
-        out(f"  e_{v['k']} = {v['coefficient']}  [{'holds' if v['holds'] else 'FAILS'}, {v['method']}]\n")
-    out(f"discriminant: {rep['discriminant']}\n")
-    for case in rep["root_structure"]:
-        out(f"  {case['condition']}: {case['roots']}\n")
+    skipped = rep.get("budget_exceeded", {})
+
+    def missing(key: str, title: str) -> bool:
+        if rep.get(key) is None:
+            out(f"{title}: not computed ({skipped.get(key, 'skipped')})\n")
+            return True
+        return False
+
+    if not missing("roots", "roots"):
+        out("roots:\n")
+        for rt in rep["roots"]:
+            out(f"  r = {rt['root']}  (multiplicity {rt['multiplicity']})\n")
+    if not missing("vieta", "Vieta relations"):
+        out("Vieta relations (e_k of the roots = coefficient):\n")
+        for v in rep["vieta"]:
+            out(f"  e_{v['k']} = {v['coefficient']}  [{'holds' if v['holds'] else 'FAILS'}, {v['method']}]\n")
+    if not missing("discriminant", "discriminant"):
+        out(f"discriminant: {rep['discriminant']}\n")
+    if not missing("root_structure", "root structure"):
+        for case in rep["root_structure"]:
+            out(f"  {case['condition']}: {case['roots']}\n")
     out("\nstate-space realisations s' = A s:\n")
     for name, A in rep["statespace"].items():
         check = rep["transforms"].get(name)
@@ -160,6 +196,10 @@ def _print_report(rep: dict) -> None:
         for row in A:
             out(f"    [{', '.join(row)}]\n")
     st = rep["stability"]
+    if st is None:
+        out("\n")
+        missing("stability", "stability")
+        return
     assumptions = f"; {', '.join(st['assumptions'])}" if st.get("assumptions") else ""
     out(f"\nstability (all roots strictly inside the unit circle{assumptions}):\n")
     if st.get("never"):
@@ -196,6 +236,13 @@ def _add_family_arguments(cmd: argparse.ArgumentParser, family_required: bool = 
     cmd.add_argument("--rho", help="general family: rho(r), a polynomial in r")
     cmd.add_argument("--sigma", help="general family: sigma(r), a polynomial in r")
     cmd.add_argument("--json", action="store_true", help="emit one JSON object")
+    cmd.add_argument(
+        "--budget",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help=f"time budget of each exact part (default {DEFAULT_SECONDS:g}; inf for none)",
+    )
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -375,13 +422,32 @@ def _check(args) -> int:
     if args.samples < 1:
         raise ParameterError(f"--samples must be at least 1, got {args.samples}")
     rec = build_from_cli(args.family, args.param, args.rho, args.sigma)
-    report = check(rec, samples=args.samples, seed=args.seed)
+    with budget(args.budget if args.budget is not None else DEFAULT_SECONDS):
+        report = check(rec, samples=args.samples, seed=args.seed)
     if args.json:
         json.dump(report.to_json(), sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
         sys.stdout.write(f"{report}\n")
     return 0 if report.passed else 1
+
+
+def _derive(args) -> int:
+    rec = build_from_cli(args.family, args.param, args.rho, args.sigma)
+    with budget(args.budget if args.budget is not None else DEFAULT_SECONDS):
+        rep = derive_report(rec)
+    if args.json:
+        json.dump(rep, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        _print_report(rep)
+    if rep["budget_exceeded"]:  # the rest is printed; one line names what is missing
+        sys.stdout.flush()
+        first = next(iter(rep["budget_exceeded"].values()))
+        more = len(rep["budget_exceeded"]) - 1
+        sys.stderr.write(f"depthdyn: error: {first}" + (f" (and {more} more part(s))" if more else "") + "\n")
+        return 2
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -404,13 +470,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return 0
             if not args.family:
                 raise ParameterError("derive needs a FAMILY (see depthdyn derive --list)")
-            rec = build_from_cli(args.family, args.param, args.rho, args.sigma)
-            rep = derive_report(rec)
-            if args.json:
-                json.dump(rep, sys.stdout, indent=2)
-                sys.stdout.write("\n")
-            else:
-                _print_report(rep)
+            return _derive(args)
         return 0
     except ClaimError as exc:  # a check that crashed is a bug in depthdyn, not bad input
         sys.stderr.write(f"depthdyn: internal error: {exc}\n")

@@ -370,9 +370,10 @@ def discriminant(rec) -> sp.Expr:
 
 
 def _large(expr: sp.Expr) -> bool:
-    """More than :data:`TIDY_TERMS` terms (already expanded ones are not expanded again)."""
-    terms = sp.Add.make_args(expr)
-    return len(terms) > TIDY_TERMS or len(sp.Add.make_args(sp.expand(expr))) > TIDY_TERMS
+    """Too large to factor and tidy quickly (see :func:`.signs.cheap_to_factor`)."""
+    from .signs import cheap_to_factor
+
+    return len(sp.Add.make_args(expr)) > TIDY_TERMS or not cheap_to_factor(expr)
 
 
 def _small_factor(expr: sp.Expr) -> sp.Expr:
@@ -493,17 +494,16 @@ def vieta(rec, *, samples: int = 3, digits: int = 40) -> Vieta:
     >>> v.product, v.sum, v.holds
     (m, eta*lam + m + 1, True)
     """
-    poly = char_poly(rec)
-    coeffs = poly.all_coeffs()
-    p = poly.degree()
+    coeffs = list(rec.charpoly_coeffs())
+    p = len(coeffs) - 1
     rts = roots(rec)
     values = rts.values()
     rng = random.Random(1234)  # noqa: S311 - sample points, not secrets
     with part("Vieta relations"):
-        return _vieta_relations(poly, coeffs, p, rts, values, samples, digits, rng)
+        return _vieta_relations(rec, coeffs, p, rts, values, samples, digits, rng)
 
 
-def _vieta_relations(poly, coeffs, p, rts, values, samples, digits, rng) -> Vieta:
+def _vieta_relations(rec, coeffs, p, rts, values, samples, digits, rng) -> Vieta:
     relations, points = [], None
     for k in range(1, p + 1):
         rhs = _small_factor((-1) ** k * coeffs[k] / coeffs[0])
@@ -514,7 +514,7 @@ def _vieta_relations(poly, coeffs, p, rts, values, samples, digits, rng) -> Viet
             if diff == 0 or sp.simplify(diff) == 0:
                 holds, method = True, "exact"
         if not method:
-            points = points if points is not None else _vieta_points(poly, samples, digits, rng)
+            points = points if points is not None else _vieta_points(rec, samples, digits, rng)
             holds = _numeric_vieta(points, k, rhs, digits)
             method = f"numeric at {samples} random points, {digits} digits"
         relations.append(VietaRelation(k, sp.Symbol(f"e_{k}"), rhs, holds, method))
@@ -531,15 +531,24 @@ def _distinct_nroots(poly: sp.Poly, digits: int) -> list:
     return vals
 
 
-def _vieta_points(poly: sp.Poly, samples: int, digits: int, rng) -> list:
-    """``samples`` random rational parameter points with the roots there (``digits`` digits)."""
-    symbols = sorted(poly.free_symbols - {r}, key=str)
+def _vieta_points(rec, samples: int, digits: int, rng) -> list:
+    """``samples`` random rational parameter points with the roots there (``digits`` digits).
+
+    The polynomial is specialised in the sparse ring (cheap even with many symbols).
+    """
+    P, gens = _sparse(rec)
+    symbols, n = gens[1:], _degree_r(P)
+    if P.ring.domain == sp.ZZ:  # rational sample points
+        P = P.set_ring(P.ring.clone(domain=sp.QQ))
+    index = {g: i for i, g in enumerate(gens)}
     out = []
     for _ in range(samples):
         for _attempt in range(20):
             point = _random_point(symbols, rng)
-            sub = sp.Poly(poly.as_expr().xreplace(point), r)
-            if sub.degree() == poly.degree():
+            sub = P.evaluate([(P.ring.gens[index[g]], P.ring.domain.convert(point[g])) for g in symbols]) \
+                if symbols else P
+            sub = sp.Poly(sub.as_expr(), r)
+            if sub.degree() == n:
                 break
         out.append((point, _distinct_nroots(sub, digits)))
     return out

@@ -12,10 +12,20 @@ import sympy as sp
 
 from ..recurrence import REALS
 
-__all__ = ["sign", "pieces", "SIGN_TERMS"]
+__all__ = ["sign", "pieces", "SIGN_TERMS", "cheap_to_factor"]
 
 #: Expressions with more top-level terms than this are left undecided (factoring them is slow).
 SIGN_TERMS = 300
+
+
+def cheap_to_factor(expr: sp.Expr) -> bool:
+    """Whether multivariate factorisation of ``expr`` is quick (few terms or few symbols).
+
+    Factoring only tidies results (and proves signs); above this size results are kept
+    expanded rather than spending minutes in Wang's algorithm.
+    """
+    terms = len(sp.Add.make_args(sp.expand(expr)))
+    return terms <= SIGN_TERMS and (terms <= 40 or len(expr.free_symbols) <= 4)
 
 
 def pieces(dom: sp.Set) -> list:
@@ -34,7 +44,7 @@ def pieces(dom: sp.Set) -> list:
 
 def sign(f: sp.Expr, domains: dict, strict: bool = True) -> int | None:
     """+1 / -1 if ``f`` is provably > 0 / < 0 (>= 0 / <= 0 unless strict) on the domains."""
-    if len(sp.Add.make_args(f)) > SIGN_TERMS:  # too large to factor cheaply: undecided
+    if not cheap_to_factor(f):  # undecided rather than slow
         return None
     free = sorted(f.free_symbols, key=str)
     if len(free) == 1 and f.is_polynomial(free[0]):  # exact: real roots of a univariate polynomial

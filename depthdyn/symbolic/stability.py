@@ -13,15 +13,17 @@ from dataclasses import dataclass, field
 import sympy as sp
 from sympy.polys.matrices import DomainMatrix
 
+from ..budget import part, require
 from ..errors import DegreeTooLargeError, DomainError, ParameterError, UnknownParameterError
 from ..recurrence import REALS, r, to_exact
-from .polynomial import real_lam
+from .polynomial import factors_in_r
+from .signs import cheap_to_factor
 from .signs import sign as _sign
 from .records import Record, sstr
 
 __all__ = ["StabilityConditions", "stability_conditions", "RootCondition", "root_condition", "MAX_DEGREE"]
 
-#: Largest degree handled by :func:`stability_conditions` (half of it for complex ``lam``).
+#: Largest degree handled by :func:`stability_conditions`.
 MAX_DEGREE = 12
 _s = sp.Symbol("s")
 
@@ -31,6 +33,8 @@ def _reduce(expr: sp.Expr, domains: dict):
     expr = sp.expand(expr)
     if expr.is_number:
         return ("true" if expr > 0 else "false"), expr, expr
+    if not cheap_to_factor(expr):
+        return "keep", expr, expr  # multivariate factoring at this size is slow: kept as is
     c, facs = sp.factor_list(expr)
     sign = 1 if c > 0 else -1
     facs = [(f, 2 if k % 2 == 0 else 1) for f, k in facs]  # f**3 g > 0 iff f g > 0
@@ -188,8 +192,11 @@ def stability_conditions(rec, *, lam: str = "real") -> StabilityConditions:
     leading coefficient ``a_n`` of ``p`` flips ``p``; a parametric one multiplies ``p`` by
     ``a_n`` (``a_n**2`` leads, so the conditions are polynomial and right for either
     sign, and fail where ``a_n = 0``). Complex coefficients (``lam="complex"``:
-    ``lam = lam_re + I*lam_im``) use the real polynomial ``p * conj(p)``, which has the
-    same root moduli. Each condition is factored; constant, domain-positive and
+    ``lam = lam_re + I*lam_im``) use the Schur-Cohn criterion instead: the ``n x n``
+    Hermitian Schur-Cohn matrix of ``p`` is positive definite, i.e. its ``n`` leading
+    principal minors (real polynomials) are positive; this is far cheaper than the
+    degree-``2n`` polynomial ``p * conj(p)`` the bilinear route would need. The exact work
+    runs as the budgeted part ``"stability conditions"`` (:mod:`depthdyn.budget`). Each condition is factored; constant, domain-positive and
     domain-nonzero squared factors are removed. ``never`` detection is per condition.
 
     Parameters
@@ -211,18 +218,17 @@ def stability_conditions(rec, *, lam: str = "real") -> StabilityConditions:
     """
     if lam not in ("real", "complex"):
         raise ParameterError(f"lam must be 'real' or 'complex', got {lam!r}")
-    num, den = sp.fraction(sp.together(rec.charpoly()))  # a parameter-only denominator keeps the roots
-    expr = sp.expand(num if not den.has(r) else rec.charpoly())
-    lam_sym, domains, assumptions = rec.lam_symbol, {}, []
+    lam_sym, domains, assumptions, swap = rec.lam_symbol, {}, [], {}
     for par in rec.params:
         sym = par.symbol
         if par.name == rec.lam and lam == "real":
-            expr, sym = real_lam(rec, expr), sp.Symbol(par.name, real=True)
+            sym = sp.Symbol(par.name, real=True)
+            swap[lam_sym] = sym
             domains[sym] = par.domain.intersect(REALS)
             assumptions.append(f"{par.name} real" + ("" if domains[sym] == REALS else f", in {domains[sym]}"))
         elif par.name == rec.lam:
             re_, im_ = sp.Symbol(par.name + "_re", real=True), sp.Symbol(par.name + "_im", real=True)
-            expr = sp.expand(expr.xreplace({lam_sym: re_ + sp.I * im_}))
+            swap[lam_sym] = re_ + sp.I * im_
             domains[re_] = domains[im_] = REALS
             assumptions.append(f"{par.name} = {re_} + I*{im_} with {re_}, {im_} real")
         elif par.domain.is_subset(REALS):
@@ -230,16 +236,28 @@ def stability_conditions(rec, *, lam: str = "real") -> StabilityConditions:
             assumptions.append(f"{par.name} in {par.domain}")
         else:
             raise ParameterError(f"parameter {par.name} is complex; stability needs real parameters")
-    P = sp.Poly(expr, r)
-    n, method = P.degree(), "bilinear map r = (1+s)/(1-s), Lienard-Chipart on Q(s) = (1-s)^n p((1+s)/(1-s))"
-    if n > MAX_DEGREE:
-        raise DegreeTooLargeError(f"degree {n} > {MAX_DEGREE}: too large for exact stability conditions")
+    if rec.order * rec.dim > MAX_DEGREE:
+        raise DegreeTooLargeError(
+            f"degree {rec.order * rec.dim} > {MAX_DEGREE}: too large for exact stability conditions")
+    with part("stability conditions"):
+        # every root is a root of one distinct irreducible factor: conditions factor by factor
+        # (two linear factors for an entangled map instead of one degree-8 polynomial)
+        factors = [sp.Poly(sp.expand(f.xreplace(swap)), r) for f, _ in factors_in_r(rec)]
+        return _conditions(factors, domains, assumptions)
+
+
+_LC_METHOD = "bilinear map r = (1+s)/(1-s), Lienard-Chipart on Q(s) = (1-s)^n p((1+s)/(1-s))"
+_SC_METHOD = ("Schur-Cohn: the Hermitian Schur-Cohn matrix of p is positive definite "
+              "(its leading principal minors are positive)")
+
+
+def _factor_conditions(P: sp.Poly, domains: dict) -> tuple[list, str]:
+    """Raw conditions ``e > 0`` for the roots of one factor, and the method."""
+    n = P.degree()
     conj = sp.Poly([sp.expand(sp.conjugate(c)) for c in P.all_coeffs()], r)
-    if conj != P:
-        if n > MAX_DEGREE // 2:
-            raise DegreeTooLargeError(f"degree {n} > {MAX_DEGREE // 2}: p*conj(p) too large for exact work")
-        P, n = sp.Poly(sp.expand((P * conj).as_expr()), r), 2 * n
-        method += "; p(r)*conj(p)(r) (same moduli)"
+    if conj != P:  # complex coefficients: Schur-Cohn minors, real polynomials of degree 2k
+        return _schur_cohn_minors(P.all_coeffs()[::-1], conj.all_coeffs()[::-1]), _SC_METHOD
+    method = _LC_METHOD
     lead = P.LC()
     lead_sign = _sign(lead, domains)
     if lead_sign is None:
@@ -247,7 +265,19 @@ def stability_conditions(rec, *, lam: str = "real") -> StabilityConditions:
     elif lead_sign < 0:
         P = -P
     a = _bilinear(P.all_coeffs())
-    raw = a + [_hurwitz(a, k) for k in range(n - 1, 1, -2)]
+    _estimate("stability conditions", a, n - 1)
+    return a + [_hurwitz(a, k) for k in range(n - 1, 1, -2)], method
+
+
+def _conditions(factors: list, domains: dict, assumptions: list) -> StabilityConditions:
+    raw, methods = [], []
+    for P in factors:
+        conds, method = _factor_conditions(P, domains)
+        raw += conds
+        methods.append(method)
+    method = "; ".join(dict.fromkeys(methods))
+    if len(factors) > 1:
+        method = f"per irreducible factor ({len(factors)}): " + method
     kept, implied, never, reason = [], [], False, ""
     for e in raw:
         status, tidy, reduced = _reduce(e, domains)
@@ -261,14 +291,43 @@ def stability_conditions(rec, *, lam: str = "real") -> StabilityConditions:
     clash = [(c, d) for c, d in itertools.combinations(kept, 2) if sp.expand(c.lhs + d.lhs) == 0]
     if clash and not never:
         never, reason = True, f"{sstr(clash[0][0])} and {sstr(clash[0][1])} contradict each other"
-    prod = sp.cancel(P.TC() / P.LC())
-    if prod.is_number and sp.Abs(prod) >= 1:
-        never = True
-        reason = (reason + "; " if reason else "") + f"|product of the roots| = {sp.Abs(prod)} >= 1"
+    for P in factors:
+        prod = sp.cancel(P.TC() / P.LC())
+        if prod.is_number and sp.Abs(prod) >= 1:
+            never = True
+            reason = (reason + "; " if reason else "") + f"|product of the roots| = {sp.Abs(prod)} >= 1"
+            break
     if never:
         kept = [sp.false]
     return StabilityConditions(tuple(kept), tuple(implied), tuple(assumptions), method, never, reason,
                                tuple(domains.items()))
+
+
+def _estimate(name: str, entries: list, size: int) -> None:
+    """Refuse up front a determinant of ``size`` whose entries have many terms (cost ~ t^size)."""
+    terms = max([len(sp.Add.make_args(sp.expand(e))) for e in entries] + [1])
+    require(name, float(terms) ** size, f"{size}x{size} determinants of entries with {terms} terms")
+
+
+def _schur_cohn_minors(a: list, ac: list) -> list:
+    """Leading principal minors of the Schur-Cohn matrix of ``p(z) = sum a_k z^k``.
+
+    ``C_ij = sum_{k=1}^{min(i,j)} (conj(a_{n-i+k}) a_{n-j+k} - a_{i-k} conj(a_{j-k}))``
+    (``ac`` holds the conjugates). ``C`` is Hermitian; it is positive definite iff every
+    root has ``|z| < 1`` (Schur-Cohn-Fujiwara), i.e. iff its ``n`` leading principal minors
+    (real polynomials in the parameters) are positive. ``n x n`` instead of the ``2n``-degree
+    ``p * conj(p)`` that the bilinear route needs.
+    """
+    n = len(a) - 1
+    C = sp.Matrix(n, n, lambda i, j: sp.expand(sum(
+        ac[n - i - 1 + k] * a[n - j - 1 + k] - a[i + 1 - k] * ac[j + 1 - k] for k in range(1, min(i, j) + 2))))
+    _estimate("stability conditions", list(C), n)
+    D = DomainMatrix.from_Matrix(C)
+    out = []
+    for m in range(1, n + 1):
+        minor = D.extract(list(range(m)), list(range(m)))
+        out.append(sp.expand(sp.re(sp.expand(D.domain.to_sympy(minor.det())))))
+    return out
 
 
 @dataclass(frozen=True)
