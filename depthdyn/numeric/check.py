@@ -15,6 +15,11 @@ so the float64 inputs equal the exact ones) and compares, with stated tolerances
     :func:`depthdyn.numeric.masks.schur_cohn`; points within ``1e-9`` of the boundary
     (``|rho - 1|`` at 30 digits) are skipped. Error: the number of disagreements;
     tolerance 0. Real and complex ``lam`` get separate rows.
+``stability boundary``
+    Pairs of exact points within ``2**-24`` (along a segment) of the boundary, one on each
+    side, found by bisecting between numerically stable and unstable candidates: the exact
+    verdict must be True inside and False outside (tolerance 0). Catches wrong conditions
+    that random points (often all unstable) cannot.
 ``closed form``
     :func:`depthdyn.closed_form` at layers ``0 .. p+3`` and 16 against
     :func:`~depthdyn.numeric.simulate.trajectory` from the same random initial values.
@@ -39,6 +44,7 @@ from ..symbolic.records import Record
 
 __all__ = [
     "CheckRow", "CheckReport", "check", "ROOT_TOL", "CLOSED_FORM_TOL", "BOUNDARY_BAND", "PARAMETRIC_LIMIT",
+    "BOUNDARY_CANDIDATES", "BOUNDARY_STEPS",
 ]
 
 #: Tolerance for simple roots (relative to ``max(1, |z|)``).
@@ -158,10 +164,13 @@ def _exact_roots(sub) -> tuple[list, str]:
         return out, f"depthdyn.roots raised {type(exc).__name__} ({exc}); used Poly.nroots"
     out, done = [], set()
     for rt in found:
-        if rt.value.has(sp.CRootOf):  # all roots of the factor at once: CRootOf.evalf is slow
+        # CRootOf (slow to evaluate one by one) and implicit RootOf placeholders (complex
+        # coefficients, degree >= 4): all roots of the square-free factor at once
+        if rt.value.has(sp.CRootOf) or not rt.explicit:
             if rt.factor not in done:
                 done.add(rt.factor)
-                out += [(complex(z), rt.multiplicity) for z in sp.Poly(rt.factor, r).nroots(n=_DIGITS)]
+                out += [(complex(z), rt.multiplicity)
+                        for z in sp.Poly(rt.factor, r).nroots(n=_DIGITS, maxsteps=200)]
         else:
             out.append((complex(sp.N(rt.value, _DIGITS)), rt.multiplicity))
     return out, ""
@@ -248,6 +257,7 @@ def check(rec, samples: int = 20, seed: int = 0, *, closed_form_samples: int = 6
     num = numeric_roots(coeffs, matrix=not rec.is_scalar).reshape(samples, -1)
     rows = [_check_roots(num, exact)]
     rows += _check_stability(rec, points, num, exact, coeffs)
+    rows += _check_boundary(rec, rng)
     rows.append(_check_closed_form(rec, subs[:closed_form_samples], coeffs[:closed_form_samples], rng))
     rows += _check_realisations(rec, points, exact)
     return CheckReport(rec.name, samples, seed, tuple(rows))
@@ -319,6 +329,92 @@ def _check_stability(rec, points, num, exact, coeffs) -> list[CheckRow]:
             disagree = sum(a != b for a, b in zip(symbolic, numeric, strict=True))
             out.append(CheckRow(name.replace("stability", "stability" + suffix), len(chosen_far),
                                 float(disagree), 0.0, disagree == 0, "; ".join(notes)))
+    return out
+
+
+# ------------------------------------------------------------ boundary points
+#: Candidate points searched (numerically) for stable/unstable pairs to bisect between.
+BOUNDARY_CANDIDATES = 256
+#: Bisection steps along a segment; the pair straddles the boundary within ``2**-steps``.
+BOUNDARY_STEPS = 24
+
+
+def _radius(rec, points: list) -> np.ndarray:
+    """Float64 spectral radius at exact points (batched)."""
+    from .bridge import batch_coefficients
+    from .spectra import roots as numeric_roots
+
+    if not rec.params:
+        coeffs = batch_coefficients(rec)[None].repeat(len(points), axis=0)
+    else:
+        coeffs = batch_coefficients(rec, _floats(points, rec.param_names))
+    return np.abs(numeric_roots(coeffs, matrix=not rec.is_scalar).reshape(len(points), -1)).max(axis=1)
+
+
+def _between(a: dict, b: dict, t: sp.Rational) -> dict:
+    """The exact point ``a + t (b - a)`` (domains are intervals or finite sets: take ``a``'s
+    value for a parameter whose two values cannot be interpolated)."""
+    out = {}
+    for name, va in a.items():
+        vb = b[name]
+        out[name] = va + t * (vb - va) if va != vb else va
+    return out
+
+
+def _straddle(rec, stable: dict, unstable: dict) -> tuple[dict, dict]:
+    """Bisect the segment between a stable and an unstable point (float radius, batched by
+    step) down to two exact points on either side of ``|r| = 1``."""
+    lo, hi = sp.Integer(0), sp.Integer(1)
+    for _ in range(BOUNDARY_STEPS):
+        mid = (lo + hi) / 2
+        rad = _radius(rec, [_between(stable, unstable, mid)])[0]
+        lo, hi = (mid, hi) if rad < 1 else (lo, mid)
+    return _between(stable, unstable, lo), _between(stable, unstable, hi)
+
+
+def _check_boundary(rec, rng: random.Random, pairs: int = 3) -> list[CheckRow]:
+    """Exact verdicts at point pairs that straddle the stability boundary, per mode.
+
+    Random points rarely land near the boundary (and many families are almost never
+    stable at random), so a wrong set of conditions could pass; here stable and unstable
+    candidates are paired and bisected to within ``2**-24`` of the boundary, and the exact
+    verdict must be True on the inside point and False on the outside one (points within
+    :data:`BOUNDARY_BAND` of ``|r| = 1``, on a marginal stretch, are skipped).
+    """
+    lam = rec.lam if rec.lam and rec.param(rec.lam).domain == COMPLEXES else None
+    out = []
+    for mode in ("real", "complex") if lam else ("real",):
+        if not rec.params:
+            break
+        cands = [{p.name: _sample(p, rng, complex_ok=mode == "complex") for p in rec.params}
+                 for _ in range(BOUNDARY_CANDIDATES)]
+        with np.errstate(all="ignore"):
+            rad = _radius(rec, cands)
+        inside = [c for c, x in zip(cands, rad, strict=True) if x < 1 - 1e-6]
+        outside = [c for c, x in zip(cands, rad, strict=True) if x > 1 + 1e-6]
+        name = f"stability boundary ({mode} lam)" if lam else "stability boundary"
+        if not inside or not outside:
+            out.append(CheckRow(name, 0, 0.0, 0.0, True,
+                                f"no {'stable' if not inside else 'unstable'} point among "
+                                f"{BOUNDARY_CANDIDATES} candidates"))
+            continue
+        near, expected = [], []
+        for k in range(min(pairs, len(inside), len(outside))):
+            a, b = _straddle(rec, inside[k], outside[k])
+            for pt, want in ((a, True), (b, False)):
+                rho = _radius(rec, [pt])[0]
+                if abs(rho - 1) >= BOUNDARY_BAND and (rho < 1) == want:
+                    near.append(pt)
+                    expected.append(want)
+        try:
+            symbolic, note = _verdicts(rec, mode, lam, list(range(len(near))), near)
+        except (DegreeTooLargeError, ParameterError) as exc:
+            out.append(CheckRow(name, 0, 0.0, 0.0, True, f"skipped: {exc}"))
+            continue
+        disagree = sum(a != b for a, b in zip(symbolic, expected, strict=True))
+        notes = [f"{len(near)} points within 2^-{BOUNDARY_STEPS} of the boundary, both sides"]
+        out.append(CheckRow(name, len(near), float(disagree), 0.0, disagree == 0,
+                            "; ".join(notes + ([note] if note else []))))
     return out
 
 

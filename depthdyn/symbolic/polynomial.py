@@ -233,9 +233,33 @@ def _sparse_cached(rec):
 
 @lru_cache(maxsize=32)
 def _sqf(rec):
-    """Square-free factorisation of :func:`_sparse` (cached: several analyses need it)."""
-    P, _ = _sparse(rec)
+    """Square-free factorisation of :func:`_sparse` (cached: several analyses need it).
+
+    A square-free specialisation that keeps the degree proves the polynomial square-free
+    (a square factor would survive specialisation), which skips the multivariate gcd.
+    """
+    P, gens = _sparse(rec)
+    if len(gens) > 1 and _specialisation_squarefree(P, gens, random.Random(20240612)):
+        return P.ring.domain.one, [(P, 1)]
     return P.sqf_list()
+
+
+def _specialisation_squarefree(P, gens, rng) -> bool:
+    n = _degree_r(P)
+    for _ in range(3):
+        point = {g: rng.randint(-97, 97) for g in gens[1:]}
+        sub = sp.Poly(P.as_expr().xreplace(point), r) if len(P) < 64 else _evaluate(P, gens, point)
+        if sub.degree() == n:
+            return sp.gcd(sub, sub.diff(r)).degree() == 0
+    return False
+
+
+def _evaluate(P, gens, point: dict) -> sp.Poly:
+    """``P`` at exact parameter values, as a univariate :class:`~sympy.Poly` in ``r``."""
+    if P.ring.domain == sp.ZZ and any(not v.is_Integer for v in map(sp.sympify, point.values())):
+        P = P.set_ring(P.ring.clone(domain=sp.QQ))
+    sub = P.evaluate([(P.ring.gens[i], P.ring.domain.convert(point[g])) for i, g in enumerate(gens) if i])
+    return sp.Poly(sub.as_expr(), r)
 
 
 def _degree_r(f) -> int:
@@ -248,11 +272,10 @@ def _specialisation_irreducible(f, gens, rng) -> bool:
     if len(gens) == 1:
         return False
     n = _degree_r(f)
-    lead = f.coeff_wrt(0, n) if hasattr(f, "coeff_wrt") else None
     for _ in range(4):
         point = {g: rng.randint(-97, 97) for g in gens[1:]}
-        sub = sp.Poly(f.as_expr().xreplace(point), r)
-        if sub.degree() != n or (lead is not None and not lead.as_expr().xreplace(point)):
+        sub = _evaluate(f, gens, point)
+        if sub.degree() != n:
             continue
         _, facs = sub.factor_list()
         return len(facs) == 1 and facs[0][1] == 1
@@ -362,8 +385,7 @@ def discriminant(rec) -> sp.Expr:
     >>> discriminant(momentum())
     -4*m + (eta*lam + m + 1)**2
     """
-    poly = char_poly(rec)
-    if poly.degree() < 2:
+    if len(rec.charpoly_coeffs()) < 3:
         return sp.Integer(1)
     disc, _, _ = _reduced_discriminant(rec)
     return _tidy(disc)
@@ -538,16 +560,11 @@ def _vieta_points(rec, samples: int, digits: int, rng) -> list:
     """
     P, gens = _sparse(rec)
     symbols, n = gens[1:], _degree_r(P)
-    if P.ring.domain == sp.ZZ:  # rational sample points
-        P = P.set_ring(P.ring.clone(domain=sp.QQ))
-    index = {g: i for i, g in enumerate(gens)}
     out = []
     for _ in range(samples):
         for _attempt in range(20):
             point = _random_point(symbols, rng)
-            sub = P.evaluate([(P.ring.gens[index[g]], P.ring.domain.convert(point[g])) for g in symbols]) \
-                if symbols else P
-            sub = sp.Poly(sub.as_expr(), r)
+            sub = _evaluate(P, gens, point) if symbols else sp.Poly(P.as_expr(), r)
             if sub.degree() == n:
                 break
         out.append((point, _distinct_nroots(sub, digits)))
@@ -596,17 +613,14 @@ def root_structure(rec) -> RootStructure:
     gamma**2 > 0: a repeated root ((gamma - lam + r - 1)**2), the distinct roots real
     Eq(gamma**2, 0): further roots collide
     """
-    from .signs import sign
-
-    poly = char_poly(rec)
-    n = poly.degree()
+    n = len(rec.charpoly_coeffs()) - 1
     if n < 2:
         return RootStructure(sp.Integer(1), ((sp.true, "one real root"),))
     full, reduced, repeated = _reduced_discriminant(rec)
     full, reduced = (real_lam(rec, _tidy(e)) for e in (full, reduced))
     domains = {sp.Symbol(p.name, real=True) if p.name == rec.lam else p.symbol:
                (p.domain.intersect(REALS) if p.name == rec.lam else p.domain) for p in rec.params}
-    distinct = sum(sp.Poly(f, r).degree() for f, _ in repeated) + _squarefree_rest(rec, repeated)
+    distinct = sum(sp.degree(f, r) for f, _ in repeated) + _squarefree_rest(rec, repeated)
     if repeated:
         what = ", ".join(f"({sstr(f)})**{k}" for f, k in repeated)
         head = f"a repeated root ({what}), the distinct roots"

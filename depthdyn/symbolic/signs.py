@@ -24,6 +24,8 @@ def cheap_to_factor(expr: sp.Expr) -> bool:
     Factoring only tidies results (and proves signs); above this size results are kept
     expanded rather than spending minutes in Wang's algorithm.
     """
+    if len(sp.Add.make_args(expr)) > SIGN_TERMS:  # already too large: do not expand it
+        return False
     terms = len(sp.Add.make_args(sp.expand(expr)))
     return terms <= SIGN_TERMS and (terms <= 40 or len(expr.free_symbols) <= 4)
 

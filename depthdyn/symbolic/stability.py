@@ -242,7 +242,11 @@ def stability_conditions(rec, *, lam: str = "real") -> StabilityConditions:
     with part("stability conditions"):
         # every root is a root of one distinct irreducible factor: conditions factor by factor
         # (two linear factors for an entangled map instead of one degree-8 polynomial)
-        factors = [sp.Poly(sp.expand(f.xreplace(swap)), r) for f, _ in factors_in_r(rec)]
+        found = factors_in_r(rec)
+        if lam == "real":
+            for f, _ in found:  # refuse hopeless sizes before building anything
+                _estimate("stability conditions", sp.Poly(f, r).all_coeffs(), sp.degree(f, r) - 1, sum_terms=True)
+        factors = [sp.Poly(sp.expand(f.xreplace(swap)), r) for f, _ in found]
         return _conditions(factors, domains, assumptions)
 
 
@@ -303,10 +307,24 @@ def _conditions(factors: list, domains: dict, assumptions: list) -> StabilityCon
                                tuple(domains.items()))
 
 
-def _estimate(name: str, entries: list, size: int) -> None:
-    """Refuse up front a determinant of ``size`` whose entries have many terms (cost ~ t^size)."""
-    terms = max([len(sp.Add.make_args(sp.expand(e))) for e in entries] + [1])
-    require(name, float(terms) ** size, f"{size}x{size} determinants of entries with {terms} terms")
+def _estimate(name: str, entries: list, size: int, sum_terms: bool = False) -> None:
+    """Refuse up front determinants of order ``size`` whose entries are large.
+
+    A ``k x k`` determinant of entries with ``t`` terms has at most ``t^k`` term products,
+    and at most ``C(k d + v, v)`` terms for entries of total degree ``d`` in ``v`` symbols;
+    the smaller bound times ``k^2`` is the estimate. With ``sum_terms`` the entries are the
+    coefficients of a polynomial and the bilinear map mixes them all (``t`` = their sum).
+    """
+    if size < 1:
+        return
+    counts = [len(sp.Add.make_args(sp.expand(e))) for e in entries] + [1]
+    terms = sum(counts) if sum_terms else max(counts)
+    free = set().union(*(sp.sympify(e).free_symbols for e in entries)) - {r}
+    degree = max([sp.Poly(e, *free).total_degree() if free and sp.sympify(e).free_symbols else 0
+                  for e in entries] + [1])
+    bound = min(float(terms) ** size, float(sp.binomial(size * degree + len(free), len(free))))
+    require(name, bound * size**2, f"{size}x{size} determinants of entries with {terms} terms "
+            f"in {len(free)} symbols")
 
 
 def _schur_cohn_minors(a: list, ac: list) -> list:
