@@ -343,10 +343,13 @@ def _discriminant_of(f, gens):
 
 def _product_discriminant(parts: list, gens):
     """``disc(prod f_i) = prod disc(f_i) * prod_{i<j} res(f_i, f_j)^2`` for coprime ``f_i``."""
+    def expr(x):  # a ring element, or a bare coefficient when r was the only generator
+        return x.as_expr() if hasattr(x, "as_expr") else parts[0].ring.domain.to_sympy(x)
+
     pieces = []  # each from its own ring (a resultant drops r): multiplied as expressions
     for i, f in enumerate(parts):
-        pieces.append(_discriminant_of(f, gens).as_expr())
-        pieces += [f.resultant(g).as_expr() ** 2 for g in parts[i + 1:]]
+        pieces.append(expr(_discriminant_of(f, gens)))
+        pieces += [expr(f.resultant(g)) ** 2 for g in parts[i + 1:]]
     return sp.Mul(*pieces)
 
 

@@ -1,0 +1,309 @@
+"""The exact core at real sizes: structure, budgets, Schur-Cohn conditions, check's power to fail.
+
+Expected values come from independent computations: Berkowitz determinants and SymPy's
+own discriminant of specialised polynomials, numpy roots, and linear-multistep methods
+derived here from their definitions (BDF from backward differences, Adams-Bashforth by
+integrating the Lagrange interpolant), whose order is verified before use.
+"""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+import sympy as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import depthdyn as dd
+from depthdyn import FAMILIES, r
+from depthdyn.cli import main
+from depthdyn.errors import BudgetExceededError, DepthdynError
+from depthdyn.numeric import check as check_mod
+from depthdyn.numeric.check import check
+from depthdyn.symbolic.polynomial import discriminant, root_structure, roots, vieta
+from depthdyn.symbolic.stability import stability_conditions
+
+s = sp.Symbol("s")
+
+
+# ---------------------------------------------------------------- LMM polynomials
+def bdf(k: int):
+    """BDF-k from backward differences: sum_{j=1..k} (1/j) nabla^j y_{n+k} = h f_{n+k}."""
+    rho = sum(sp.Rational(1, j) * r ** (k - j) * (r - 1) ** j for j in range(1, k + 1))
+    return sp.expand(rho), r**k
+
+
+def adams_bashforth(k: int):
+    """AB-k: y_{n+1} = y_n + h sum_j b_j f_{n-j}, b_j = int_0^1 of the Lagrange basis on 0..-(k-1)."""
+    nodes = [-j for j in range(k)]
+    sigma = 0
+    for j, xj in enumerate(nodes):
+        basis = sp.Mul(*[(s - xm) / (xj - xm) for m, xm in enumerate(nodes) if m != j])
+        sigma += sp.integrate(basis, (s, 0, 1)) * r ** (k - 1 - j)
+    return sp.expand(r**k - r ** (k - 1)), sp.expand(sigma)
+
+
+def order_of(rho, sigma) -> int:
+    """Order p of the method: rho(e^h) - h sigma(e^h) = O(h^(p+1)) (independent check)."""
+    h = sp.Symbol("h")
+    ser = sp.series((rho - h * sigma).subs(r, sp.exp(h)), h, 0, 10).removeO()
+    return min(sp.Poly(ser, h).monoms())[0] - 1
+
+
+@pytest.mark.parametrize("k", [3, 4, 5, 6])
+def test_bdf_derivation_has_order_k(k):
+    assert order_of(*bdf(k)) == k
+
+
+@pytest.mark.parametrize("k", [4, 5])
+def test_adams_bashforth_derivation_has_order_k(k):
+    assert order_of(*adams_bashforth(k)) == k
+
+
+def test_order_check_can_fail():
+    rho, sigma = bdf(4)
+    assert order_of(rho + (r - 1) ** 2 / 100, sigma) < 4
+
+
+def general(pair):
+    return dd.general(rho=sp.sstr(pair[0]), sigma=sp.sstr(pair[1]))
+
+
+# ----------------------------------------------------------------------- structure
+def _berkowitz_at(rec, point):
+    M = sp.Matrix(-rec.coeffs[1]).xreplace(point)
+    return sp.expand((r * sp.eye(M.rows) - M).det(method="berkowitz"))
+
+
+@pytest.mark.parametrize("make", [
+    lambda: dd.entangled(n=4), lambda: dd.entangled(n=5, kind="orthogonal"),
+    lambda: dd.hyper_connection(n=3), lambda: dd.hyper_connection(n=3, doubly_stochastic=False),
+    lambda: dd.entangled(kind="matrix", Gamma=[[1, 2], [3, 4]]),
+])
+def test_structured_charpoly_matches_berkowitz(make):
+    rec = make()
+    rng = random.Random(3)
+    for _ in range(2):
+        point = {p.symbol: sp.Rational(rng.randint(-9, 9), rng.randint(1, 5)) for p in rec.params}
+        assert sp.expand(rec.charpoly().xreplace(point) - _berkowitz_at(rec, point)) == 0
+
+
+@pytest.mark.parametrize("make", [
+    dd.momentum, lambda: dd.smooth(k=4), lambda: dd.hyper_connection(n=2), lambda: dd.hyper_connection(n=3),
+    lambda: dd.entangled(n=4, kind="orthogonal"), lambda: dd.residual(scaled=True),
+])
+def test_discriminant_matches_specialised_sympy(make):
+    rec = make()
+    disc = discriminant(rec)
+    rng = random.Random(5)
+    for _ in range(2):
+        point = {p.symbol: sp.Rational(rng.randint(1, 9), rng.randint(1, 5)) for p in rec.params}
+        ref = sp.discriminant(sp.expand(rec.charpoly().xreplace(point)), r)
+        assert sp.simplify(disc.xreplace(point) - ref) == 0
+
+
+def test_repeated_factor_vieta_roots_and_structure():
+    rec = dd.general(rho="(r-a)**2*(r-b)")
+    assert vieta(rec).holds
+    mults = sorted(rt.multiplicity for rt in roots(rec))
+    assert mults == [1, 2]
+    assert discriminant(rec) == 0
+    text = str(root_structure(rec))
+    assert "< 0" not in text  # (a - b)**2 < 0 cannot occur
+    assert "(r - a)**2" in text.replace("(-a + r)", "(r - a)")
+
+
+def test_vieta_fails_for_a_wrong_coefficient():
+    from depthdyn.symbolic import polynomial as P
+
+    rec = dd.general(rho="(r-a)**2*(r-b)")
+    points = P._vieta_points(rec, 2, 30, random.Random(0))
+    a, b = sorted(rec.symbols.values(), key=str)
+    assert P._numeric_vieta(points, 1, 2 * a + b, 30)
+    assert not P._numeric_vieta(points, 1, 2 * a + b + sp.Rational(1, 1000), 30)
+
+
+def test_root_structure_prunes_impossible_cases():
+    cases = [str(c) for c, _ in root_structure(dd.entangled(n=3)).cases]
+    assert cases == ["gamma**2 > 0", "Eq(gamma**2, 0)"]
+    numeric = root_structure(dd.entangled(n=3, kind="orthogonal")).cases
+    assert len(numeric) == 1 and numeric[0][0] is sp.true  # no "0 > 0" row
+
+
+# ------------------------------------------------------------------------ budgets
+def test_budget_refuses_up_front_and_names_the_part():
+    with pytest.raises(BudgetExceededError, match="discriminant") as info:
+        discriminant(dd.hyper_connection(n=4))
+    assert info.value.part == "discriminant"
+    assert isinstance(info.value, DepthdynError) and isinstance(info.value, ValueError)
+
+
+def test_budget_deadline_interrupts():
+    with dd.budget(1e-3), pytest.raises(BudgetExceededError, match="ran past"):
+        stability_conditions(general(bdf(6)), lam="complex")
+    with dd.budget(None):
+        assert dd.budget_seconds() == float("inf")
+
+
+def test_budget_rejects_bad_values():
+    for bad in (0, -1, "x", float("nan")):
+        with pytest.raises(DepthdynError), dd.budget(bad):
+            pass
+
+
+def test_cli_prints_the_rest_and_exits_2_past_budget(capsys):
+    code = main(["derive", "hyper_connection", "-p", "n=4"])
+    out, err = capsys.readouterr()
+    assert code == 2
+    assert "characteristic polynomial" in out and "roots" in out and "state-space" in out
+    assert "discriminant: not computed" in out
+    assert err.count("\n") == 1 and "discriminant" in err and "--budget" in err
+
+
+@pytest.mark.parametrize("n", [2, 3, 8])
+def test_cli_derive_entangled(n, capsys):
+    assert main(["derive", "entangled", "-p", f"n={n}"]) == 0
+    assert "stability" in capsys.readouterr().out
+
+
+# ------------------------------------------------------------ Schur-Cohn (complex)
+def _numeric_stable(rec, lam):
+    cs = [complex(sp.N(c)) for c in rec.subs(lam=lam).charpoly_coeffs()]
+    return np.abs(np.roots(cs)).max() < 1
+
+
+@pytest.mark.parametrize("pair, scale", [(bdf(3), 1), (bdf(6), 1), (adams_bashforth(4), sp.Rational(1, 8))])
+def test_complex_conditions_match_numeric_roots(pair, scale):
+    rec = general(pair)
+    sc = stability_conditions(rec, lam="complex")
+    rng = random.Random(11)
+    agree = stable = 0
+    for _ in range(40):
+        lam = scale * (sp.Rational(rng.randint(-300, 50), 100) + sp.I * sp.Rational(rng.randint(-200, 200), 100))
+        want = _numeric_stable(rec, lam)
+        stable += want
+        agree += sc.holds(lam=lam) == want
+    assert agree == 40 and 0 < stable < 40
+
+
+# ------------------------------------------------------------------- check passes
+LMM = {f"bdf{k}": bdf(k) for k in (3, 4, 5, 6)} | {f"ab{k}": adams_bashforth(k) for k in (4, 5)}
+
+
+@pytest.mark.parametrize("name", sorted(LMM))
+def test_check_general_lmm_passes(name):
+    report = check(general(LMM[name]), samples=6)
+    assert report.passed, str(report)
+    assert any(row.name.startswith("stability (complex") and row.compared for row in report.rows)
+
+
+@pytest.mark.parametrize("k", [4, 5, 6])
+def test_check_smooth_passes(k):
+    assert check(dd.smooth(k=k), samples=6).passed
+
+
+# --------------------------------------------------------- check fails on mutation
+def _family(name):
+    return dd.general(rho="r**3 + a*r**2 + b*r + c") if name == "general" else FAMILIES[name]()
+
+
+class _Fixed:
+    """Stability conditions replaced by a constant verdict."""
+
+    def __init__(self, verdict):
+        self.verdict = verdict
+
+    def holds(self, *args, **kw):
+        return self.verdict
+
+
+@pytest.mark.parametrize("name", sorted(FAMILIES))
+def test_check_fails_when_conditions_are_mutated(name, monkeypatch):
+    from depthdyn.symbolic import stability
+
+    rec = _family(name)
+    assert check(rec, samples=4, closed_form_samples=1).passed
+    for verdict in (False, True):  # "never stable", "always stable"
+        monkeypatch.setattr(stability, "stability_conditions", lambda *a, v=verdict, **k: _Fixed(v))
+        assert not check(rec, samples=4, closed_form_samples=1).passed, (name, verdict)
+
+
+@pytest.mark.parametrize("name", sorted(FAMILIES))
+def test_check_fails_when_roots_are_mutated(name, monkeypatch):
+    from depthdyn.symbolic import polynomial
+
+    real_roots = polynomial.roots
+
+    def shifted(rec):
+        found = real_roots(rec)
+        first = found.roots[0]
+        moved = polynomial.Root(first.value + sp.Rational(1, 10**4), first.multiplicity, first.factor, True)
+        return polynomial.Roots(found.charpoly, (moved,) + found.roots[1:])
+
+    monkeypatch.setattr(polynomial, "roots", shifted)
+    report = check(_family(name), samples=4, closed_form_samples=1)
+    assert not next(row for row in report.rows if row.name == "roots").passed
+
+
+@pytest.mark.parametrize("name", sorted(FAMILIES))
+def test_check_fails_when_closed_form_is_mutated(name, monkeypatch):
+    from depthdyn.symbolic import solve
+
+    real = solve.closed_form
+
+    class Off:
+        def __init__(self, cf):
+            self.cf = cf
+
+        def at(self, k):
+            return self.cf.at(k) * (1 + sp.Rational(1, 10**6))
+
+    monkeypatch.setattr(solve, "closed_form", lambda *a, **k: Off(real(*a, **k)))
+    report = check(_family(name), samples=4, closed_form_samples=2)
+    assert not next(row for row in report.rows if row.name == "closed form").passed
+
+
+# ------------------------------------------------------------------- hypothesis
+@st.composite
+def recurrences(draw):
+    """Random order 1..8 recurrences: rational, repeated and unit-circle roots, a parameter."""
+    order = draw(st.integers(1, 8))
+    kinds = st.sampled_from(["rational", "unit", "param"])
+    factors, degree = [], 0
+    while degree < order:
+        kind = draw(kinds)
+        if kind == "unit" and degree + 2 <= order:
+            factors.append("(r**2 + 1)")
+            degree += 2
+            continue
+        if kind == "param":
+            factors.append("(r - a)")
+        else:
+            num, den = draw(st.integers(-5, 5)), draw(st.integers(1, 4))
+            factors.append(f"(r - ({num})/{den})")
+        degree += 1
+    return dd.general(rho="*".join(factors))
+
+
+@settings(max_examples=8, deadline=None)
+@given(recurrences())
+def test_random_recurrences_correct_or_typed_error(rec):
+    try:
+        with dd.budget(20):
+            rts = roots(rec)
+            assert rts.degree == rec.order
+            assert vieta(rec).holds
+            disc = discriminant(rec)
+            repeated = any(rt.multiplicity > 1 for rt in rts)
+            if not rec.params:
+                assert (disc == 0) == repeated
+            root_structure(rec)
+            sc = stability_conditions(rec)
+    except BudgetExceededError:
+        return
+    if not rec.params:  # exact verdict against numeric roots away from the circle
+        radius = max(abs(complex(sp.N(v))) for v in rts.values())
+        if abs(radius - 1) > 1e-9:
+            assert (not sc.never and all(c is sp.true or c == sp.true for c in sc.conditions)) == (radius < 1)
