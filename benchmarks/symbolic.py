@@ -74,8 +74,9 @@ def extract(ref: str, into: Path) -> Path:
 def run(pythonpath: Path, args: list[str], timeout: float) -> tuple[float | None, int | None]:
     env = {**os.environ, "PYTHONPATH": str(pythonpath)}
     try:
+        # cwd = the package's parent: ``python -c`` puts the cwd first on sys.path
         done = subprocess.run([sys.executable, "-c", _RUNNER, *args], env=env, capture_output=True,
-                              text=True, timeout=timeout)
+                              text=True, timeout=timeout, cwd=pythonpath)
     except subprocess.TimeoutExpired:
         return None, None
     try:

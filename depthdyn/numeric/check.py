@@ -395,7 +395,7 @@ def _check_boundary(rec, rng: random.Random, pairs: int = 3) -> list[CheckRow]:
         name = f"stability boundary ({mode} lam)" if lam else "stability boundary"
         if not inside or not outside:
             out.append(CheckRow(name, 0, 0.0, 0.0, True,
-                                f"no {'stable' if not inside else 'unstable'} point among "
+                                f"skipped: no {'stable' if not inside else 'unstable'} point among "
                                 f"{BOUNDARY_CANDIDATES} candidates"))
             continue
         near, expected = [], []
