@@ -166,7 +166,7 @@ def _exact_roots(sub) -> tuple[list, str]:
     for rt in found:
         # CRootOf (slow to evaluate one by one) and implicit RootOf placeholders (complex
         # coefficients, degree >= 4): all roots of the square-free factor at once
-        if rt.value.has(sp.CRootOf) or not rt.explicit:
+        if isinstance(rt.value, sp.CRootOf) or not rt.explicit:
             if rt.factor not in done:
                 done.add(rt.factor)
                 out += [(complex(z), rt.multiplicity)

@@ -219,7 +219,12 @@ def _sparse_cached(rec):
     except sp.PolynomialError:  # rational in a parameter: clear the common denominator
         den = sp.lcm_list([sp.fraction(sp.together(c))[1] for c in coeffs])
         coeffs = [sp.expand(sp.cancel(c * den)) for c in coeffs]
-        ring, elems = sp.sring(coeffs, *syms) if syms else sp.sring(coeffs, r)
+        try:
+            ring, elems = sp.sring(coeffs, *syms) if syms else sp.sring(coeffs, r)
+        except sp.PolynomialError:  # sqrt(m) and the like: parameters stay in the domain
+            n = len(coeffs) - 1
+            _, P = sp.sring(sp.Add(*[c * r ** (n - j) for j, c in enumerate(coeffs)]), r)
+            return P, [r]
     n = len(coeffs) - 1
     gens = [r] + syms
     big = sp.polys.rings.PolyRing(gens, ring.domain)
@@ -562,12 +567,12 @@ def _vieta_points(rec, samples: int, digits: int, rng) -> list:
     The polynomial is specialised in the sparse ring (cheap even with many symbols).
     """
     P, gens = _sparse(rec)
-    symbols, n = gens[1:], _degree_r(P)
+    symbols, n = sorted(set().union(*(c.free_symbols for c in rec.charpoly_coeffs())), key=str), _degree_r(P)
     out = []
     for _ in range(samples):
         for _attempt in range(20):
             point = _random_point(symbols, rng)
-            sub = _evaluate(P, gens, point) if symbols else sp.Poly(P.as_expr(), r)
+            sub = _evaluate(P, gens, point) if len(gens) > 1 else sp.Poly(P.as_expr().xreplace(point), r)
             if sub.degree() == n:
                 break
         out.append((point, _distinct_nroots(sub, digits)))
