@@ -302,7 +302,7 @@ def plot_root_locus(rec, param: str, values, ax=None, *, colorbar: bool = True, 
     return ax
 
 
-def plot_trajectories(rec, initial, L, ax=None, *, param: str | None = None, values=(), **fixed) -> Axes:
+def plot_trajectories(rec, initial, L, /, ax=None, *, param: str | None = None, values=(), **fixed) -> Axes:
     """``x_l`` over depth, one line per parameter value.
 
     Parameters
@@ -311,7 +311,7 @@ def plot_trajectories(rec, initial, L, ax=None, *, param: str | None = None, val
     initial : array_like
         Initial values, as for :func:`~depthdyn.numeric.simulate.simulate` (shared by all lines).
     L : int
-        Number of layers.
+        Number of layers (positional-only: a parameter called ``L`` goes in ``**fixed``).
     ax : matplotlib.axes.Axes, optional
     param : str, optional
         The parameter that differs between the lines; omitted: a single line.
