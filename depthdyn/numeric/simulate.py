@@ -521,7 +521,10 @@ def simulate(rec, initial, L, /, *, convention: str = "values", full: bool = Tru
         raise ParameterError(f"convention must be one of {sorted(_CONVENTIONS)}, got {convention!r}")
     coeffs = batch_coefficients(rec, values, **kw)
     matrix = not rec.is_scalar
-    init = np.asarray(initial)
+    try:
+        init = np.asarray(initial)
+    except (TypeError, ValueError) as exc:  # ragged lists
+        raise ShapeError(f"cannot make an array of initial: {exc}") from None
     if convention != "values":
         if rec.order != 2:
             raise ParameterError(f"a velocity convention needs order 2; {rec.name} has order {rec.order}")
