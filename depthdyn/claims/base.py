@@ -76,6 +76,8 @@ def _sympy(value):
     """
     if isinstance(value, str):
         return parse_expr(value, {n: sp.Symbol(n) for n in free_names(value)})
+    if isinstance(value, (list, tuple)):
+        return [_sympy(v) for v in value]
     return as_sympy(value)
 
 
