@@ -348,10 +348,10 @@ def _axis(text: str, flag: str) -> tuple[str, float, float, int]:
 def _figure_path(text: str) -> Path:
     """Check a ``--out FILE.png`` before any work is done."""
     path = Path(text)
-    if text.endswith(("/", os.sep)) or path.is_dir() or path.suffix.lower() != ".png":
-        raise ParameterError(f"--out must name a .png file (e.g. region.png), got {text!r}")
     if len(os.fsencode(path.name)) > 255:
         raise ParameterError(f"--out: the file name is longer than 255 bytes ({len(path.name)} characters)")
+    if text.endswith(("/", os.sep)) or path.is_dir() or path.suffix.lower() != ".png":
+        raise ParameterError(f"--out must name a .png file (e.g. region.png), got {text!r}")
     parent = path.parent
     if not parent.is_dir():
         raise ParameterError(f"--out: the directory {str(parent)!r} does not exist")
