@@ -35,6 +35,9 @@ from .parse import parse_expr, parse_value
 
 __all__ = ["main", "build_from_cli", "derive_report", "EXIT_CODES"]
 
+#: Most random parameter points ``depthdyn check --samples`` takes (each is an exact computation).
+MAX_SAMPLES = 1000
+
 #: What each exit status of ``depthdyn`` means.
 EXIT_CODES = {
     0: "success",
@@ -230,7 +233,7 @@ def _parser() -> argparse.ArgumentParser:
     derive.add_argument("--list", action="store_true", help="list the families and exit")
     chk = sub.add_parser("check", help="cross-check the exact results against the numeric engine")
     _add_family_arguments(chk)
-    chk.add_argument("--samples", type=int, default=20, help="random parameter points (default 20)")
+    chk.add_argument("--samples", type=int, default=20, help="random parameter points, 1..1000 (default 20)")
     chk.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     region = sub.add_parser("region", help="stability region over two parameters, drawn and/or as JSON")
     _add_family_arguments(region)
@@ -431,8 +434,8 @@ def _report(args) -> int:
 def _check(args) -> int:
     from .numeric.check import check
 
-    if args.samples < 1:
-        raise ParameterError(f"--samples must be at least 1, got {args.samples}")
+    if not 1 <= args.samples <= MAX_SAMPLES:
+        raise ParameterError(f"--samples must be in 1..{MAX_SAMPLES}, got {args.samples}")
     rec = build_from_cli(args.family, args.param, args.rho, args.sigma)
     report = check(rec, samples=args.samples, seed=args.seed)
     if args.json:
