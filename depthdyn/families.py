@@ -526,7 +526,9 @@ def general(*, rho=None, sigma=None, **values) -> Recurrence:
             try:  # SymPy objects or numbers; containers of strings are refused, never evaluated
                 expr = as_sympy(text, scalar=True)
             except ParseError as exc:
-                raise ParseError(f"{what} must be a polynomial in r (a string or SymPy expression): {exc}") from None
+                raise ParseError(
+                    f"{what} must be a polynomial in r (a string or SymPy expression): {exc}"
+                ) from None
             for s in expr.free_symbols - {r}:
                 extra.setdefault(s.name, Param(s.name, REALS, "coefficient parameter"))
             expr = expr.xreplace(
@@ -563,7 +565,8 @@ def from_coefficients(coeffs, params=(), *, lam: str | None = None, **values) ->
     """
     params = tuple(
         # names or SymPy symbols (sympy.Symbol("a") is the parameter a)
-        p if isinstance(p, Param) else Param(_name(p), COMPLEXES if _name(p) == lam else REALS) for p in params
+        p if isinstance(p, Param) else Param(_name(p), COMPLEXES if _name(p) == lam else REALS)
+        for p in params
     )
     rec = Recurrence(coeffs=tuple(coeffs), params=params, lam=lam, name="general", source="000 §7")
     return _finish(rec, values)

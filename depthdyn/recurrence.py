@@ -171,7 +171,8 @@ class Param:
                 real = not _decide(sp.Ne(sp.im(value), 0), f"whether {self.name}={value} is real")
             if self.domain.is_subset(REALS) and not real:
                 raise DomainError(f"{self.name} must be real ({self.domain}), got {value}")
-            inside = _decide(self.domain.contains(value), f"whether {self.name}={value} lies in {self.domain}")
+            what = f"whether {self.name}={value} lies in {self.domain}"
+            inside = _decide(self.domain.contains(value), what)
             if not inside:
                 raise DomainError(
                     f"{self.name}={value} is outside its domain {self.domain}"

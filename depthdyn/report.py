@@ -12,8 +12,9 @@ characteristic polynomial, roots, modes and exact stability conditions, and writ
 
 Every file is written atomically (a temporary file in the same directory, then
 :func:`os.replace`); the previous ``report.md`` and ``claims.json`` are removed first and
-written again last, so an interrupted run never leaves a stale pair. A directory the report did not create (no ``.depthdyn-report``
-marker) and that is not empty is refused unless ``force=True``. Figures are drawn on
+written again last, so an interrupted run never leaves a stale pair. A directory the
+report did not create (no ``.depthdyn-report`` marker) and that is not empty is refused
+unless ``force=True``. Figures are drawn on
 :class:`matplotlib.figure.Figure` objects, never through ``pyplot``.
 """
 

@@ -22,7 +22,8 @@ BAD_VALUES = [
     "binomial(10**100, 10**50)", "exp(exp(exp(10)))", "x" * 1_000_000, "__import__('os')", "[1, 2]",
     "I", "1e-400", "0.99999999999999999999", "1" * 5000, "r", "l", "lam", "m**2",
 ]
-NAMES = ["m", "eta", "lam", "k", "beta", "L", "a", "g", "h", "gamma", "n", "form", "nosuch", "l", "r", "", "é"]
+NAMES = ["m", "eta", "lam", "k", "beta", "L", "a", "g", "h", "gamma", "n", "form", "nosuch", "l", "r", "",
+         "é"]
 FAMILIES = ["residual", "rezero", "weighted", "highway", "momentum", "oscillator", "smooth", "dense",
             "general", "nosuch", "", "Momentum"]
 RHOS = ["r**2 - r", "r**200", "sin(r)", "1/r", "r**(1/2)", "", "r - l", "r**2 - a*r + b", "x" * 3000,
@@ -110,7 +111,8 @@ def test_report(out, capsys, tmp_path, monkeypatch):
        flag=st.sampled_from([["--layers", "99999999999999999999"], ["--layers", "0"], ["--steps", "10**9"],
                              ["--steps", "1000000000"], ["--steps", "-3"], ["-p", "k=1000000"],
                              ["-p", "n=100000"], ["--lr", "nan"], ["--lr", "inf"], ["--lr", "-1"],
-                             ["--step", "nan"], ["-p", "k=nan"], ["-p", "="], ["--out", "/proc/depthdyn-train"],
+                             ["--step", "nan"], ["-p", "k=nan"], ["-p", "="],
+                             ["--out", "/proc/depthdyn-train"],
                              ["--device", "tpu"], ["--seed", "-1"]]))
 def test_train(family, task, flag, capsys, tmp_path):
     pytest.importorskip("torch")
