@@ -5,16 +5,26 @@ layer knows about a family; ``depthdyn derive --list`` names the families;
 ``depthdyn check FAMILY`` compares the exact results with the numeric engine at random
 points and exits 1 on disagreement; ``depthdyn verify [--source NAME] [--json] [--trained]`` checks the
 source documents' claims; ``depthdyn report [--out DIR] [--force]`` writes the full report
-(claims, figures, modes) into a directory. User errors print one line to stderr and exit with
-status 2; no traceback.
+(claims, figures, modes) into a directory.
+
+Exit status (:data:`EXIT_CODES`), the same for every subcommand: 0 success; 1 ``check``
+found a disagreement; 2 bad input, an exceeded budget, a diverged training run or a
+path that cannot be written (one line on stderr); 3 an internal error (one line; the global
+``--traceback`` flag shows the traceback); 130 interrupted (Ctrl-C); 141 the reader of
+the output went away (a closed pipe, as in ``depthdyn derive momentum | head -1``), quietly.
+No traceback is printed unless ``--traceback`` is given.
 """
 
 from __future__ import annotations
 
 import argparse
+import io
 import json
+import os
 import sys
+import traceback
 from collections.abc import Sequence
+from pathlib import Path
 
 import sympy as sp
 
@@ -24,7 +34,20 @@ from .errors import BudgetExceededError, DepthdynError, OptionalDependencyError,
 from .families import FAMILIES, get_family
 from .parse import parse_expr, parse_value
 
-__all__ = ["main", "build_from_cli", "derive_report"]
+__all__ = ["main", "build_from_cli", "derive_report", "EXIT_CODES"]
+
+#: Most random parameter points ``depthdyn check --samples`` takes (each is an exact computation).
+MAX_SAMPLES = 1000
+
+#: What each exit status of ``depthdyn`` means.
+EXIT_CODES = {
+    0: "success",
+    1: "check found a disagreement",
+    2: "bad input, a budget exceeded, training diverged, or an output path that cannot be written",
+    3: "internal error (run with --traceback for details)",
+    130: "interrupted (Ctrl-C)",
+    141: "the output pipe was closed by its reader",
+}
 
 
 def _split_assignment(text: str) -> tuple[str, str]:
@@ -246,14 +269,18 @@ def _add_family_arguments(cmd: argparse.ArgumentParser, family_required: bool = 
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="depthdyn", description="Residual-family networks as recurrences over depth.")
+    parser = _Parser(prog="depthdyn", description="Residual-family networks as recurrences over depth.",
+                     epilog="exit status: 0 success, 1 check disagreement, 2 bad input or budget exceeded, "
+                     "3 internal error, 130 interrupted, 141 output pipe closed")
+    parser.add_argument("--traceback", action="store_true",
+                        help="on an error, show the full traceback (for bug reports)")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     derive = sub.add_parser("derive", help="derive the symbolic facts of a family")
     _add_family_arguments(derive, family_required=False)
     derive.add_argument("--list", action="store_true", help="list the families and exit")
     chk = sub.add_parser("check", help="cross-check the exact results against the numeric engine")
     _add_family_arguments(chk)
-    chk.add_argument("--samples", type=int, default=20, help="random parameter points (default 20)")
+    chk.add_argument("--samples", type=int, default=20, help="random parameter points, 1..1000 (default 20)")
     chk.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     region = sub.add_parser("region", help="stability region over two parameters, drawn and/or as JSON")
     _add_family_arguments(region)
@@ -285,6 +312,8 @@ def _parser() -> argparse.ArgumentParser:
     train.add_argument("--lr", type=float, help="Adam learning rate (default: the task's)")
     train.add_argument("--device", help="cpu or cuda (default: cuda when available)")
     train.add_argument("--out", default="train-out", metavar="DIR", help="output directory")
+    train.add_argument("--force", action="store_true",
+                       help="write into a non-empty directory that depthdyn train did not create")
     train.add_argument("-p", "--param", action="append", default=[], metavar="NAME=VALUE",
                        help="block option, e.g. k=2, a_init=-2, n=4, mixing=sinkhorn; repeatable")
     train.add_argument("--progress", action="store_true", help="show a progress bar (tqdm if installed)")
@@ -314,11 +343,13 @@ def _train(args) -> int:
         raise ParameterError(f"--steps must be at least 1, got {args.steps}")
     metrics = command.train_to_dir(
         args.family, args.task, out=args.out, layers=args.layers, steps=args.steps, seed=args.seed,
-        step=args.step, lr=args.lr, device=args.device, progress=args.progress,
+        step=args.step, lr=args.lr, device=args.device, progress=args.progress, force=args.force,
         **command.parse_options(args.param),
     )
     t = metrics["training"]
     acc = "" if t["accuracy"] is None else f", accuracy {t['accuracy']:.3f}"
+    if t["diverged"]:
+        acc += " (diverged)"
     sys.stdout.write(
         f"{t['family']} on {t['task']}: L={t['layers']}, h={t['step_size']}, {t['steps']} steps, "
         f"loss {t['final_loss']}{acc}, {t['wall_time_s']:.1f}s on {t['device']}\n"
@@ -334,9 +365,21 @@ def _train(args) -> int:
         )
     sys.stdout.write(f"metrics and {len(metrics['figures'])} figures written to {args.out}\n")
     if t["diverged"]:
-        sys.stderr.write(f"depthdyn: training diverged: {t['diverged']}\n")
-        return 1
+        sys.stderr.write(f"depthdyn: error: training diverged: {t['diverged']}\n")
+        return 2
     return 0
+
+
+def _bound(text: str, flag: str) -> float:
+    value = parse_expr(text)
+    try:
+        number = float(value)
+    except (TypeError, ValueError, OverflowError):
+        number = float("nan")
+    if not (value.is_number and value.is_extended_real is not False) or number != number \
+            or abs(number) == float("inf"):
+        raise ParameterError(f"{flag}: the bounds must be real numbers within the float range, got {text}")
+    return number
 
 
 def _axis(text: str, flag: str) -> tuple[str, float, float, int]:
@@ -344,28 +387,47 @@ def _axis(text: str, flag: str) -> tuple[str, float, float, int]:
     if len(parts) != 4:
         raise ParameterError(f"{flag} expects NAME:LO:HI:N, got {text!r}")
     name, lo, hi, n = parts
-    lo_v, hi_v, n_v = parse_expr(lo), parse_expr(hi), parse_expr(n)
-    if not (lo_v.is_real and hi_v.is_real and lo_v < hi_v):
+    lo_v, hi_v, n_v = _bound(lo, flag), _bound(hi, flag), parse_expr(n)
+    if not lo_v < hi_v:
         raise ParameterError(f"{flag}: need real LO < HI, got {lo} and {hi}")
     if not n_v.is_Integer or not 2 <= int(n_v) <= 4096:
         raise ParameterError(f"{flag}: N must be an integer in 2..4096, got {n}")
-    return name.strip(), float(lo_v), float(hi_v), int(n_v)
+    return name.strip(), lo_v, hi_v, int(n_v)
+
+
+def _figure_path(text: str) -> Path:
+    """Check a ``--out FILE.png`` before any work is done."""
+    path = Path(text)
+    if len(os.fsencode(path.name)) > 255:
+        raise ParameterError(f"--out: the file name is longer than 255 bytes ({len(path.name)} characters)")
+    if text.endswith(("/", os.sep)) or path.is_dir() or path.suffix.lower() != ".png":
+        raise ParameterError(f"--out must name a .png file (e.g. region.png), got {text!r}")
+    parent = path.parent
+    if not parent.is_dir():
+        raise ParameterError(f"--out: the directory {str(parent)!r} does not exist")
+    if not os.access(parent, os.W_OK):
+        raise ParameterError(f"--out: the directory {str(parent)!r} is not writable")
+    return path
 
 
 def _region(args) -> int:
     from .numeric.region import stability_region
 
     x, y = _axis(args.x, "--x"), _axis(args.y, "--y")
+    out = _figure_path(args.out) if args.out else None
     rec = build_from_cli(args.family, args.param, args.rho, args.sigma)  # -p values are exact
     reg = stability_region(rec, x, y, conditions=True)
-    if args.out:
+    if out is not None:
         from matplotlib.figure import Figure
 
         from .plot import plot_stability_region
+        from .report import atomic_write
 
         fig = Figure(figsize=(6.4, 4.8), layout="constrained")
         plot_stability_region(reg, ax=fig.add_subplot())
-        fig.savefig(args.out, dpi=120)
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png", dpi=120)
+        atomic_write(out, buf.getvalue())
     report = {
         "family": rec.name,
         "x": {"name": x[0], "lo": x[1], "hi": x[2], "n": x[3]},
@@ -419,8 +481,8 @@ def _report(args) -> int:
 def _check(args) -> int:
     from .numeric.check import check
 
-    if args.samples < 1:
-        raise ParameterError(f"--samples must be at least 1, got {args.samples}")
+    if not 1 <= args.samples <= MAX_SAMPLES:
+        raise ParameterError(f"--samples must be in 1..{MAX_SAMPLES}, got {args.samples}")
     rec = build_from_cli(args.family, args.param, args.rho, args.sigma)
     with budget(args.budget if args.budget is not None else DEFAULT_SECONDS):
         report = check(rec, samples=args.samples, seed=args.seed)
@@ -433,6 +495,11 @@ def _check(args) -> int:
 
 
 def _derive(args) -> int:
+    if args.list:
+        _list_families()
+        return 0
+    if not args.family:
+        raise ParameterError("derive needs a FAMILY (see depthdyn derive --list)")
     rec = build_from_cli(args.family, args.param, args.rho, args.sigma)
     with budget(args.budget if args.budget is not None else DEFAULT_SECONDS):
         rep = derive_report(rec)
@@ -450,31 +517,69 @@ def _derive(args) -> int:
     return 0
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``depthdyn`` command; returns the exit status."""
-    args = _parser().parse_args(argv)
+_COMMANDS = {"derive": _derive, "check": _check, "region": _region, "verify": _verify,
+             "report": _report, "train": _train}
+
+
+def _one_line(text: str, limit: int = 500) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _fail(kind: str, exc: BaseException, status: int, show: bool, message: str | None = None) -> int:
+    """Print one line for ``exc`` (after its traceback with ``--traceback``); return ``status``."""
+    if show:
+        traceback.print_exception(exc, file=sys.stderr)
+    message = _one_line(message or str(exc) or type(exc).__name__)
+    if kind == "internal":
+        message = f"internal error: {type(exc).__name__}: {message}"
+        if not show:
+            message += " (run with --traceback for details)"
+    elif kind:
+        message = f"{kind}: {message}"
+    sys.stderr.write(f"depthdyn: {message}\n")
+    return status
+
+
+def _silence_stdout() -> None:
+    """After a closed pipe: send what is still buffered nowhere, so exiting stays quiet."""
     try:
-        if args.command == "check":
-            return _check(args)
-        if args.command == "region":
-            return _region(args)
-        if args.command == "verify":
-            return _verify(args)
-        if args.command == "report":
-            return _report(args)
-        if args.command == "train":
-            return _train(args)
-        if args.command == "derive":
-            if args.list:
-                _list_families()
-                return 0
-            if not args.family:
-                raise ParameterError("derive needs a FAMILY (see depthdyn derive --list)")
-            return _derive(args)
-        return 0
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+        pass
+
+
+def _is_digit_limit(exc: BaseException) -> bool:
+    return isinstance(exc, ValueError) and "integer string conversion" in str(exc)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``depthdyn`` command; returns the exit status (see :data:`EXIT_CODES`)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    show = "--traceback" in argv
+    try:
+        args = _parser().parse_args(argv)
+        show = args.traceback
+        return _COMMANDS[args.command](args)
+    except KeyboardInterrupt:
+        sys.stderr.write("depthdyn: interrupted\n")
+        return 130
+    except BrokenPipeError:
+        _silence_stdout()
+        return 141
     except ClaimError as exc:  # a check that crashed is a bug in depthdyn, not bad input
-        sys.stderr.write(f"depthdyn: internal error: {exc}\n")
-        return 1
+        return _fail("internal", exc, 3, show)
     except DepthdynError as exc:
-        sys.stderr.write(f"depthdyn: error: {exc}\n")
-        return 2
+        return _fail("error", exc, 2, show)
+    except OSError as exc:  # paths and disks: missing, read-only, full, names too long
+        where = f" ({exc.filename})" if getattr(exc, "filename", None) else ""
+        return _fail("error", exc, 2, show, f"{exc.strerror or exc}{where}")
+    except MemoryError as exc:
+        return _fail("error", exc, 2, show, "not enough memory for this request; use smaller sizes or grids")
+    except Exception as exc:
+        if _is_digit_limit(exc):  # Python refuses to print integers past 4,300 digits
+            return _fail("error", exc, 2, show, "a number in the result has more than 4,300 digits; "
+                         "substitute smaller values")
+        return _fail("internal", exc, 3, show)

@@ -20,7 +20,7 @@ from types import MappingProxyType
 import sympy as sp
 
 from .errors import DegreeTooLargeError, ParameterError, ParseError, ShapeError, UnknownFamilyError
-from .parse import free_names, parse_expr
+from .parse import as_sympy, free_names, parse_expr
 from .recurrence import COMPLEXES, REALS, Param, Realisation, Recurrence, as_square_matrix, r, to_exact
 from .symbolic.statespace import signed_pascal
 
@@ -419,12 +419,10 @@ def _doubly_stochastic(n: int) -> tuple[sp.ImmutableMatrix, list[Param]]:
 
 
 def _vector_arg(value, what: str, n: int) -> sp.ImmutableMatrix:
-    if isinstance(value, str):
-        from .parse import parse_value
-
-        value = parse_value(value)
     if isinstance(value, sp.MatrixBase):
         value = list(value)
+    else:
+        value = as_sympy(value)  # strings, lists, arrays: read safely
     if isinstance(value, (list, tuple)) and value and isinstance(value[0], (list, tuple)):
         if len(value) != 1:
             raise ShapeError(f"{what} must be a 1 x {n} row, got {len(value)} rows")
@@ -525,7 +523,12 @@ def general(*, rho=None, sigma=None, **values) -> Recurrence:
             names = {"r": r, "lam": _LAM.symbol, **{k: p.symbol for k, p in extra.items()}}
             expr = parse_expr(text, names)
         else:
-            expr = sp.sympify(text) if not isinstance(text, sp.Basic) else text
+            try:  # SymPy objects or numbers; containers of strings are refused, never evaluated
+                expr = as_sympy(text, scalar=True)
+            except ParseError as exc:
+                raise ParseError(
+                    f"{what} must be a polynomial in r (a string or SymPy expression): {exc}"
+                ) from None
             for s in expr.free_symbols - {r}:
                 extra.setdefault(s.name, Param(s.name, REALS, "coefficient parameter"))
             expr = expr.xreplace(
@@ -561,10 +564,20 @@ def from_coefficients(coeffs, params=(), *, lam: str | None = None, **values) ->
     ``params`` are :class:`Param` objects or names (real domain). Source: 000 §7.
     """
     params = tuple(
-        p if isinstance(p, Param) else Param(str(p), COMPLEXES if p == lam else REALS) for p in params
+        # names or SymPy symbols (sympy.Symbol("a") is the parameter a)
+        p if isinstance(p, Param) else Param(_name(p), COMPLEXES if _name(p) == lam else REALS)
+        for p in params
     )
     rec = Recurrence(coeffs=tuple(coeffs), params=params, lam=lam, name="general", source="000 §7")
     return _finish(rec, values)
+
+
+def _name(p) -> str:
+    if isinstance(p, sp.Symbol):
+        return p.name
+    if not isinstance(p, str):
+        raise ParameterError(f"params must be Param objects, names or SymPy symbols, got {p!r}")
+    return p
 
 
 # ------------------------------------------------------------------ registry

@@ -5,21 +5,42 @@ SymPy's ``sympify`` and ``parse_expr`` call :func:`eval`, so a string such as
 and builds SymPy objects from an allow-list: numbers, known names, arithmetic
 (``+ - * / **``, and ``^`` read as ``**``), unary signs, calls of a few mathematical functions, and nested
 lists (for matrices). Anything else raises :class:`~depthdyn.errors.ParseError`.
+:func:`as_sympy` is the one door for any user value (a string, a number, or a container
+of them): every public entry point that takes an expression goes through it.
 
-Decimal literals become exact rationals (``0.5`` -> ``1/2``, ``0.1`` -> ``1/10``).
+Decimal literals are read exactly from their text (``0.5`` -> ``1/2``, ``1e-400`` ->
+``10**-400``, ``0.99999999999999999999`` stays below 1), never through a binary float.
+
+The parser's budget covers the whole expression, not one operator: before each operation
+it estimates the size of the result (decimal digits of the largest exact number, number
+of terms once expanded) and refuses anything past :data:`MAX_DIGITS` / :data:`MAX_TERMS`,
+so ``((2**999)**999)**999`` or ``binomial(10**100, 10**50)`` end in a one-line
+:class:`~depthdyn.errors.ParseError` at once instead of running for hours.
 """
 
 from __future__ import annotations
 
 import ast
+import math
 from collections.abc import Mapping
+from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 
 import sympy as sp
 
 from .errors import ParseError
 
-__all__ = ["parse_expr", "parse_value", "free_names", "FUNCTIONS", "CONSTANTS"]
+__all__ = [
+    "parse_expr",
+    "parse_value",
+    "free_names",
+    "as_sympy",
+    "exact_number",
+    "FUNCTIONS",
+    "CONSTANTS",
+    "MAX_DIGITS",
+    "MAX_TERMS",
+]
 
 #: Functions a user may call inside an expression.
 FUNCTIONS: Mapping[str, object] = {
@@ -47,9 +68,17 @@ FUNCTIONS: Mapping[str, object] = {
 #: Named constants.
 CONSTANTS: Mapping[str, sp.Expr] = {"I": sp.I, "pi": sp.pi, "E": sp.E, "oo": sp.oo}
 
+#: Largest number of decimal digits of an exact number in a parsed expression.
+MAX_DIGITS = 1000
+#: Largest number of terms of a parsed expression once expanded.
+MAX_TERMS = 10_000
+
 _MAX_LENGTH = 2000
 _MAX_EXPONENT = 1000
 _MAX_DEPTH = 60
+# exp, sinh, cosh of a number x have about |x| / ln(10) digits
+_MAX_EXP_ARG = MAX_DIGITS * math.log(10)
+_GROWING = ("exp", "sinh", "cosh")
 
 _BINOPS = {
     ast.Add: lambda a, b: a + b,
@@ -60,20 +89,73 @@ _BINOPS = {
 }
 
 
-def _number(value: object, text: str) -> sp.Expr:
-    if isinstance(value, bool) or not isinstance(value, (int, float, complex)):
-        raise ParseError(f"unsupported constant {value!r} in {text!r}")
-    if isinstance(value, int):
-        return sp.Integer(value)
+def _log10(n: int) -> float:
+    """Decimal digits of an integer (0 for |n| <= 1), without converting it to text."""
+    n = abs(int(n))
+    return math.log10(n) if n > 1 else 0.0
+
+
+def _rational_digits(q: sp.Rational) -> float:
+    return _log10(q.p) + _log10(q.q)
+
+
+def _count(x: float) -> str:
+    return f"{int(x)}" if x < 1e9 else f"{x:.2g}"
+
+
+def _too_large(what: str, digits: float) -> ParseError:
+    return ParseError(
+        f"{what} is too large for exact work: about {_count(digits)} decimal digits (limit {MAX_DIGITS})"
+    )
+
+
+def _decimal_text(text: str) -> sp.Rational:
+    """The exact rational a decimal literal's text denotes (``"1e-400"``, ``"0.1"``)."""
+    try:
+        dec = Decimal(text.replace("_", ""))
+    except InvalidOperation:
+        raise ParseError(f"cannot read the number {text!r}") from None
+    if not dec.is_finite():
+        raise ParseError(f"non-finite number {text!r}")
+    _, digits, exponent = dec.as_tuple()
+    if len(digits) + abs(exponent) > MAX_DIGITS + 1:
+        raise _too_large(f"the number {text[:40]}", len(digits) + abs(exponent))
+    return sp.Rational(Fraction(dec))
+
+
+def exact_number(value) -> sp.Expr:
+    """An exact SymPy number from a Python, NumPy or :mod:`decimal` number.
+
+    Floats become the decimal they print as (``0.1`` -> ``1/10``); NaN, infinities,
+    booleans and integers past :data:`MAX_DIGITS` digits raise
+    :class:`~depthdyn.errors.ParseError`.
+
+    Examples
+    --------
+    >>> exact_number(0.1), exact_number(3), exact_number(1 - 2j)
+    (1/10, 3, 1 - 2*I)
+    """
+    if hasattr(value, "item") and getattr(value, "shape", None) == ():
+        value = value.item()  # a NumPy scalar
+    if isinstance(value, bool) or not isinstance(value, (int, float, complex, Fraction, Decimal)):
+        raise ParseError(f"expected a number, got {value!r} ({type(value).__name__})")
     if isinstance(value, complex):
-        return _number(value.real, text) + sp.I * _number(value.imag, text)
-    if value != value or value in (float("inf"), float("-inf")):
-        raise ParseError(f"non-finite number in {text!r}")
-    # repr gives the shortest decimal that round-trips; read it as an exact decimal
-    return sp.Rational(Fraction(repr(value)))
+        return exact_number(value.real) + sp.I * exact_number(value.imag)
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ParseError(f"non-finite number {value!r}")
+    if isinstance(value, float):
+        return _decimal_text(repr(value))  # the shortest decimal that round-trips
+    if isinstance(value, Decimal):
+        return _decimal_text(str(value))
+    q = sp.Rational(value.numerator, value.denominator)
+    if _rational_digits(q) > MAX_DIGITS:
+        raise _too_large("the number", _rational_digits(q))
+    return q
 
 
 class _Builder:
+    """Builds ``(value, digits, terms)`` bottom-up, checking the size before each operation."""
+
     def __init__(self, text: str, names: Mapping[str, sp.Expr], allow_lists: bool):
         self.text = text
         self.names = names
@@ -82,9 +164,41 @@ class _Builder:
     def fail(self, what: str) -> ParseError:
         allowed = ", ".join(sorted(self.names)) or "none"
         return ParseError(
-            f"cannot parse {self.text!r}: {what}. Allowed: numbers, the names "
+            f"cannot parse {self._short()}: {what}. Allowed: numbers, the names "
             f"[{allowed}], + - * / ** ^, and the functions {', '.join(sorted(FUNCTIONS))}"
         )
+
+    def _short(self) -> str:
+        return repr(self.text) if len(self.text) <= 80 else repr(self.text[:77] + "...")
+
+    def budget(self, digits: float, terms: int) -> tuple[float, int]:
+        if digits > MAX_DIGITS:
+            raise ParseError(
+                f"cannot parse {self._short()}: a number in it would have about {_count(digits)} "
+                f"decimal digits (limit {MAX_DIGITS}); substitute smaller values"
+            )
+        if terms > MAX_TERMS:
+            raise ParseError(
+                f"cannot parse {self._short()}: expanded it would have about {_count(terms)} terms "
+                f"(limit {MAX_TERMS})"
+            )
+        return digits, terms
+
+    def constant(self, node: ast.Constant):
+        value = node.value
+        if isinstance(value, bool) or not isinstance(value, (int, float, complex)):
+            raise self.fail(f"unsupported constant {value!r}")
+        if isinstance(value, int):
+            if _log10(value) > MAX_DIGITS:
+                raise _too_large("an integer literal", _log10(value))
+            return sp.Integer(value), _log10(value), 1
+        # read the literal's own text: a binary float would turn 1e-400 into 0
+        segment = ast.get_source_segment(self.source, node) or repr(value)
+        if isinstance(value, complex):
+            q = _decimal_text(segment.rstrip("jJ"))
+            return sp.I * q, _rational_digits(q), 1
+        q = _decimal_text(segment)
+        return q, _rational_digits(q), 1
 
     def build(self, node: ast.AST, depth: int = 0):
         if depth > _MAX_DEPTH:
@@ -92,42 +206,104 @@ class _Builder:
         if isinstance(node, ast.Expression):
             return self.build(node.body, depth + 1)
         if isinstance(node, ast.Constant):
-            return _number(node.value, self.text)
+            return self.constant(node)
         if isinstance(node, ast.Name):
             if node.id in self.names:
-                return self.names[node.id]
+                return self.names[node.id], 0.0, 1
             if node.id in CONSTANTS:
-                return CONSTANTS[node.id]
+                return CONSTANTS[node.id], 0.0, 1
             raise self.fail(f"unknown name {node.id!r}")
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
-            operand = self.build(node.operand, depth + 1)
-            return -operand if isinstance(node.op, ast.USub) else operand
-        if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
-            left = self.build(node.left, depth + 1)
-            right = self.build(node.right, depth + 1)
-            if isinstance(left, list) or isinstance(right, list):
+            operand, d, t = self.build(node.operand, depth + 1)
+            if isinstance(operand, list):
                 raise self.fail("arithmetic on a list")
-            if isinstance(node.op, ast.Pow):
-                if right.is_number and (not right.is_finite or abs(right) > _MAX_EXPONENT):
-                    raise self.fail(f"exponent {right} is too large (limit {_MAX_EXPONENT})")
-            if isinstance(node.op, ast.Div) and right == 0:
-                raise self.fail("division by zero")
-            return _BINOPS[type(node.op)](left, right)
+            return (-operand if isinstance(node.op, ast.USub) else operand), d, t
+        if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
+            return self.binop(node, depth)
         if isinstance(node, ast.Call):
-            if not isinstance(node.func, ast.Name) or node.func.id not in FUNCTIONS:
-                raise self.fail("only calls of the listed functions are allowed")
-            if node.keywords:
-                raise self.fail("keyword arguments are not allowed")
-            args = [self.build(a, depth + 1) for a in node.args]
-            if any(isinstance(a, list) for a in args):
-                raise self.fail("a list cannot be a function argument")
-            try:
-                return FUNCTIONS[node.func.id](*args)
-            except (TypeError, ValueError) as exc:
-                raise self.fail(f"bad call of {node.func.id}: {exc}") from None
+            return self.call(node, depth)
         if isinstance(node, (ast.List, ast.Tuple)) and self.allow_lists:
-            return [self.build(e, depth + 1) for e in node.elts]
+            items = [self.build(e, depth + 1) for e in node.elts]
+            terms = sum(t for _, _, t in items)
+            digits = max((d for _, d, _ in items), default=0.0)
+            self.budget(digits, terms)
+            return [v for v, _, _ in items], digits, terms
         raise self.fail(f"{type(node).__name__} is not allowed")
+
+    def binop(self, node: ast.BinOp, depth: int):
+        left, dl, tl = self.build(node.left, depth + 1)
+        right, dr, tr = self.build(node.right, depth + 1)
+        if isinstance(left, list) or isinstance(right, list):
+            raise self.fail("arithmetic on a list")
+        op = type(node.op)
+        if op in (ast.Add, ast.Sub):
+            digits, terms = max(dl, dr) + math.log10(2), tl + tr
+        elif op in (ast.Mult, ast.Div):
+            if op is ast.Div and right == 0:
+                raise self.fail("division by zero")
+            digits, terms = dl + dr, tl * tr
+        else:
+            digits, terms = self.power_size(left, right, dl, tl, dr)
+        self.budget(digits, terms)
+        return _BINOPS[op](left, right), digits, terms
+
+    def power_size(self, base, exponent, db: float, tb: int, de: float) -> tuple[float, int]:
+        if not exponent.is_number:
+            return db + de, tb
+        size = _magnitude(exponent)
+        if size is None or size > _MAX_EXPONENT:
+            raise self.fail(f"exponent {exponent} is too large (limit {_MAX_EXPONENT})")
+        if exponent.is_Integer:
+            n = abs(int(exponent))
+            return db * max(n, 1), (math.comb(n + tb - 1, tb - 1) if tb > 1 else 1)
+        return db * max(math.ceil(size), 1) + de, tb
+
+    def call(self, node: ast.Call, depth: int):
+        if not isinstance(node.func, ast.Name) or node.func.id not in FUNCTIONS:
+            raise self.fail("only calls of the listed functions are allowed")
+        if node.keywords:
+            raise self.fail("keyword arguments are not allowed")
+        name = node.func.id
+        built = [self.build(a, depth + 1) for a in node.args]
+        if any(isinstance(v, list) for v, _, _ in built):
+            raise self.fail("a list cannot be a function argument")
+        args = [v for v, _, _ in built]
+        digits = sum(d for _, d, _ in built)
+        terms = max((t for _, _, t in built), default=1)
+        if name in _GROWING and len(args) == 1 and args[0].is_number:
+            size = _magnitude(args[0])
+            if size is None or size > _MAX_EXP_ARG:
+                raise self.fail(f"{name}({args[0]}) is too large (argument limit {_MAX_EXP_ARG:.0f})")
+            digits += size / math.log(10)
+        if name == "binomial" and len(args) == 2:
+            digits = max(digits, _binomial_digits(*args))
+        self.budget(digits, terms)
+        try:
+            return FUNCTIONS[name](*args), digits, terms
+        except (TypeError, ValueError) as exc:
+            raise self.fail(f"bad call of {name}: {exc}") from None
+
+
+def _magnitude(value: sp.Expr) -> float | None:
+    """``|value|`` as a float for a number of bounded size, ``None`` if it is not finite."""
+    try:
+        mag = float(sp.Abs(value).evalf(15))
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return mag if math.isfinite(mag) else None
+
+
+def _binomial_digits(n: sp.Expr, k: sp.Expr) -> float:
+    """Decimal digits of ``binomial(n, k)`` for integers (an upper bound), 0 when symbolic."""
+    if not (n.is_Integer and k.is_Integer):
+        return 0.0
+    n, k = int(n), int(k)
+    if n < 0 or k < 0 or k > n:
+        return _log10(n) * min(abs(k), 10**6)
+    k = min(k, n - k)
+    if n < 10**15:  # log Gamma is accurate here
+        return (math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1)) / math.log(10)
+    return k * _log10(n)
 
 
 def _tree(text: str) -> ast.Expression:
@@ -139,15 +315,23 @@ def _tree(text: str) -> ast.Expression:
         raise ParseError("empty expression")
     # users write r^2 for a power; Python's ^ binds looser than -, so translate the text
     try:
-        return ast.parse(text.strip().replace("^", "**"), mode="eval")
-    except SyntaxError as exc:
-        raise ParseError(f"cannot parse {text!r}: {exc.msg}") from None
+        return ast.parse(_source(text), mode="eval")
+    except (SyntaxError, ValueError) as exc:  # ValueError: a null byte
+        msg = getattr(exc, "msg", None) or str(exc)
+        raise ParseError(f"cannot parse {text[:80]!r}: {msg}") from None
+
+
+def _source(text: str) -> str:
+    return text.strip().replace("^", "**")
 
 
 def _parse(text: str, names: Mapping[str, sp.Expr], allow_lists: bool):
-    result = _Builder(text, names, allow_lists).build(_tree(text))
+    tree = _tree(text)
+    builder = _Builder(text, names, allow_lists)
+    builder.source = _source(text)
+    result, _, _ = builder.build(tree)
     if isinstance(result, sp.Basic) and result.has(sp.nan, sp.zoo):
-        raise ParseError(f"{text!r} evaluates to an undefined value")
+        raise ParseError(f"{text[:80]!r} evaluates to an undefined value")
     return result
 
 
@@ -193,3 +377,40 @@ def parse_expr(text: str, names: Mapping[str, sp.Expr] | None = None) -> sp.Expr
 def parse_value(text: str, names: Mapping[str, sp.Expr] | None = None):
     """Parse a scalar expression or a nested list of expressions (a matrix)."""
     return _parse(text, names or {}, allow_lists=True)
+
+
+def as_sympy(value, names: Mapping[str, sp.Expr] | None = None, *, scalar: bool = False):
+    """Any user value as SymPy, without evaluating text: the one door for user input.
+
+    Strings go through the safe parser (with ``names`` available), numbers become exact
+    (:func:`exact_number`), SymPy objects pass through, and lists, tuples and NumPy
+    arrays are converted element by element into (nested) lists. Dicts, sets and any
+    other type raise :class:`~depthdyn.errors.ParseError`, as do containers when
+    ``scalar`` is true.
+
+    Examples
+    --------
+    >>> as_sympy(["1/2", 0.25, (3, "2**-1")])
+    [1/2, 1/4, [3, 1/2]]
+    """
+    names = names or {}
+    if isinstance(value, sp.MatrixBase):
+        value = sp.ImmutableMatrix(value)
+    if isinstance(value, sp.Basic):
+        if scalar and isinstance(value, sp.MatrixBase):
+            raise ParseError(f"expected a scalar expression, got a {value.shape[0]}x{value.shape[1]} matrix")
+        return value
+    if hasattr(value, "tolist") and hasattr(value, "shape"):  # NumPy arrays and scalars
+        value = value.tolist()
+    if isinstance(value, str):
+        return parse_expr(value, names) if scalar else parse_value(value, names)
+    if isinstance(value, (list, tuple)):
+        if scalar:
+            raise ParseError(f"expected a scalar expression, got a {type(value).__name__}")
+        return [as_sympy(v, names) for v in value]
+    if isinstance(value, (bool, int, float, complex, Fraction, Decimal)):
+        return exact_number(value)
+    raise ParseError(
+        f"cannot read a {type(value).__name__} as an expression; give a string, a number, "
+        "a SymPy expression, or a list of them"
+    )

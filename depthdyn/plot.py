@@ -165,6 +165,14 @@ def _draw_conditions(ax: Axes, reg: StabilityRegion) -> list:
     return lines
 
 
+def _array(value, what: str) -> np.ndarray:
+    """``np.asarray`` with a typed error for ragged input."""
+    try:
+        return np.asarray(value)
+    except (TypeError, ValueError) as exc:
+        raise ShapeError(f"cannot make an array of {what}: {exc}") from None
+
+
 def plot_stability_region(region_or_rec, ax=None, *, x=None, y=None, overlay: str = "auto", **fixed) -> Axes:
     """Draw a stability region: the grid mask with the exact boundary over it.
 
@@ -280,7 +288,7 @@ def plot_root_locus(rec, param: str, values, ax=None, *, colorbar: bool = True, 
     (6, 2)
     """
     _check_param(rec, param, fixed)
-    vals = np.asarray(values)
+    vals = _array(values, "values")
     if vals.ndim != 1 or vals.size == 0:
         raise ShapeError(f"values must be a non-empty 1-D array, got shape {vals.shape}")
     z = roots(batch_coefficients(rec, {param: vals, **fixed}), matrix=not rec.is_scalar)
@@ -302,7 +310,7 @@ def plot_root_locus(rec, param: str, values, ax=None, *, colorbar: bool = True, 
     return ax
 
 
-def plot_trajectories(rec, initial, L, ax=None, *, param: str | None = None, values=(), **fixed) -> Axes:
+def plot_trajectories(rec, initial, L, /, ax=None, *, param: str | None = None, values=(), **fixed) -> Axes:
     """``x_l`` over depth, one line per parameter value.
 
     Parameters
@@ -311,7 +319,7 @@ def plot_trajectories(rec, initial, L, ax=None, *, param: str | None = None, val
     initial : array_like
         Initial values, as for :func:`~depthdyn.numeric.simulate.simulate` (shared by all lines).
     L : int
-        Number of layers.
+        Number of layers (positional-only: a parameter called ``L`` goes in ``**fixed``).
     ax : matplotlib.axes.Axes, optional
     param : str, optional
         The parameter that differs between the lines; omitted: a single line.
@@ -340,7 +348,7 @@ def plot_trajectories(rec, initial, L, ax=None, *, param: str | None = None, val
     """
     if not isinstance(rec, Recurrence):
         raise ParameterError(f"expected a Recurrence, got {type(rec).__name__}")
-    vals = np.asarray(values)
+    vals = _array(values, "values")
     if param is None:
         if vals.size:
             raise ParameterError("values need param=NAME to say which parameter they set")
@@ -402,7 +410,7 @@ def plot_spectrum(rec_or_matrix, ax=None, *, eigenvalues: bool = False, **fixed)
     else:
         if fixed:
             raise ParameterError(f"parameter values {sorted(fixed)} need a Recurrence, not an array")
-        a = np.asarray(rec_or_matrix)
+        a = _array(rec_or_matrix, "the matrix")
         if a.dtype.kind not in "iufc":
             raise ParameterError(f"expected a Recurrence or an array, got {type(rec_or_matrix).__name__}")
         if not np.all(np.isfinite(a)):

@@ -18,13 +18,12 @@ from __future__ import annotations
 import keyword
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from fractions import Fraction
 from functools import cached_property
 
 import sympy as sp
 
 from .errors import DomainError, ParameterError, ParseError, ShapeError, UnknownParameterError
-from .parse import parse_expr, parse_value
+from .parse import as_sympy, parse_value
 
 __all__ = [
     "r",
@@ -35,6 +34,7 @@ __all__ = [
     "COMPLEXES",
     "to_exact",
     "as_square_matrix",
+    "RESERVED",
 ]
 
 #: The characteristic variable (``x_l = r**l``).
@@ -43,37 +43,76 @@ r = sp.Symbol("r")
 REALS = sp.S.Reals
 COMPLEXES = sp.S.Complexes
 
+#: Names a parameter may not have, and what they stand for.
+RESERVED = {
+    "r": "the characteristic variable (x_l = r**l)",
+    "l": "the layer index of closed forms (x_l)",
+}
+
 
 def to_exact(value, names: Mapping[str, sp.Expr] | None = None) -> sp.Expr:
     """Turn a user value into an exact SymPy expression.
 
     Integers, fractions and SymPy objects pass through; floats become the decimal they
-    print as (``0.1 -> 1/10``); strings go through the safe parser. NaN and infinities
-    raise :class:`~depthdyn.errors.ParameterError`.
+    print as (``0.1 -> 1/10``); strings go through the safe parser (decimals read exactly
+    from their text). NaN, infinities, numbers past the parser's digit budget and
+    containers raise :class:`~depthdyn.errors.ParameterError`.
     """
-    if isinstance(value, sp.Basic):
-        expr = value
-    elif isinstance(value, bool):
-        raise ParameterError(f"expected a number, got the boolean {value}")
-    elif isinstance(value, int):
-        expr = sp.Integer(value)
-    elif isinstance(value, Fraction):
-        expr = sp.Rational(value.numerator, value.denominator)
-    elif isinstance(value, float):
-        if value != value or value in (float("inf"), float("-inf")):
-            raise ParameterError(f"parameter values must be finite, got {value}")
-        expr = sp.Rational(Fraction(repr(value)))
-    elif isinstance(value, complex):
-        expr = to_exact(value.real) + sp.I * to_exact(value.imag)
-    elif isinstance(value, str):
-        expr = parse_expr(value, names or {})
-    elif hasattr(value, "item") and getattr(value, "shape", None) == ():
-        return to_exact(value.item(), names)  # NumPy scalar
-    else:
-        raise ParameterError(f"cannot use {value!r} ({type(value).__name__}) as a parameter value")
+    try:
+        expr = as_sympy(value, names, scalar=True)
+    except ParseError as exc:
+        if isinstance(value, str):
+            raise
+        raise ParameterError(f"cannot use {_brief(value)} as a parameter value: {exc}") from None
+    if not isinstance(expr, sp.Expr):
+        raise ParameterError(f"cannot use {_brief(value)} ({type(value).__name__}) as a parameter value")
     if expr.has(sp.nan, sp.zoo, sp.oo, -sp.oo):
         raise ParameterError(f"parameter values must be finite, got {expr}")
     return expr
+
+
+def _brief(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+_PRECISIONS = (30, 120, 500)  # significant digits tried when SymPy cannot decide a comparison
+
+
+def _sign(value: sp.Expr) -> int | None:
+    """The sign of a real number SymPy cannot compare symbolically, by evaluation with error control.
+
+    ``evalf(strict=True)`` raises when the requested digits are not certain, so a returned
+    value is trustworthy; ``None`` when the value is indistinguishable from 0 at every precision.
+    """
+    for digits in _PRECISIONS:
+        try:
+            approx = value.evalf(digits, strict=True, maxn=4 * digits)
+        except (sp.core.evalf.PrecisionExhausted, ValueError, TypeError):
+            continue
+        if approx.is_real and approx != 0:
+            return 1 if approx > 0 else -1
+    return None
+
+
+def _decide(cond, what: str) -> bool:
+    """Truth of a parameter-free condition; raise :class:`DomainError` if it cannot be decided."""
+    if isinstance(cond, bool) or cond in (sp.true, sp.false):
+        return bool(cond)
+    if isinstance(cond, (sp.And, sp.Or)):
+        parts = [_decide(arg, what) for arg in cond.args]
+        return all(parts) if isinstance(cond, sp.And) else any(parts)
+    if isinstance(cond, sp.Not):
+        return not _decide(cond.args[0], what)
+    if isinstance(cond, sp.core.relational.Relational) and not cond.free_symbols:
+        sign = _sign(sp.expand(cond.lhs - cond.rhs))
+        if sign is not None:
+            return {"<": sign < 0, "<=": sign <= 0, ">": sign > 0, ">=": sign >= 0,
+                    "==": False, "!=": True}[cond.rel_op]
+    raise DomainError(
+        f"cannot decide {what}: the value agrees with the boundary to {_PRECISIONS[-1]} digits; "
+        "give it in a simpler exact form"
+    )
 
 
 def _symbol_for(name: str, domain: sp.Set) -> sp.Symbol:
@@ -108,8 +147,10 @@ class Param:
     def __post_init__(self) -> None:
         if not self.name.isidentifier() or keyword.iskeyword(self.name) or not self.name.isascii():
             raise ParameterError(f"parameter name {self.name!r} must be an ASCII identifier")
-        if self.name == "r":
-            raise ParameterError("'r' is reserved for the characteristic variable")
+        if self.name in RESERVED:
+            raise ParameterError(
+                f"{self.name!r} is reserved for {RESERVED[self.name]}; name the parameter differently"
+            )
         if not isinstance(self.domain, sp.Set):
             raise ParameterError(f"domain of {self.name!r} must be a sympy Set, got {self.domain!r}")
 
@@ -119,12 +160,20 @@ class Param:
         return _symbol_for(self.name, self.domain)
 
     def check(self, value: sp.Expr) -> None:
-        """Raise :class:`DomainError` if ``value`` is certainly outside the domain."""
+        """Raise :class:`DomainError` if a number ``value`` lies outside the domain.
+
+        What SymPy leaves open (``sin(1)**2 + cos(1)**2 < 1``) is decided by evaluation
+        with error control, or refused when the value cannot be told from the boundary.
+        """
         if not value.free_symbols:
-            if self.domain.is_subset(REALS) and not value.is_extended_real:
+            real = value.is_extended_real
+            if real is None:
+                real = not _decide(sp.Ne(sp.im(value), 0), f"whether {self.name}={value} is real")
+            if self.domain.is_subset(REALS) and not real:
                 raise DomainError(f"{self.name} must be real ({self.domain}), got {value}")
-            inside = self.domain.contains(value)
-            if inside is sp.S.false:
+            what = f"whether {self.name}={value} lies in {self.domain}"
+            inside = _decide(self.domain.contains(value), what)
+            if not inside:
                 raise DomainError(
                     f"{self.name}={value} is outside its domain {self.domain}"
                     + (f" ({self.description})" if self.description else "")
@@ -176,6 +225,8 @@ def as_square_matrix(value, what: str, *, allow_scalar: bool = False) -> sp.Immu
     """
     if isinstance(value, str) and not allow_scalar:
         value = parse_value(value)
+    elif not isinstance(value, (sp.Basic, sp.MatrixBase)):
+        value = as_sympy(value)  # lists, tuples and arrays of numbers or strings, read safely
     if isinstance(value, sp.MatrixBase):
         M = sp.ImmutableMatrix(value)
     elif isinstance(value, (list, tuple)) and value and all(isinstance(row, (list, tuple)) for row in value):
@@ -190,6 +241,12 @@ def as_square_matrix(value, what: str, *, allow_scalar: bool = False) -> sp.Immu
     if not M.is_square:
         raise ShapeError(f"{what} must be square, got shape {M.shape[0]}x{M.shape[1]}")
     return M
+
+
+def _rename(M, symbols: Mapping[str, sp.Symbol]):
+    """Replace symbols that share a parameter's name (but not its assumptions) by the parameter's."""
+    rename = {s: symbols[s.name] for s in M.free_symbols if s.name in symbols and s != symbols[s.name]}
+    return M.xreplace(rename) if rename else M
 
 
 @dataclass(frozen=True)
@@ -254,6 +311,8 @@ class Recurrence:
         if len(shapes) != 1:
             raise ShapeError(f"all coefficients must have one shape, got {sorted(shapes)}")
         allowed = set(symbols.values())
+        # plain SymPy symbols named like a parameter (sympy.Symbol("a")) are that parameter
+        parsed = [_rename(M, symbols) for M in parsed]
         for j, M in enumerate(parsed):
             if M.has(sp.nan, sp.zoo, sp.oo, -sp.oo):
                 raise ParameterError(f"coefficient A_{j} is not finite: {M.tolist()}")
@@ -390,13 +449,8 @@ class Recurrence:
         for key, value in items.items():
             name = key.name if isinstance(key, sp.Symbol) else str(key)
             param = self.param(name)
-            expr = to_exact(value, symbols)
+            expr = _rename(to_exact(value, symbols), symbols)
             stray = expr.free_symbols - set(symbols.values())
-            if stray:
-                # accept plain symbols named like our parameters (no assumptions)
-                rename = {s: symbols[s.name] for s in stray if s.name in symbols}
-                expr = expr.xreplace(rename)
-                stray = expr.free_symbols - set(symbols.values())
             if stray:
                 raise UnknownParameterError(f"value for {name} uses unknown names {sorted(map(str, stray))}")
             param.check(expr)

@@ -11,8 +11,10 @@ characteristic polynomial, roots, modes and exact stability conditions, and writ
 * ``figures/*.png``.
 
 Every file is written atomically (a temporary file in the same directory, then
-:func:`os.replace`). A directory the report did not create (no ``.depthdyn-report``
-marker) and that is not empty is refused unless ``force=True``. Figures are drawn on
+:func:`os.replace`); the previous ``report.md`` and ``claims.json`` are removed first and
+written again last, so an interrupted run never leaves a stale pair. A directory the
+report did not create (no ``.depthdyn-report`` marker) and that is not empty is refused
+unless ``force=True``. Figures are drawn on
 :class:`matplotlib.figure.Figure` objects, never through ``pyplot``.
 """
 
@@ -34,7 +36,7 @@ import sympy as sp
 
 from .errors import ParameterError
 
-__all__ = ["ReportSummary", "write_report", "atomic_write", "MARKER"]
+__all__ = ["ReportSummary", "write_report", "atomic_write", "claim_directory", "MARKER"]
 
 #: Name of the marker file that says a directory was made by ``depthdyn report``.
 MARKER = ".depthdyn-report"
@@ -85,23 +87,45 @@ def atomic_write(path, data: bytes | str) -> Path:
     return path
 
 
-def _prepare_dir(out: Path, force: bool) -> None:
-    """Create ``out`` or accept it (empty, ours, or ``force``); mark it as ours."""
-    if out.exists() and not out.is_dir():
-        raise ParameterError(f"{out} exists and is not a directory; choose another --out")
-    if out.is_dir():
-        try:
-            foreign = any(out.iterdir()) and not (out / MARKER).is_file()
-        except OSError as exc:
-            raise ParameterError(f"cannot read {out}: {exc.strerror or exc}") from None
-        if foreign and not force:
-            raise ParameterError(
-                f"{out} is not empty and was not written by depthdyn report; "
-                "choose another --out or pass --force to write into it"
-            )
+def claim_directory(
+    out, marker: str, marker_text: str, force: bool = False, *, command: str = "depthdyn report"
+) -> Path:
+    """Create ``out`` or accept it (missing, empty, marked by ``marker``, or ``force``); mark it.
+
+    A non-empty directory without the marker belongs to someone else and is refused, so
+    a mistyped ``--out`` never scatters files into a foreign directory. Every problem
+    (a file in the way, no permission, a name too long) is a :class:`ParameterError`.
+    """
+    out = Path(out)
     try:
-        (out / "figures").mkdir(parents=True, exist_ok=True)
-        atomic_write(out / MARKER, _MARKER_TEXT)
+        if out.exists() and not out.is_dir():
+            raise ParameterError(f"{out} exists and is not a directory; choose another --out")
+        if out.is_dir():
+            foreign = any(out.iterdir()) and not (out / marker).is_file()
+            if foreign and not force:
+                raise ParameterError(
+                    f"{out} is not empty and was not written by {command}; "
+                    "choose another --out or pass --force to write into it"
+                )
+        out.mkdir(parents=True, exist_ok=True)
+        atomic_write(out / marker, marker_text)
+    except OSError as exc:
+        raise ParameterError(f"cannot write to {out}: {exc.strerror or exc}") from None
+    return out
+
+
+def _prepare_dir(out: Path, force: bool) -> None:
+    """Claim ``out`` for the report and drop the previous report's set of files.
+
+    ``report.md`` and ``claims.json`` are removed before anything new is written and come
+    back last, so an interrupted run never leaves an old ``report.md`` beside a new
+    ``claims.json``.
+    """
+    claim_directory(out, MARKER, _MARKER_TEXT, force)
+    try:
+        (out / "figures").mkdir(exist_ok=True)
+        for name in ("report.md", "claims.json"):
+            (out / name).unlink(missing_ok=True)
     except OSError as exc:
         raise ParameterError(f"cannot write to {out}: {exc.strerror or exc}") from None
 
@@ -521,8 +545,6 @@ def _build(out: Path) -> ReportSummary:
     start = time.perf_counter()
     results = run_claims()
     counts = summary(results)
-    atomic_write(out / "claims.json",
-                 json.dumps([r.to_json() for r in results], ensure_ascii=False, indent=2) + "\n")
 
     specs, recs = _specs(), _family_recs()
     missing = [name for name in FAMILIES if name not in specs]
@@ -569,6 +591,9 @@ def _build(out: Path) -> ReportSummary:
         "condition `expr = 0` as a coloured line).", "",
     ]
     body = head + _claims_md(results, counts) + ["", "## Families", ""] + sections
+    # the pair is written last, claims first: report.md present means the set is complete
+    atomic_write(out / "claims.json",
+                 json.dumps([r.to_json() for r in results], ensure_ascii=False, indent=2) + "\n")
     report = atomic_write(out / "report.md", "\n".join(body).rstrip() + "\n")
     return ReportSummary(out, report, out / "claims.json", tuple(written), counts,
                          time.perf_counter() - start)

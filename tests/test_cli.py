@@ -172,15 +172,16 @@ def test_verify_json(capsys):
     assert main(["verify", "--source", "nosuch"]) == 2
 
 
-def test_verify_internal_failure_exits_1(capsys, monkeypatch):
+def test_verify_internal_failure_exits_3(capsys, monkeypatch):
     import depthdyn.claims as claims_pkg
 
     def broken(source=None):
         raise claims_pkg.ClaimError("claim 000-x crashed: boom")
 
     monkeypatch.setattr(claims_pkg, "run_claims", broken)
-    assert main(["verify"]) == 1
-    assert "internal error" in capsys.readouterr().err
+    assert main(["verify"]) == 3
+    err = capsys.readouterr().err
+    assert "internal error" in err and "--traceback" in err and err.count("\n") == 1
 
 
 def test_region_json_and_figure(capsys, tmp_path):

@@ -138,3 +138,64 @@ def test_printing():
     text = str(rec)
     assert "momentum" in text and "m in Interval.Ropen(0, 1)" in text and "000" in text
     assert rec._repr_latex_().startswith("$")
+
+
+# -- names that cannot collide ---------------------------------------------------------------
+def test_reserved_names_are_refused_with_the_reason():
+    from depthdyn import general
+    from depthdyn.errors import ParameterError
+
+    with pytest.raises(ParameterError, match="layer index"):
+        general(rho="r**2 - l*r")
+    with pytest.raises(ParameterError, match="layer index"):
+        Param("l")
+    with pytest.raises(ParameterError, match="characteristic variable"):
+        Param("r")
+
+
+def test_plain_sympy_symbols_are_parameters():
+    from depthdyn import from_coefficients
+
+    a = sp.Symbol("a")
+    for params in (("a",), (a,)):
+        rec = from_coefficients([1, -a], params=params)
+        assert rec.param_names == ("a",)
+        assert rec.subs(a=sp.Rational(1, 2)).charpoly() == sp.Symbol("r") - sp.Rational(1, 2)
+    # a symbol that is not declared is still refused
+    with pytest.raises(dd.UnknownParameterError):
+        from_coefficients([1, -sp.Symbol("b")], params=("a",))
+
+
+def test_undecidable_domain_values_are_decided_or_refused():
+    from depthdyn import highway, momentum
+    from depthdyn.errors import DomainError
+
+    # exactly 1 (SymPy cannot tell): refused with a clear message, not accepted
+    with pytest.raises(DomainError, match="cannot decide"):
+        momentum(m="sin(1)**2 + cos(1)**2")
+    # 10**-40 below 1: decided by evaluation with error control, accepted
+    assert momentum(m="sin(1)**2 + cos(1)**2 - 10**-40").param_names == ("lam", "eta")
+    # 10**-40 above 1: decided, refused
+    with pytest.raises(DomainError, match="outside"):
+        momentum(m="sin(1)**2 + cos(1)**2 + 10**-40")
+    assert highway(g="sqrt(2) - 1/2").param_names == ("lam",)  # 0.914 lies in [0, 1]
+    with pytest.raises(DomainError, match="outside"):
+        highway(g="sqrt(2) - 1/3")
+    assert momentum(m="0.99999999999999999999").param_names == ("lam", "eta")
+    with pytest.raises(DomainError):
+        momentum(m="1.00000000000000000001")
+
+
+def test_depth_argument_does_not_clash_with_a_parameter_called_L():
+    import numpy as np
+
+    from depthdyn import oscillator, residual, simulate
+
+    traj = simulate(residual(scaled=True), [1.0], 10, lam=1, L=10)
+    assert traj.values[-1] == pytest.approx(1.1**10)
+    # oscillator at depth 4 with beta = 2: x_{l+1} = (2 - 1/4) x_l - x_{l-1}
+    x = simulate(oscillator(), [1.0, 1.0], 4, beta=2, L=4).values
+    ref = [1.0, 1.0]
+    for _ in range(3):
+        ref.append(1.75 * ref[-1] - ref[-2])
+    assert np.allclose(x, ref)

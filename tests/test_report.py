@@ -160,3 +160,27 @@ def test_atomic_write_failure_cleans_up(tmp_path, monkeypatch):
         atomic_write(target, "new")
     assert target.read_text() == "old"
     assert os.listdir(tmp_path) == ["b.txt"]
+
+
+def test_interrupted_rerun_leaves_no_stale_pair(tmp_path, monkeypatch):
+    """Killed midway, a rerun leaves neither the old report.md nor a mismatched claims.json."""
+    import depthdyn.claims as claims_pkg
+    import depthdyn.report as report_mod
+
+    out = tmp_path / "rep"
+    out.mkdir()
+    (out / MARKER).write_text("marker")
+    (out / "report.md").write_text("old report")
+    (out / "claims.json").write_text("[]")
+    monkeypatch.setattr(claims_pkg, "run_claims", lambda source=None: [])
+    calls = []
+
+    def killed(spec, path):
+        calls.append(path)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(report_mod, "_render", killed)
+    with pytest.raises(KeyboardInterrupt):
+        write_report(out)
+    assert calls  # the run got as far as the figures
+    assert not (out / "report.md").exists() and not (out / "claims.json").exists()

@@ -31,7 +31,7 @@ from decimal import Decimal, InvalidOperation
 import sympy as sp
 
 from ..errors import DepthdynError
-from ..parse import parse_expr
+from ..parse import MAX_DIGITS, as_sympy, free_names, parse_expr
 from ..symbolic.records import Record
 
 __all__ = [
@@ -69,9 +69,21 @@ def _text(value) -> str:
     return sp.sstr(value)
 
 
+def _sympy(value):
+    """A stated or computed value as SymPy, read safely (strings never evaluated, decimals exact).
+
+    Names in a string become plain symbols (matched to the computed ones by name later).
+    """
+    if isinstance(value, str):
+        return parse_expr(value, {n: sp.Symbol(n) for n in free_names(value)})
+    if isinstance(value, (list, tuple)):
+        return [_sympy(v) for v in value]
+    return as_sympy(value)
+
+
 def show(value, digits: int = 6) -> str:
     """Exact value plus a decimal when it helps: ``625/256 = 2.44140625``, ``E ≈ 2.71828``."""
-    value = sp.sympify(value)
+    value = _sympy(value)
     if value.is_Integer or not value.is_number:
         return sp.sstr(value)
     if value.is_Rational:
@@ -135,13 +147,21 @@ class Comparison(Record):
         return f"{sp.latex(self.computed)} \\ \\text{{vs}}\\ {sp.latex(self.stated)}"
 
 
+def _tuple(value):
+    return sp.Tuple(*value) if isinstance(value, list) else value
+
+
 def _decimal(text: str) -> tuple[sp.Rational, int]:
+    if not isinstance(text, str):
+        raise ValueError(f"stated value {text!r} must be the printed decimal, as a string")
     try:
         dec = Decimal(text.strip())
     except InvalidOperation:
         raise ValueError(f"stated value {text!r} is not a plain decimal number") from None
     if not dec.is_finite():
         raise ValueError(f"stated value {text!r} is not finite")
+    if len(dec.as_tuple().digits) + abs(dec.as_tuple().exponent) > MAX_DIGITS:
+        raise ValueError(f"stated value {text[:40]!r} has more than {MAX_DIGITS} digits")
     exponent = dec.as_tuple().exponent
     digits = -exponent if exponent < 0 else 0
     num, den = dec.as_integer_ratio()
@@ -181,7 +201,9 @@ def compare_rounded(stated: str, exact) -> Comparison:
     True
     """
     q, digits = _decimal(stated)
-    exact = sp.sympify(exact)
+    exact = _sympy(exact)
+    if not isinstance(exact, sp.Expr):
+        raise ValueError(f"compare_rounded needs a real number, got {exact}")
     if not exact.is_number or exact.is_real is False:
         raise ValueError(f"compare_rounded needs a real number, got {exact}")
     tol = sp.Rational(1, 2 * 10**digits)
@@ -274,14 +296,16 @@ def compare_exact(stated, computed) -> Comparison:
     >>> compare_exact(stated_expr("m", "m"), vieta(momentum()).product).holds
     True
     """
-    if isinstance(stated, (list, tuple)) or isinstance(computed, (list, tuple)):
-        s, c = list(stated), list(computed)
+    stated, computed = _sympy(stated), _sympy(computed)
+    if isinstance(stated, list) or isinstance(computed, list):
+        if not (isinstance(stated, list) and isinstance(computed, list)):
+            return Comparison(False, _tuple(stated), _tuple(computed), sp.S.NaN, sp.S.Zero)
+        s, c = stated, computed
         if len(s) != len(c):
             return Comparison(False, sp.Tuple(*s), sp.Tuple(*c), sp.S.NaN, sp.S.Zero)
         parts = [compare_exact(a, b) for a, b in zip(s, c, strict=True)]
         return Comparison(all(p.holds for p in parts), sp.Tuple(*(p.stated for p in parts)),
                           sp.Tuple(*c), sp.Tuple(*(p.difference for p in parts)), sp.S.Zero)
-    stated, computed = sp.sympify(stated), sp.sympify(computed)
     if isinstance(stated, sp.MatrixBase) or isinstance(computed, sp.MatrixBase):
         S, C = sp.ImmutableMatrix(stated), sp.ImmutableMatrix(computed)
         if S.shape != C.shape:

@@ -6,24 +6,47 @@ directory; the command line is a thin layer over it.
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
 import numpy as np
 import torch
 
-from ..errors import DepthdynError, ParameterError
-from ..report import atomic_write
+from ..errors import DegreeTooLargeError, DepthdynError, ParameterError
+from ..families import MAX_ORDER
+from ..report import atomic_write, claim_directory
 from .diagnostics import diagnose
 from .linearize import linearize, response_agreement, stability_placement
 from .stack import BLOCKS
 from .tasks import TASKS, make_task, task_names
 from .train import run, task_loss
 
-__all__ = ["list_text", "parse_options", "train_to_dir"]
+__all__ = ["list_text", "parse_options", "train_to_dir", "LIMITS", "MARKER"]
 
 #: Inputs used for the diagnostics and the linear-response check (a spread of the task).
 DIAGNOSTIC_SAMPLES = 64
+
+#: Largest sizes ``depthdyn train`` accepts: beyond them a run would not fit in memory or
+#: time on a workstation (and ``k`` past the exact layer's limit cannot be held against theory).
+LIMITS = {"layers": 1000, "steps": 100_000, "k": MAX_ORDER, "n": 64}
+
+#: Marker file of a directory written by ``depthdyn train``.
+MARKER = ".depthdyn-train"
+_MARKER_TEXT = "This directory was written by `depthdyn train`; it may be overwritten by it.\n"
+
+
+def _check_limits(layers, steps, options: dict) -> None:
+    """One clear error for sizes past :data:`LIMITS` (before any tensor is allocated)."""
+    for name, value in (("layers", layers), ("steps", steps), *options.items()):
+        limit = LIMITS.get(name)
+        if limit is None or value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ParameterError(f"{name} must be a positive integer, got {value!r}")
+        if value > limit:
+            given = f"--{name} {value}" if name in ("layers", "steps") else f"-p {name}={value}"
+            raise DegreeTooLargeError(f"{given} is past the limit {limit} of depthdyn train")
 
 
 def list_text() -> str:
@@ -117,8 +140,9 @@ def _figures(out: Path, model, task, result, trace, diag, bridge) -> list[str]:
     written = []
 
     def save(fig, name):
-        path = out / name
-        fig.savefig(path, dpi=110)
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png", dpi=110)
+        atomic_write(out / name, buf.getvalue())
         written.append(name)
 
     fig = Figure(figsize=(6, 4), layout="constrained")
@@ -171,6 +195,7 @@ def train_to_dir(
     lr: float | None = None,
     device=None,
     progress: bool = False,
+    force: bool = False,
     **block_options,
 ) -> dict:
     """Train ``family`` on ``task``, then write ``metrics.json`` and figures into ``out``.
@@ -178,12 +203,14 @@ def train_to_dir(
     ``metrics.json`` holds the training record, the depth diagnostics of the trained stack
     (000 §8, 002 §4.3, 003), the linearised response against the measured one and the
     placement of the learned layers on their family's stability region. Returns the same
-    dict.
+    dict. A run that diverged still writes its metrics (``training.diverged`` says why).
+
+    ``out`` is created, or reused when it is empty or holds the ``.depthdyn-train`` marker of
+    an earlier run; a non-empty directory without it is refused unless ``force``. Sizes past
+    :data:`LIMITS` are refused before anything is built.
     """
-    out = Path(out)
-    if out.exists() and not out.is_dir():
-        raise ParameterError(f"--out {out} exists and is not a directory")
-    out.mkdir(parents=True, exist_ok=True)
+    _check_limits(layers, steps, block_options)
+    out = claim_directory(out, MARKER, _MARKER_TEXT, force, command="depthdyn train")
     model, result = run(
         family,
         task,
@@ -203,15 +230,20 @@ def train_to_dir(
         x = model.embed(data.inputs[idx])
         trace = model.stack.trace(model.embed(data.inputs))
     loss = task_loss(data)
-    diag = diagnose(model.stack, x, loss_fn=lambda out: loss(model.head(out), data.targets[idx]))
+    try:
+        diag = diagnose(model.stack, x, loss_fn=lambda out: loss(model.head(out), data.targets[idx]))
+    except DepthdynError:
+        if not result.diverged:
+            raise
+        diag = None  # a diverged model (NaN weights) has no depth profile to report
     bridge = _bridge(model.stack, x) if not result.diverged else {"note": "training diverged"}
     metrics = {
         "training": result.to_json(),
         "options": {**TASKS[task].block_defaults.get(model.family, {}), **block_options},
-        "diagnostics": diag.to_json(),
+        "diagnostics": diag.to_json() if diag is not None else None,
         "bridge": {k: v for k, v in bridge.items() if not k.startswith("_")},
     }
-    metrics["figures"] = _figures(out, model, data, result, trace, diag, bridge)
+    metrics["figures"] = _figures(out, model, data, result, trace, diag, bridge) if diag is not None else []
     metrics = _plain(metrics)
     atomic_write(out / "metrics.json", json.dumps(metrics, indent=2, allow_nan=False))
     return metrics

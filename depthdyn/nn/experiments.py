@@ -209,7 +209,7 @@ def separation_window(
                     steps=steps,
                     lr=lr,
                     seed=seed,
-                    n=n,
+                    samples=n,
                     device=device,
                 )
                 acc[k].append(res.accuracy)

@@ -102,6 +102,13 @@ class Task:
                 f"inputs and targets must have the same number of rows, got {self.inputs.shape[0]} "
                 f"and {self.targets.shape[0]}"
             )
+        for what, t in (("inputs", self.inputs), ("targets", self.targets)):
+            if t.is_floating_point() and not bool(torch.isfinite(t).all()):
+                row = int((~torch.isfinite(t)).reshape(t.shape[0], -1).any(1).nonzero()[0])
+                raise ParameterError(
+                    f"{what} contain NaN or infinite values (first in row {row}); "
+                    "clean the data before training"
+                )
         if isinstance(self.n_outputs, bool) or not isinstance(self.n_outputs, int) or self.n_outputs < 1:
             raise ParameterError(f"n_outputs must be a positive integer, got {self.n_outputs!r}")
         if self.kind == "classify":

@@ -2,8 +2,9 @@
 
 002 §4 trains its networks with Adam by backpropagation; :func:`train` does the same on a
 :class:`~depthdyn.nn.tasks.Task` and returns a frozen :class:`TrainResult`. A loss that
-becomes NaN or infinite stops training early and is recorded in ``diverged`` instead of
-raising, so sweeps over step sizes and learning rates keep going.
+becomes NaN or infinite, or grows past :data:`EXPLODED` times its starting value, stops
+training early and is recorded in ``diverged`` instead of raising, so sweeps over step
+sizes and learning rates keep going.
 """
 
 from __future__ import annotations
@@ -20,7 +21,12 @@ from ..errors import ParameterError
 from .stack import DepthStack, pick_device
 from .tasks import TASKS, Task, build_model, make_task
 
-__all__ = ["TrainResult", "train", "run", "evaluate", "task_loss"]
+__all__ = ["TrainResult", "train", "run", "evaluate", "task_loss", "EXPLODED"]
+
+
+#: A loss this many times its starting value counts as diverged (training stops there).
+EXPLODED = 1e4
+_TINY = 1e-12
 
 
 def _json_float(v):
@@ -238,6 +244,10 @@ def train(
             if not math.isfinite(value):
                 diverged = f"loss became {value} at step {s}; lower lr or step"
                 break
+            if losses and value > EXPLODED * max(losses[0], _TINY):
+                diverged = (f"loss exploded to {value:.3g} at step {s} (from {losses[0]:.3g}); "
+                            "lower lr or step")
+                break
             losses.append(value)
             loss.backward()
             opt.step()
@@ -252,6 +262,9 @@ def train(
     final_loss, accuracy = evaluate(model, task)
     if diverged is None and not math.isfinite(final_loss):
         diverged = f"loss became {final_loss} after step {taken}; lower lr or step"
+    elif diverged is None and losses and final_loss > EXPLODED * max(losses[0], _TINY):
+        diverged = (f"loss exploded to {final_loss:.3g} after step {taken} (from {losses[0]:.3g}); "
+                    "lower lr or step")
     wall = time.perf_counter() - start
     stack = _stack_of(model)
     return TrainResult(
@@ -282,14 +295,16 @@ def run(
     step: float | None = None,
     lr: float | None = None,
     device=None,
-    n: int | None = None,
+    samples: int | None = None,
     progress: bool = False,
     **block_options,
 ):
     """Build the task and the model, train, and return ``(model, TrainResult)``.
 
     ``layers``, ``steps``, ``step`` and ``lr`` default to ``TASKS[task_name].defaults``; the
-    task data and the model initialisation are both drawn with ``seed``.
+    task data (``samples`` of them, the task's default when ``None``) and the model
+    initialisation are both drawn with ``seed``. Every other keyword is a block option, so
+    ``n=8`` is the stream count of hyper-connections.
 
     Examples
     --------
@@ -298,7 +313,7 @@ def run(
     >>> result.steps, result.layers, result.accuracy is not None
     (3, 5, True)
     """
-    task = make_task(task_name, seed=seed, n=n)
+    task = make_task(task_name, seed=seed, n=samples)
     defaults = TASKS[task_name].defaults
     model = build_model(family, task, layers=layers, step=step, seed=seed, **block_options)
     result = train(

@@ -482,7 +482,7 @@ _CONVENTIONS = {
 }
 
 
-def simulate(rec, initial, L, *, convention: str = "values", full: bool = True,
+def simulate(rec, initial, L, /, *, convention: str = "values", full: bool = True,
              threshold: float = DEFAULT_THRESHOLD, values=None, **kw) -> Trajectory:
     """Simulate a :class:`~depthdyn.Recurrence` over ``L`` layers at a batch of parameter values.
 
@@ -495,7 +495,9 @@ def simulate(rec, initial, L, *, convention: str = "values", full: bool = True,
         ``"backward"`` or ``"forward"`` (order 2 only) it holds ``(x_0, v_0)``, see
         :func:`initial_from_velocity`.
     L : int
-        Number of layers.
+        Number of layers. ``rec``, ``initial`` and ``L`` are positional-only, so a
+        parameter called ``L`` (the depth of :func:`~depthdyn.oscillator`) is given as
+        ``L=...`` like any other.
     full : bool
         Keep every layer (:func:`trajectory`) or only ``x_L`` (:func:`final_state`).
     values, **kw
@@ -519,7 +521,10 @@ def simulate(rec, initial, L, *, convention: str = "values", full: bool = True,
         raise ParameterError(f"convention must be one of {sorted(_CONVENTIONS)}, got {convention!r}")
     coeffs = batch_coefficients(rec, values, **kw)
     matrix = not rec.is_scalar
-    init = np.asarray(initial)
+    try:
+        init = np.asarray(initial)
+    except (TypeError, ValueError) as exc:  # ragged lists
+        raise ShapeError(f"cannot make an array of initial: {exc}") from None
     if convention != "values":
         if rec.order != 2:
             raise ParameterError(f"a velocity convention needs order 2; {rec.name} has order {rec.order}")

@@ -93,3 +93,88 @@ def test_without_torch_the_command_says_how_to_install():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2
     assert 'pip install "depthdyn[torch]"' in proc.stderr and "Traceback" not in proc.stderr
+
+
+# -- input caps, the stream count, divergence, bad data, foreign directories ----------------------
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--layers", "99999999999999999999"], "--layers 99999999999999999999 is past the limit 1000"),
+        (["--steps", "100001"], "--steps 100001 is past the limit 100000"),
+        (["-p", "k=1000000"], "-p k=1000000 is past the limit 12"),
+    ],
+)
+def test_sizes_past_the_caps_exit_2_naming_the_cap(tmp_path, capsys, extra, message):
+    assert main(["train", "smooth", "--task", "separation-1d", "--out", str(tmp_path / "o"), *extra]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+    assert not (tmp_path / "o").exists()  # refused before anything was written
+    # just inside the cap the same option is accepted by the check
+    from depthdyn.nn.command import LIMITS, _check_limits
+
+    _check_limits(LIMITS["layers"], LIMITS["steps"], {"k": LIMITS["k"]})
+
+
+def test_p_n_sets_the_stream_count_not_the_sample_count():
+    from depthdyn.nn.tasks import make_task
+    from depthdyn.nn.train import run
+
+    model, result = run("hyper_connection", "blobs", n=8, layers=2, steps=1, device="cpu")
+    assert {block.n for block in model.stack.blocks} == {8}
+    assert result.steps == 1
+    default = make_task("blobs").size
+    _, small = run("hyper_connection", "blobs", samples=8, layers=2, steps=1, device="cpu")
+    assert default != 8 and small.steps == 1
+
+
+def test_divergence_exits_2_with_metrics_saying_so(tmp_path, capsys):
+    out = tmp_path / "o"
+    argv = ["train", "momentum", "--task", "cubic", "--layers", "4", "--steps", "5", "--lr", "1e9"]
+    assert main([*argv, "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "training diverged" in err and err.count("\n") == 1
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["training"]["diverged"]
+    # the same run at the task's learning rate does not diverge
+    assert main([*argv[:-2], "--out", str(tmp_path / "ok")]) == 0
+
+
+def test_exploding_loss_counts_as_divergence():
+    from depthdyn.nn.tasks import make_task
+    from depthdyn.nn.train import EXPLODED, run
+
+    _, res = run("residual", "cubic", layers=3, steps=5, lr=1e9, device="cpu")
+    assert res.diverged and ("exploded" in res.diverged or "nan" in res.diverged or "inf" in res.diverged)
+    _, calm = run("residual", "cubic", layers=3, steps=5, device="cpu")
+    assert calm.diverged is None and max(calm.losses) < EXPLODED * calm.losses[0]
+    assert make_task("cubic").size > 0
+
+
+def test_nan_data_is_refused_up_front():
+    from depthdyn.errors import ParameterError
+    from depthdyn.nn.tasks import Task
+
+    x = torch.zeros(4, 1)
+    x[2, 0] = float("nan")
+    with pytest.raises(ParameterError, match="inputs contain NaN"):
+        Task("t", "regress", x, torch.zeros(4, 1), 1)
+    y = torch.zeros(4, 1)
+    y[1, 0] = float("inf")
+    with pytest.raises(ParameterError, match="targets contain NaN"):
+        Task("t", "regress", torch.zeros(4, 1), y, 1)
+
+
+def test_out_refuses_a_foreign_directory_and_reuses_its_own(tmp_path, capsys):
+    foreign = tmp_path / "foreign"
+    foreign.mkdir()
+    (foreign / "notes.txt").write_text("mine")
+    argv = ["train", "smooth", "--task", "separation-1d", "--layers", "2", "--steps", "1"]
+    assert main([*argv, "--out", str(foreign)]) == 2
+    assert "not written by depthdyn train" in capsys.readouterr().err
+    assert sorted(p.name for p in foreign.iterdir()) == ["notes.txt"]
+    own = tmp_path / "own"
+    assert main([*argv, "--out", str(own)]) == 0
+    assert (own / ".depthdyn-train").is_file()
+    assert main([*argv, "--out", str(own)]) == 0  # a rerun into its own directory
+    assert main([*argv, "--out", str(foreign), "--force"]) == 0
+    assert (foreign / "notes.txt").read_text() == "mine"

@@ -23,7 +23,7 @@ torch.set_num_threads(1)
 
 def _short(seed, **kw):
     kw = {"k": 2, "layers": 4, "steps": 15, "step": 0.3, "lr": 0.05, "device": "cpu", **kw}
-    return run("smooth", "separation-1d", seed=seed, n=40, **kw)[1]
+    return run("smooth", "separation-1d", seed=seed, samples=40, **kw)[1]
 
 
 def test_same_seed_same_losses_different_seed_different():

@@ -1,0 +1,176 @@
+"""Exit statuses a script can trust, for every subcommand, and the README's paragraph on them."""
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import depthdyn.cli as cli
+from depthdyn.cli import EXIT_CODES, main
+
+README = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+SUBCOMMANDS = ("derive", "check", "region", "verify", "report", "train")
+REGION = ["region", "momentum", "--x", "re(lam):-3:1:12", "--y", "m:0:0.9:8", "-p", "eta=1"]
+#: A well-formed command line of each subcommand.
+VALID = {"derive": ["derive", "momentum"], "check": ["check", "momentum"], "region": REGION,
+         "verify": ["verify"], "report": ["report"], "train": ["train", "--list"]}
+
+
+def _paragraph() -> str:
+    start = README.index("Exit status, the same for every subcommand")
+    return README[start:README.index("\n\n", start)]
+
+
+def test_readme_paragraph_lists_every_status_and_subcommand():
+    text = _paragraph()
+    assert {int(c) for c in re.findall(r"`(\d+)`", text)} == set(EXIT_CODES)
+    for name in SUBCOMMANDS:
+        assert f"`{name}`" in text
+    assert set(cli._COMMANDS) == set(SUBCOMMANDS)  # the paragraph names all there are
+    assert "--traceback" in text
+
+
+def _one_line(capsys, status_expected, code):
+    err = capsys.readouterr().err
+    assert code == status_expected, err
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    return err
+
+
+# status 2: bad input, for every subcommand
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["derive", "nosuch"],
+        ["check", "momentum", "-p", "m=2"],
+        [*REGION[:-2], "-p", "eta=-1"],
+        ["verify", "--source", "nosuch"],
+        ["report", "--out", "{tmp}/file.txt"],
+        ["train", "smooth", "--task", "separation-1d", "--layers", "99999999999999999999"],
+    ],
+    ids=SUBCOMMANDS,
+)
+def test_bad_input_exits_2_in_one_line(argv, tmp_path, capsys):
+    (tmp_path / "file.txt").write_text("x")
+    argv = [a.replace("{tmp}", str(tmp_path)) for a in argv]
+    if argv[0] == "train":
+        pytest.importorskip("torch")
+    _one_line(capsys, 2, main(argv))
+
+
+# status 3: an internal error in any subcommand is one line that points at --traceback
+@pytest.mark.parametrize("name", SUBCOMMANDS)
+def test_internal_error_exits_3_and_traceback_shows_it(name, monkeypatch, capsys):
+    def broken(args):
+        raise RuntimeError("boom")
+
+    monkeypatch.setitem(cli._COMMANDS, name, broken)
+    argv = VALID[name]
+    err = _one_line(capsys, 3, main(argv))
+    assert "internal error" in err and "run with --traceback for details" in err
+    assert main(["--traceback", *argv]) == 3
+    err = capsys.readouterr().err
+    assert "Traceback" in err and "RuntimeError: boom" in err
+
+
+@pytest.mark.parametrize("name", SUBCOMMANDS)
+def test_ctrl_c_exits_130(name, monkeypatch, capsys):
+    def interrupted(args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setitem(cli._COMMANDS, name, interrupted)
+    err = _one_line(capsys, 130, main(VALID[name]))
+    assert "interrupted" in err
+
+
+def test_success_and_disagreement(capsys, monkeypatch):
+    assert main(["derive", "momentum"]) == 0
+    assert main(["check", "momentum", "--samples", "3"]) == 0
+    import depthdyn.numeric.check as check_mod
+
+    real = check_mod.check
+
+    class Failed:  # the same report with its verdict turned: status 1, nothing else changes
+        def __init__(self, report):
+            self.report, self.passed = report, False
+
+        def __str__(self):
+            return str(self.report)
+
+    monkeypatch.setattr(check_mod, "check", lambda rec, **kw: Failed(real(rec, **kw)))
+    assert main(["check", "momentum", "--samples", "3"]) == 1
+
+
+@pytest.mark.parametrize(
+    "out, message",
+    [
+        (".", ".png"),
+        ("{tmp}", ".png"),
+        ("{tmp}/figure.pdf", ".png"),
+        ("{tmp}/.png", ".png"),
+        ("{tmp}/missing/figure.png", "does not exist"),
+        ("{tmp}/" + "x" * 300 + ".png", "longer than 255"),
+    ],
+)
+def test_region_out_paths(out, message, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    err = _one_line(capsys, 2, main([*REGION, "--out", out.replace("{tmp}", str(tmp_path))]))
+    assert message in err
+    assert not (tmp_path / ".png").exists() and list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() == 0, reason="root ignores permissions")
+def test_region_out_read_only_directory(tmp_path, capsys):
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o500)
+    try:
+        err = _one_line(capsys, 2, main([*REGION, "--out", str(ro / "f.png")]))
+        assert "not writable" in err
+    finally:
+        ro.chmod(0o700)
+
+
+def test_disk_errors_are_one_line_exit_2(monkeypatch, tmp_path, capsys):
+    import depthdyn.report as report
+
+    def full(path, data):
+        raise OSError(28, "No space left on device", str(path))
+
+    monkeypatch.setattr(report, "atomic_write", full)
+    err = _one_line(capsys, 2, main([*REGION, "--out", str(tmp_path / "f.png")]))
+    assert "No space left on device" in err
+
+
+def test_huge_digit_results_are_one_line_exit_2(capsys):
+    # each value is within the parser's budget; the printed product is past Python's limit
+    argv = ["derive", "smooth", "-p", "k=6", "-p", "h=10**900", "-p", "lam=10**900"]
+    err = _one_line(capsys, 2, main(argv))
+    assert "4,300 digits" in err
+
+
+def _run(cmd: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["bash", "-c", f"set -o pipefail; {cmd}"], capture_output=True, text=True,
+                          timeout=300)
+
+
+def test_closed_pipe_ends_quietly():
+    proc = _run(f"{sys.executable} -m depthdyn derive momentum | head -1")
+    assert proc.stdout.startswith("momentum:") and proc.stdout.count("\n") == 1
+    assert proc.stderr == "" and proc.returncode == 141
+
+
+def test_sigint_ends_with_130_and_one_line():
+    code = (
+        "import os, signal, threading, time\n"
+        "import depthdyn.cli as cli\n"
+        "def slow(args):\n"
+        "    os.kill(os.getpid(), signal.SIGINT); time.sleep(5)\n"
+        "cli._COMMANDS['derive'] = slow\n"
+        "raise SystemExit(cli.main(['derive', 'momentum']))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 130 and proc.stderr == "depthdyn: interrupted\n"
