@@ -31,7 +31,7 @@ import sympy as sp
 from ..errors import ParameterError
 from ..recurrence import r
 
-__all__ = ["CircleRoot", "circle_roots"]
+__all__ = ["CircleRoot", "circle_roots", "certified_roots"]
 
 _s = sp.Dummy("s")
 _MAX_DPS = 2000
@@ -119,16 +119,64 @@ def _mpc(c: sp.Expr, dps: int):
     return mpmath.mpc(mpmath.mpf(sp.Float(re, dps + 10)._mpf_), mpmath.mpf(sp.Float(im, dps + 10)._mpf_))
 
 
-def _disks(h: sp.Poly, dps: int):
-    """Approximate roots and certified inclusion radii at ``dps`` digits (None if not disjoint)."""
+def _polyroots(cs: list, dps: int):
+    try:
+        zs = mpmath.polyroots(cs, maxsteps=100 + 20 * len(cs), extraprec=dps)
+    except mpmath.libmp.NoConvergence:
+        return None
+    return zs if isinstance(zs, list) else [zs]
+
+
+def _approx_roots(cs: list, dps: int):
+    """Approximate roots (highest coefficient first), also for coefficients of wildly
+    different sizes, where Durand-Kerner alone does not converge: the Newton polygon of
+    ``log |a_e|`` splits the roots into groups of one magnitude ``t``; each group is found
+    from the terms that dominate at ``|r| ~ t`` (rescaled to ``r = t s``), then polished
+    by Newton steps on the whole polynomial. None if that fails."""
+    n = len(cs) - 1
+    if cs[-1] == 0:
+        rest = _approx_roots(cs[:-1], dps) if n > 1 else []
+        return None if rest is None else rest + [mpmath.mpc(0)]
+    pts = [(e, mpmath.log(abs(cs[n - e]))) for e in range(n + 1) if cs[n - e] != 0]
+    if max(p[1] for p in pts) - min(p[1] for p in pts) < 40:  # moderate scaling
+        return _polyroots(cs, dps)
+    hull = []
+    for pt in pts:  # upper convex hull, left to right
+        while len(hull) >= 2 and (hull[-1][1] - hull[-2][1]) * (pt[0] - hull[-2][0]) <= \
+                (pt[1] - hull[-2][1]) * (hull[-1][0] - hull[-2][0]):
+            hull.pop()
+        hull.append(pt)
+    groups = []  # (e_lo, e_hi, log t)
+    for (e1, l1), (e2, l2) in zip(hull, hull[1:], strict=False):
+        logt = -(l2 - l1) / (e2 - e1)
+        if groups and abs(groups[-1][2] - logt) < 14:  # close magnitudes: one group
+            g = groups.pop()
+            e1, logt = g[0], (g[2] * (g[1] - g[0]) + logt * (e2 - e1)) / (e2 - g[0])
+        groups.append((e1, e2, logt))
+    zs = []
+    for e1, e2, logt in groups:
+        t = mpmath.exp(logt)
+        part = [cs[n - e] * t**e for e in range(e2, e1 - 1, -1)]
+        big = max(abs(c) for c in part)
+        found = _polyroots([c / big for c in part], dps)
+        if found is None:
+            return None
+        zs += [z * t for z in found]
+    for _ in range(8):  # Newton on the whole polynomial
+        zs = [z - mpmath.polyval(cs, z) / d if (d := mpmath.polyval(cs, z, derivative=True)[1]) != 0 else z
+              for z in zs]
+    return zs
+
+
+def _disks(h: sp.Poly, dps: int, want: float | None = None):
+    """Approximate roots and their places at ``dps`` digits; None if the disks are not
+    disjoint (or, with ``want``, some radius exceeds ``want * |z|``)."""
     n = h.degree()
     with mpmath.workdps(dps):
         cs = [_mpc(c, dps) for c in h.all_coeffs()]
-        try:
-            zs = mpmath.polyroots(cs, maxsteps=100 + 20 * n, extraprec=dps)
-        except mpmath.libmp.NoConvergence:
+        zs = _approx_roots(cs, dps)
+        if zs is None:
             return None
-        zs = zs if isinstance(zs, list) else [zs]
         eps = mpmath.mpf(2) ** (-mpmath.mp.prec + 4)
         rads = []
         for i, z in enumerate(zs):
@@ -144,6 +192,8 @@ def _disks(h: sp.Poly, dps: int):
                 return None
             rads.append(n * (abs(value) + 4 * (n + 1) * eps * bound) / prod * (1 + eps * 100 * n))
         for i in range(n):
+            if want is not None and rads[i] > want * abs(zs[i]):
+                return None
             for j in range(i):
                 if abs(zs[i] - zs[j]) <= rads[i] + rads[j]:
                     return None
@@ -164,6 +214,24 @@ def _display(h: sp.Poly, zs: list, dps: int) -> list:
     with mpmath.workdps(dps):
         return [sp.Float(z.real, 30) + sp.I * sp.Float(z.imag, 30) if z.imag else sp.Float(z.real, 30)
                 for z in zs]
+
+
+def certified_roots(h: sp.Poly, rel: float = 2.0**-60, dps: int = 30) -> list:
+    """Roots of a square-free exact ``h`` as Python complex numbers, each certified (inclusion
+    disk, see the module) to relative accuracy ``rel``, whatever the scaling of ``h``.
+
+    ``dps`` is the starting precision (doubled until the disks certify); raises
+    :class:`~depthdyn.errors.ParameterError` past 2000 digits.
+    """
+    if h.degree() == 1:
+        return [complex(sp.N(-h.nth(0) / h.nth(1), 30))]
+    while dps <= _MAX_DPS:
+        found = _disks(h, dps, want=rel)
+        if found is not None:
+            with mpmath.workdps(dps):
+                return [complex(z) for z in found[0]]
+        dps *= 2
+    raise ParameterError(f"cannot isolate the roots of {h.as_expr()} at {_MAX_DPS} digits")
 
 
 def circle_roots(P: sp.Poly) -> list[CircleRoot]:
