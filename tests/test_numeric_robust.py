@@ -78,3 +78,47 @@ def test_nan_coefficients_are_an_error_not_unstable():
     with pytest.raises(ParameterError, match="NaN or infinite"):
         schur_cohn([1.0, np.nan, 0.25])
     assert schur_cohn([1.0, 0.0, 0.25])[0]
+
+
+def mp_final(coeffs, init, L, digits=60):
+    """x_L from the exact binary coefficients: distinct roots at high precision, x_l = sum c_i r_i^l."""
+    with mpmath.workdps(digits):
+        cs = [mpmath.mpf(c) for c in coeffs]
+        rts = mpmath.polyroots(cs, maxsteps=500, extraprec=4 * digits)
+        V = mpmath.matrix([[z**j for z in rts] for j in range(len(rts))])
+        amp = mpmath.lu_solve(V, mpmath.matrix([mpmath.mpf(x) for x in init]))
+        return sum(a * z**L for a, z in zip(amp, rts)).real
+
+
+@pytest.mark.parametrize("roots", [[0.999, 0.999], [0.999, 0.999, 0.999], [0.999, 0.998]])
+def test_final_state_of_clustered_roots_matches_the_layer_loop(roots):
+    from depthdyn.numeric.simulate import final_state, trajectory
+
+    c, init, L = np.poly(roots), np.ones(len(roots)), 10**5
+    fs = final_state(c, init, L)
+    assert fs == trajectory(c, init, L)[-1]  # the same method where squaring loses digits
+    if len(roots) == 2:  # the loop's own rounding stays at 5e-10 here; squaring gave 4e-8
+        ref = mp_final(c, init, L)
+        assert abs(fs - float(ref)) < 2e-9 * abs(float(ref))
+
+
+def test_final_state_of_separated_roots_keeps_repeated_squaring_and_is_accurate():
+    from depthdyn.numeric.simulate import _ill_conditioned, _prepare, final_state
+
+    c, init, L = np.poly([0.9, -0.5, 0.3 + 0.2j, 0.3 - 0.2j]).real, np.array([1.0, 0.5, -1.0, 2.0]), 200
+    assert not _ill_conditioned(_prepare(c, init, False)).any()
+    assert _ill_conditioned(_prepare(np.poly([0.9, 0.9, -0.5]), init[:3], False)).all()
+    ref = float(mp_final(c, init, L))
+    assert abs(final_state(c, init, L) - ref) < 1e-12 * abs(ref)
+
+
+def test_infinite_threshold_is_refused():
+    from depthdyn.errors import ParameterError
+    from depthdyn.numeric.simulate import final_state, trajectory
+
+    for fn in (final_state, trajectory):
+        with pytest.raises(ParameterError, match="finite"):
+            fn([1.0, -2.0], [1.0], 2000, threshold=np.inf)
+    with pytest.raises(ParameterError, match="finite"):
+        dd.simulate(dd.residual(), [1.0], 10, threshold=float("nan"), lam=0.5)
+    assert dd.simulate(dd.residual(), [1.0], 10, threshold=1e10, lam=1.0).final == 1024.0
