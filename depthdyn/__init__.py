@@ -11,6 +11,7 @@ m
 from . import errors
 from .claims import Claim, ClaimResult, run_claims
 from .errors import (
+    ArrayTooLargeError,
     DegreeTooLargeError,
     DepthdynError,
     DomainError,
@@ -97,7 +98,7 @@ __all__ = [
     # errors
     "errors", "DepthdynError", "ParameterError", "UnknownParameterError", "DomainError",
     "ShapeError", "ParseError", "UnknownFamilyError", "DegreeTooLargeError", "RealisationError",
-    "OptionalDependencyError",
+    "OptionalDependencyError", "ArrayTooLargeError",
 ]
 
 _PLOTS = ("plot_stability_region", "plot_root_locus", "plot_trajectories", "plot_spectrum")

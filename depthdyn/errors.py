@@ -19,6 +19,7 @@ __all__ = [
     "DegreeTooLargeError",
     "RealisationError",
     "OptionalDependencyError",
+    "ArrayTooLargeError",
 ]
 
 
@@ -63,3 +64,7 @@ class RealisationError(DepthdynError, ValueError):
 
 class OptionalDependencyError(DepthdynError, ImportError):
     """An optional dependency (torch, dask, tqdm) is needed but not installed."""
+
+
+class ArrayTooLargeError(DepthdynError, MemoryError):
+    """A requested array exceeds the memory limit (``depthdyn.numeric.bridge.MAX_BYTES``)."""

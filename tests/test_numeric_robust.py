@@ -122,3 +122,26 @@ def test_infinite_threshold_is_refused():
     with pytest.raises(ParameterError, match="finite"):
         dd.simulate(dd.residual(), [1.0], 10, threshold=float("nan"), lam=0.5)
     assert dd.simulate(dd.residual(), [1.0], 10, threshold=1e10, lam=1.0).final == 1024.0
+
+
+def test_huge_grids_are_refused_up_front_with_the_size_and_the_way_out(monkeypatch):
+    from depthdyn.errors import ArrayTooLargeError
+    from depthdyn.numeric import bridge
+    from depthdyn.numeric.simulate import trajectory
+
+    grid = np.broadcast_to(0.0, (500_000_000,))  # 5e8 points without the memory
+    with pytest.raises(ArrayTooLargeError, match=r"500000000 points needs .* GiB.*stability_mask"):
+        dd.spectrum(dd.smooth(k=4), lam=grid, h=1)
+    with pytest.raises(MemoryError, match="split the grid"):
+        dd.batch_coefficients(dd.smooth(k=4), lam=grid, h=1)
+    with pytest.raises(ArrayTooLargeError, match="74.5 GiB.*memmap"):  # 1e5 x 1e5 float64
+        trajectory([1.0, -0.5], np.ones((10**5, 1)), 10**5)
+    # the limit is the only thing deciding: the same calls pass under a larger one, and a
+    # small request fails under a smaller one
+    small = np.linspace(-1, 0, 1000)
+    assert dd.batch_coefficients(dd.smooth(k=4), lam=small, h=1).shape == (1000, 5)
+    monkeypatch.setattr(bridge, "MAX_BYTES", 1000)
+    with pytest.raises(ArrayTooLargeError):
+        dd.batch_coefficients(dd.smooth(k=4), lam=small, h=1)
+    # the chunked paths need no such limit
+    assert dd.stability_mask(dd.smooth(k=1), lam=small, h=1)[0].shape == (1000,)

@@ -30,6 +30,7 @@ import numpy as np
 
 from ..errors import DepthdynError, ParameterError, ShapeError
 from ..symbolic.records import Record
+from .bridge import check_size
 
 __all__ = [
     "DEFAULT_THRESHOLD",
@@ -325,6 +326,10 @@ def trajectory(coeffs, init, L, *, out=None, matrix: bool = False, threshold: fl
     prob = _prepare(coeffs, init, matrix)
     shape = (L + 1,) + prob.init[0].shape
     if out is None:
+        check_size(f"a trajectory of {L + 1} layers x {int(np.prod(shape[1:]))} entries",
+                   int(np.prod(shape, dtype=object)), prob.dtype.itemsize,
+                   "keep only x_L (final_state, or simulate(..., full=False)), use fewer layers or a "
+                   "smaller batch, or pass out= a numpy.memmap on disk")
         out = np.empty(shape, prob.dtype)
     elif out.shape != shape or not np.can_cast(prob.dtype, out.dtype, "same_kind"):
         raise ShapeError(
@@ -397,6 +402,9 @@ def _final(prob: _Problem, L: int):
             t *= prob.init[0]
             s += t
             return s
+        m = p * (prob.init[0].shape[-1] if prob.matrix else 1)
+        check_size(f"companion powers of {int(np.prod(prob.batch))} recurrences", 3 * int(np.prod(prob.batch))
+                   * m * m, prob.dtype.itemsize, "split the batch into pieces")
         R = _matrix_power(_companion(prob), L)
         n = prob.init[0].shape[-1] if prob.matrix else 1
         w0 = np.concatenate([x.reshape(prob.batch + (n,)) for x in prob.init[::-1]], axis=-1)

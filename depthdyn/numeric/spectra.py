@@ -40,7 +40,7 @@ from ..errors import ParameterError, ShapeError
 from ..recurrence import r as _r
 from ..symbolic.circle import certified_roots
 from ..symbolic.records import Record
-from .bridge import batch_coefficients, prepare_values
+from .bridge import batch_coefficients, check_grid, prepare_values
 
 __all__ = [
     "roots",
@@ -597,6 +597,8 @@ def spectrum(
     >>> s.flagged.tolist(), s.refined[0].real.tolist()
     ([True, False], [1.0, 1.0, 1.0])
     """
+    m = rec.order * rec.dim  # roots, refined roots, errors, coefficients per point
+    check_grid(rec, {**dict(values or {}), **kw}, m * 40 + 16 * (rec.order + 1) * rec.dim**2, "spectrum")
     arrays, batch = prepare_values(rec, values, **kw)
     coeffs = batch_coefficients(rec, arrays)
     if not rec.is_scalar:
