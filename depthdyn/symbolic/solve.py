@@ -274,28 +274,45 @@ class ClosedForm(Record):
         special = self._on_surface(mapping)
         if special is not None:
             return special[0].numeric(index, digits, **special[1])
-        out = []
+        # terms of close roots are large and cancel: raise the working precision until the
+        # digits lost to cancellation (log10 of largest term / sum) leave ``digits`` correct
+        work = digits + 15
+        for _ in range(7):
+            totals, biggest = self._terms_sum(n, mapping, work)
+            lost = [sp.log(big / abs(t), 10) if t != 0 else sp.oo for t, big in zip(totals, biggest, strict=True)
+                    if big != 0]
+            if all(x < work - digits - 5 for x in lost):
+                break
+            work *= 2
+        out = [sp.N(t, digits) for t in totals]
+        return out[0] if self.recurrence.is_scalar else sp.Matrix(out)
+
+    def _terms_sum(self, n: int, mapping: dict, work: int) -> list:
+        out, sizes = [], []
         for c in range(self.recurrence.dim):
-            total = sp.S.Zero
+            total, big = sp.S.Zero, sp.S.Zero
             for g, Hs in self._data:
                 H = tuple(h.xreplace(mapping) for h in Hs[c])
                 if g.factor is None:
                     vals = [g.values[0].xreplace(mapping)]
                 elif g.values is not None and not any(v.has(sp.CRootOf) for v in g.values):
-                    vals = [sp.N(v.xreplace(mapping), digits + 15) for v in g.values]
+                    vals = [sp.N(v.xreplace(mapping), work) for v in g.values]
                 else:  # implicit, or CRootOf (slow to evaluate one by one): all roots of f
                     f = sp.Poly(g.factor.as_expr().xreplace(mapping), r)
                     if f.free_symbols - {r}:
                         missing = sorted(map(str, f.free_symbols - {r}))
                         raise ParameterError(f"numeric needs values for {missing}")
-                    vals = f.nroots(n=digits + 15, maxsteps=500)
+                    vals = f.nroots(n=work, maxsteps=500)
                 for rho in vals:
-                    term = _mode(rho, _coefficient(g, H, rho, self.start)).xreplace({l: n + self.start})
-                    total += sp.N(term, digits + 15)
+                    term = sp.N(_mode(rho, _coefficient(g, H, rho, self.start)).xreplace({l: n + self.start}), work)
+                    total += term
+                    if not term.free_symbols:
+                        big = max(big, abs(term))
             if total.free_symbols:
                 raise ParameterError(f"numeric needs values for {sorted(map(str, total.free_symbols))}")
-            out.append(sp.N(total, digits))
-        return out[0] if self.recurrence.is_scalar else sp.Matrix(out)
+            out.append(total)
+            sizes.append(big)
+        return out, sizes
 
     def _on_surface(self, mapping: dict):
         """``(closed form at the values, remaining values)`` if every parameter has a value
