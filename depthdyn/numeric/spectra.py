@@ -261,11 +261,24 @@ def _radius_quadratic(b, c, work: _Work | None = None) -> np.ndarray:
     return np.sqrt(out, out=out)
 
 
+def _near_double(b, c, tol: float) -> np.ndarray:
+    """Points of ``r^2 + b r + c`` whose roots float64 gets to worse than ``tol`` relative.
+
+    The estimate of :func:`_relative_error`, ``8 p eps S / (|r_1 - r_2| |r|)`` with
+    ``|r_1 - r_2| = sqrt|b^2 - 4c|``, matters only near a double root, where
+    ``|r| ~ |b|/2 ~ sqrt|c|`` and ``S ~ 4 |r|^2``: there it exceeds ``tol`` iff
+    ``|b^2 - 4c| < (64 eps / tol)^2 |r|^2``, with ``|r|`` taken as ``(|b| + 2 sqrt|c|)/4``.
+    """
+    k = 16 * np.finfo(float).eps / tol
+    with np.errstate(all="ignore"):
+        scale = np.abs(b) + 2 * np.sqrt(np.abs(c))
+        return (np.abs(b * b - 4 * c) < (k * k) * (scale * scale)) & (scale > 0)
+
+
 def _radius_chunk(cols: list, work: _Work | None, tol: float) -> tuple[np.ndarray, np.ndarray]:
     """Spectral radius of one chunk and the points where it cannot be trusted to ``tol``.
 
-    Degree 2: the larger root has relative error about ``16 eps S / (|r_1 - r_2| |r_1|)``
-    with ``|r_1 - r_2| = sqrt|b^2 - 4c|``; degree >= 3: polished companion roots and the
+    Degree 2: :func:`_near_double`; degree >= 3: polished companion roots and the
     estimate of :func:`_relative_error` (the one :func:`spectrum` uses).
     """
     a0 = cols[0]
@@ -275,12 +288,7 @@ def _radius_chunk(cols: list, work: _Work | None, tol: float) -> tuple[np.ndarra
     if len(cols) == 2:
         return np.abs(np.broadcast_to(cols[1], shape)), np.zeros(shape, bool)
     if len(cols) == 3:
-        rad = _radius_quadratic(cols[1], cols[2], work)
-        b, c = np.abs(cols[1]), np.abs(cols[2])
-        with np.errstate(all="ignore"):
-            gap = np.sqrt(np.abs(np.asarray(cols[1]) ** 2 - 4 * np.asarray(cols[2])))
-            est = 16 * np.finfo(float).eps * (rad * rad + b * rad + c) / (gap * rad)
-        return rad, np.broadcast_to((est > tol) & (rad > 0), shape)
+        return _radius_quadratic(cols[1], cols[2], work), np.broadcast_to(_near_double(cols[1], cols[2], tol), shape)
     a = np.stack([np.broadcast_to(c, shape) for c in cols], axis=-1)
     z = _polish(a, roots(a))
     return np.abs(z).max(axis=-1), (_relative_error(a, z) > tol).any(axis=-1)

@@ -134,6 +134,10 @@ def _approx_roots(cs: list, dps: int):
     from the terms that dominate at ``|r| ~ t`` (rescaled to ``r = t s``), then polished
     by Newton steps on the whole polynomial. None if that fails."""
     n = len(cs) - 1
+    if n == 2 and cs[-1] != 0:  # the quadratic formula, without cancellation
+        d = mpmath.sqrt(cs[1] ** 2 - 4 * cs[0] * cs[2])
+        q = -(cs[1] + (d if mpmath.re(mpmath.conj(cs[1]) * d) >= 0 else -d)) / 2
+        return [q / cs[0], cs[2] / q] if q != 0 else None
     if cs[-1] == 0:
         rest = _approx_roots(cs[:-1], dps) if n > 1 else []
         return None if rest is None else rest + [mpmath.mpc(0)]
