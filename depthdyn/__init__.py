@@ -12,6 +12,7 @@ from . import errors
 from .budget import budget, budget_seconds
 from .claims import Claim, ClaimResult, run_claims
 from .errors import (
+    ArrayTooLargeError,
     BudgetExceededError,
     DegreeTooLargeError,
     DepthdynError,
@@ -99,7 +100,7 @@ __all__ = [
     # errors
     "errors", "DepthdynError", "ParameterError", "UnknownParameterError", "DomainError",
     "ShapeError", "ParseError", "UnknownFamilyError", "DegreeTooLargeError", "RealisationError",
-    "OptionalDependencyError", "BudgetExceededError",
+    "OptionalDependencyError", "BudgetExceededError", "ArrayTooLargeError",
     # budgets of exact work
     "budget", "budget_seconds",
 ]

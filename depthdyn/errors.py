@@ -20,6 +20,7 @@ __all__ = [
     "BudgetExceededError",
     "RealisationError",
     "OptionalDependencyError",
+    "ArrayTooLargeError",
 ]
 
 
@@ -82,3 +83,7 @@ class RealisationError(DepthdynError, ValueError):
 
 class OptionalDependencyError(DepthdynError, ImportError):
     """An optional dependency (torch, dask, tqdm) is needed but not installed."""
+
+
+class ArrayTooLargeError(DepthdynError, MemoryError):
+    """A requested array exceeds the memory limit (``depthdyn.numeric.bridge.MAX_BYTES``)."""

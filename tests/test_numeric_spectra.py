@@ -264,7 +264,8 @@ def test_spectral_radius_of_recurrence_matches_high_precision():
     np.testing.assert_allclose(
         spectral_radius(_bdf(3), lam=lam), np.abs(roots(coeffs)).max(axis=-1), rtol=1e-12
     )
-    np.testing.assert_allclose(spectral_radius(coeffs), np.abs(roots(coeffs)).max(axis=-1), rtol=1e-15)
+    # (the radius path polishes the companion roots with a Newton step: a few ulps apart)
+    np.testing.assert_allclose(spectral_radius(coeffs), np.abs(roots(coeffs)).max(axis=-1), rtol=1e-14)
 
 
 def test_spectral_radius_reports_bad_values_and_overflow():

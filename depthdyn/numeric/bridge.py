@@ -18,9 +18,24 @@ from dataclasses import dataclass
 import numpy as np
 import sympy as sp
 
-from ..errors import DomainError, ParameterError, ShapeError, UnknownParameterError
+from ..errors import ArrayTooLargeError, DomainError, ParameterError, ShapeError, UnknownParameterError
 
-__all__ = ["batch_coefficients", "prepare_values", "monic_columns"]
+__all__ = ["batch_coefficients", "prepare_values", "monic_columns", "MAX_BYTES", "check_size"]
+
+#: Largest array the numeric layer allocates in one piece (bytes); larger requests raise
+#: :class:`~depthdyn.errors.ArrayTooLargeError` up front instead of a MemoryError midway.
+#: Chunked paths (:func:`~depthdyn.numeric.masks.stability_mask`,
+#: :func:`~depthdyn.numeric.spectra.spectral_radius`) never need more than a few MiB.
+MAX_BYTES = 8 * 2**30
+
+
+def check_size(what: str, count: int, itemsize: int, way_out: str) -> None:
+    """Raise :class:`~depthdyn.errors.ArrayTooLargeError` if ``count * itemsize > MAX_BYTES``."""
+    need = int(count) * int(itemsize)
+    if need > MAX_BYTES:
+        raise ArrayTooLargeError(
+            f"{what} needs {need / 2**30:.3g} GiB at once (limit {MAX_BYTES / 2**30:.3g} GiB, "
+            f"depthdyn.numeric.bridge.MAX_BYTES): {way_out}")
 
 
 @dataclass(frozen=True)
@@ -31,6 +46,17 @@ class _Compiled:
     used: tuple[bool, ...]  # does parameter i appear in any coefficient?
     entries: tuple  # entries[j][i][k]: a callable of all parameters, or a Python number
     complex_consts: bool  # some coefficient has non-real constants (e.g. I)
+
+
+def check_grid(rec, given: dict, bytes_per_point: int, what: str) -> None:
+    """Refuse, before any work, a grid whose result would exceed :data:`MAX_BYTES`."""
+    try:
+        batch = np.broadcast_shapes(*(np.shape(v) for v in given.values() if not isinstance(v, sp.Basic)))
+    except ValueError:
+        return  # the validation reports the shapes
+    points = int(np.prod(batch, dtype=object))
+    check_size(f"{what} of {rec.name} on a grid of {points} points", points, bytes_per_point,
+               "split the grid into pieces, or use the chunked stability_mask / spectral_radius")
 
 
 def _constant(expr: sp.Expr):
@@ -299,6 +325,7 @@ def batch_coefficients(rec, values: Mapping | None = None, **kw) -> np.ndarray:
     array([[ 1. , -0.5,  0.5],
            [ 1. , -1.5,  0.5]])
     """
+    check_grid(rec, {**dict(values or {}), **kw}, 16 * (rec.order + 1) * rec.dim**2, "the coefficients")
     if rec.is_scalar:
         cols, batch = monic_columns(rec, values, **kw)
         dtype = np.result_type(*[np.asarray(c).dtype for c in cols], np.float64)

@@ -3,7 +3,9 @@
 A batched **Schur–Cohn** recursion (:func:`schur_cohn`) decides "all roots inside the unit
 circle" exactly, without computing a root: with ``p`` monic, ``|a_n| < 1`` and the
 degree-``(n-1)`` polynomial ``(p - a_n p*) / z`` stable, where
-``p*(z) = z^n conj(p(1/conj z))``. The singular case ``|a_n| = 1`` is resolved exactly:
+``p*(z) = z^n conj(p(1/conj z))``. Non-finite coefficients (an overflow such as ``a**2 - b**2`` at
+``a = b = 1e200``) raise :class:`~depthdyn.errors.ParameterError` rather than read as
+"unstable". The singular case ``|a_n| = 1`` is resolved exactly:
 if ``p - a_n p* = 0`` the polynomial is self-inversive and it satisfies the root condition
 (all roots on the circle and simple) iff ``p'`` is strictly stable (Cohn); otherwise
 neither verdict holds. Complex coefficients are allowed; for real ones the recursion
@@ -24,7 +26,7 @@ import functools
 
 import numpy as np
 
-from ..errors import ShapeError
+from ..errors import ParameterError, ShapeError
 from .bridge import _compile, prepare_values
 
 __all__ = ["schur_cohn", "stability_mask"]
@@ -34,6 +36,13 @@ _CHUNK = 1 << 15  # points per chunk: the buffers of one chunk stay in the L2 ca
 def _schur_cohn_chunk(cols: list, shape: tuple, tol: float) -> tuple[np.ndarray, np.ndarray]:
     """Strict and marginal verdicts for one chunk; ``cols`` are ``a_0..a_n`` (broadcastable)."""
     n = len(cols) - 1
+    for c in cols:  # a NaN would compare False everywhere below: a silent "unstable"
+        if not np.isfinite(c).all():
+            bad = int(np.count_nonzero(~np.isfinite(np.broadcast_to(c, shape))))
+            raise ParameterError(
+                f"the characteristic polynomial has NaN or infinite coefficients at {bad} point(s) "
+                "(overflow while evaluating them, or non-finite input): no stability verdict exists "
+                "there; restrict or rescale the parameter range")
     alive = np.ones(shape, dtype=bool)
     deriv = np.zeros(shape, dtype=bool)
     with np.errstate(all="ignore"):

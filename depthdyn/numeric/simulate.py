@@ -30,6 +30,7 @@ import numpy as np
 
 from ..errors import DepthdynError, ParameterError, ShapeError
 from ..symbolic.records import Record
+from .bridge import check_size
 
 __all__ = [
     "DEFAULT_THRESHOLD",
@@ -129,6 +130,19 @@ def _as_numeric(name: str, value) -> np.ndarray:
     if not np.isfinite(arr).all():
         raise ParameterError(f"{name} contains NaN or infinite entries; give finite values")
     return arr
+
+
+def _threshold(threshold) -> float:
+    """A finite positive overflow threshold: ``inf`` would let ``inf`` values through."""
+    try:
+        t = float(threshold)
+    except (TypeError, ValueError):
+        raise ParameterError(f"threshold must be a positive finite number, got {threshold!r}") from None
+    if not (np.isfinite(t) and t > 0):
+        raise ParameterError(
+            f"threshold must be a positive finite number (at most 1.8e308), got {threshold!r}; "
+            "values past it are reported as a SimulationOverflowError, never returned as inf")
+    return t
 
 
 def _depth(L) -> int:
@@ -308,10 +322,14 @@ def trajectory(coeffs, init, L, *, out=None, matrix: bool = False, threshold: fl
     >>> trajectory([1.0, -1.0, -1.0], [0.0, 1.0], 6)   # Fibonacci
     array([0., 1., 1., 2., 3., 5., 8.])
     """
-    L = _depth(L)
+    L, threshold = _depth(L), _threshold(threshold)
     prob = _prepare(coeffs, init, matrix)
     shape = (L + 1,) + prob.init[0].shape
     if out is None:
+        check_size(f"a trajectory of {L + 1} layers x {int(np.prod(shape[1:]))} entries",
+                   int(np.prod(shape, dtype=object)), prob.dtype.itemsize,
+                   "keep only x_L (final_state, or simulate(..., full=False)), use fewer layers or a "
+                   "smaller batch, or pass out= a numpy.memmap on disk")
         out = np.empty(shape, prob.dtype)
     elif out.shape != shape or not np.can_cast(prob.dtype, out.dtype, "same_kind"):
         raise ShapeError(
@@ -384,11 +402,35 @@ def _final(prob: _Problem, L: int):
             t *= prob.init[0]
             s += t
             return s
+        m = p * (prob.init[0].shape[-1] if prob.matrix else 1)
+        check_size(f"companion powers of {int(np.prod(prob.batch))} recurrences", 3 * int(np.prod(prob.batch))
+                   * m * m, prob.dtype.itemsize, "split the batch into pieces")
         R = _matrix_power(_companion(prob), L)
         n = prob.init[0].shape[-1] if prob.matrix else 1
         w0 = np.concatenate([x.reshape(prob.batch + (n,)) for x in prob.init[::-1]], axis=-1)
         x = np.einsum("...ij,...j->...i", R[..., (p - 1) * n:, :], w0)
         return x if prob.matrix else x[..., 0]
+
+
+def _ill_conditioned(prob: _Problem) -> np.ndarray:
+    """Scalar entries whose roots are clustered or repeated, by the root-error estimate of
+    :func:`~depthdyn.numeric.spectra.spectral_radius` (relative error above ``1e-12``):
+    there the companion matrix is far from normal and its repeated squares lose digits
+    (``(r - 0.999)^2`` at ``L = 10^5``: 4e-8 relative against 5e-10 for the loop)."""
+    from .spectra import _near_double, _radius_chunk
+
+    if prob.matrix or prob.order < 2:
+        return np.zeros(prob.batch, bool)
+    if prob.order == 2:  # r^2 - C_1 r - C_2
+        return np.broadcast_to(_near_double(-np.asarray(prob.cols[0]), -np.asarray(prob.cols[1]), 1e-12),
+                               prob.batch)
+    cols = [np.broadcast_to(-np.asarray(c), prob.batch).reshape(-1) for c in prob.cols]
+    flags = np.empty(cols[0].size, bool)
+    step = 1 << 14
+    for s in range(0, flags.size, step):
+        with np.errstate(all="ignore"):
+            flags[s:s + step] = _radius_chunk([1.0] + [c[s:s + step] for c in cols], None, 1e-12)[1]
+    return flags.reshape(prob.batch)
 
 
 def _subset(prob: _Problem, flat: np.ndarray) -> _Problem:
@@ -408,6 +450,9 @@ def final_state(coeffs, init, L, *, matrix: bool = False, threshold: float = DEF
     ``O(log L)`` batched steps: for ``p = 2`` the powers are kept as ``C^n = s C + t I``
     (two arrays, about eight elementwise passes per squaring), ``p = 1`` is a power, any
     other order uses batched ``numpy.matmul`` on the ``(p n) x (p n)`` block companion.
+    Scalar entries with clustered or repeated roots (a Jordan-like, non-normal companion,
+    whose squares lose digits) are iterated layer by layer instead, so they match
+    :func:`trajectory`.
 
     Parameters
     ----------
@@ -434,18 +479,22 @@ def final_state(coeffs, init, L, *, matrix: bool = False, threshold: float = DEF
     >>> final_state([1.0, -1.0, -1.0], [0.0, 1.0], 90)   # Fibonacci F_90
     array(2.88006719e+18)
     """
-    L = _depth(L)
+    L, threshold = _depth(L), _threshold(threshold)
     prob = _prepare(coeffs, init, matrix)
     x = _final(prob, L)
     bad = _bad_entries(x, threshold, matrix)
-    if not bad.any():
+    # clustered roots: powers of the non-normal companion lose digits, the layer loop does not
+    slow = _ill_conditioned(prob) if L >= prob.order else np.zeros(bad.shape, bool)
+    if not (bad | slow).any():
         return x
-    flat = np.flatnonzero(bad)
+    flat = np.flatnonzero(bad | slow)
     sub = _subset(prob, flat)
     ring = [np.empty(sub.init[0].shape, sub.dtype) for _ in range(sub.order + 1)]
     try:
         _run(sub, L, lambda l: ring[l % len(ring)], threshold)  # noqa: E741
     except _Stop as stop:
+        bad = bad.copy()
+        bad.reshape(-1)[flat[stop.bad.reshape(-1)]] = True
         report = _report(stop.layer, bad, prob.batch, threshold)
         raise SimulationOverflowError(report) from None
     x.reshape((-1,) + x.shape[len(prob.batch):])[flat] = ring[L % len(ring)]

@@ -19,9 +19,12 @@ componentwise condition number). Points where an estimate exceeds ``tol`` (defau
 ``1e-12``) are *flagged*: clustered or repeated roots, e.g. ``(r - 1)^k`` near ``lam = 0``.
 Flagged points are *refined*: the characteristic polynomial is rebuilt exactly from the
 parameter values (floats read as their exact binary values), split into square-free
-factors, and each factor solved with :func:`mpmath.polyroots` at ``dps = 50``. So the
+factors, and each factor solved at rising precision until every root sits in a certified
+inclusion disk of relative radius ``2**-60``
+(:func:`~depthdyn.symbolic.circle.certified_roots`; coefficients of any scaling). So the
 roots in :attr:`Spectrum.refined` are accurate to ``tol`` relative at unflagged points and
-to double precision (the 50-digit value rounded) at refined ones.
+to double precision at refined ones. :func:`spectral_radius` flags and refines the same
+way.
 """
 
 from __future__ import annotations
@@ -35,8 +38,9 @@ from scipy.optimize import linear_sum_assignment
 
 from ..errors import ParameterError, ShapeError
 from ..recurrence import r as _r
+from ..symbolic.circle import certified_roots
 from ..symbolic.records import Record
-from .bridge import batch_coefficients, prepare_values
+from .bridge import batch_coefficients, check_grid, prepare_values
 
 __all__ = [
     "roots",
@@ -55,7 +59,24 @@ def _monic(a: np.ndarray) -> np.ndarray:
         return a
     if np.any(lead == 0):
         raise ParameterError("the leading coefficient is zero at some points; the degree drops there")
-    return a / lead
+    with np.errstate(over="ignore", invalid="ignore"):
+        return a / lead
+
+
+def _balanced(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(b, k)``: ``b`` the coefficients of ``p(2^k s)`` scaled by a power of two to
+    ``max |b_j| = 1`` (exactly, in exponent arithmetic), ``k`` per row balancing the first
+    and last non-zero coefficient, so the roots ``2^k s`` of coefficients whose quotients
+    overflow float64 (``[1e-300, 1, 1e300]``) are found in range."""
+    p = a.shape[-1] - 1
+    m, e = np.frexp(a)
+    nz = a != 0
+    last = p - np.argmax(nz[..., ::-1], axis=-1)  # index of the last non-zero coefficient
+    e_last = np.take_along_axis(e, last[..., None], axis=-1)[..., 0]
+    k = np.rint((e_last - e[..., 0]) / np.maximum(last, 1)).astype(np.int64)
+    shift = e + k[..., None] * (p - np.arange(p + 1))
+    top = np.where(nz, shift, np.iinfo(np.int64).min).max(axis=-1, keepdims=True)
+    return np.ldexp(m, np.clip(shift - top, -1100, 0).astype(np.int32)), k
 
 
 def _check(coeffs, matrix: bool) -> np.ndarray:
@@ -147,7 +168,19 @@ def roots(coeffs, *, matrix: bool = False) -> np.ndarray:
             return np.linalg.eigvals(-a[..., 1, :, :]).astype(complex)
         flat = a.reshape((-1,) + a.shape[-3:])
         return _eig_stack(flat, _block_companion).reshape(batch + ((p1 - 1) * n,))
-    a = _monic(a)
+    mon = _monic(a)
+    if not np.isfinite(mon).all():  # quotients of the coefficients overflow: balance first
+        b, k = _balanced(a)
+        z = _scalar_roots(_monic(b))
+        with np.errstate(over="ignore", invalid="ignore"):
+            z = np.ldexp(z.real, k[..., None]) + 1j * np.ldexp(z.imag, k[..., None])
+        if not np.isfinite(z).all():
+            raise ParameterError("some roots exceed the float64 range (1.8e308); rescale the coefficients")
+        return z
+    return _scalar_roots(mon)
+
+
+def _scalar_roots(a: np.ndarray) -> np.ndarray:
     p = a.shape[-1] - 1
     if p == 1:
         return (-a[..., 1:]).astype(complex)
@@ -228,21 +261,53 @@ def _radius_quadratic(b, c, work: _Work | None = None) -> np.ndarray:
     return np.sqrt(out, out=out)
 
 
-def _radius_chunk(cols: list, work: _Work | None = None) -> np.ndarray:
+def _near_double(b, c, tol: float) -> np.ndarray:
+    """Points of ``r^2 + b r + c`` whose roots float64 gets to worse than ``tol`` relative.
+
+    The estimate of :func:`_relative_error`, ``8 p eps S / (|r_1 - r_2| |r|)`` with
+    ``|r_1 - r_2| = sqrt|b^2 - 4c|``, matters only near a double root, where
+    ``|r| ~ |b|/2 ~ sqrt|c|`` and ``S ~ 4 |r|^2``: there it exceeds ``tol`` iff
+    ``|b^2 - 4c| < (64 eps / tol)^2 |r|^2``, with ``|r|`` taken as ``(|b| + 2 sqrt|c|)/4``.
+    """
+    k = 16 * np.finfo(float).eps / tol
+    with np.errstate(all="ignore"):
+        scale = np.abs(b) + 2 * np.sqrt(np.abs(c))
+        return (np.abs(b * b - 4 * c) < (k * k) * (scale * scale)) & (scale > 0)
+
+
+def _radius_chunk(cols: list, work: _Work | None, tol: float) -> tuple[np.ndarray, np.ndarray]:
+    """Spectral radius of one chunk and the points where it cannot be trusted to ``tol``.
+
+    Degree 2: :func:`_near_double`; degree >= 3: polished companion roots and the
+    estimate of :func:`_relative_error` (the one :func:`spectrum` uses).
+    """
     a0 = cols[0]
     if not (np.ndim(a0) == 0 and a0 == 1):
         cols = [c / a0 for c in cols]
-    if len(cols) == 2:
-        return np.abs(cols[1])
-    if len(cols) == 3:
-        return _radius_quadratic(cols[1], cols[2], work)
     shape = np.broadcast_shapes(*(np.shape(c) for c in cols))
+    if len(cols) == 2:
+        return np.abs(np.broadcast_to(cols[1], shape)), np.zeros(shape, bool)
+    if len(cols) == 3:
+        return _radius_quadratic(cols[1], cols[2], work), np.broadcast_to(_near_double(cols[1], cols[2], tol), shape)
     a = np.stack([np.broadcast_to(c, shape) for c in cols], axis=-1)
-    return np.abs(roots(a)).max(axis=-1)
+    z = _polish(a, roots(a))
+    return np.abs(z).max(axis=-1), (_relative_error(a, z) > tol).any(axis=-1)
 
 
-def spectral_radius(coeffs, values=None, *, matrix: bool = False, **kw) -> np.ndarray:
-    """Largest root modulus at each point of a batch.
+def _refine_radius(out: np.ndarray, flags: np.ndarray, exact_poly_at, max_refine: int) -> None:
+    """Overwrite the flagged radii by those of the exact polynomial's certified roots."""
+    idx = np.argwhere(flags)
+    if len(idx) > max_refine:
+        raise ParameterError(
+            f"{len(idx)} points have clustered or repeated roots that float64 cannot resolve "
+            f"(more than max_refine={max_refine}); raise max_refine, or use spectrum() to see them")
+    for pos in map(tuple, idx):
+        out[pos] = max(abs(z) for z in _exact_roots(exact_poly_at(pos)))
+
+
+def spectral_radius(coeffs, values=None, *, matrix: bool = False, tol: float = 1e-12,
+                    max_refine: int = 1000, **kw) -> np.ndarray:
+    """Largest root modulus at each point of a batch, refined where float64 is ill-conditioned.
 
     Parameters
     ----------
@@ -251,10 +316,16 @@ def spectral_radius(coeffs, values=None, *, matrix: bool = False, **kw) -> np.nd
         (``values`` / keywords, as for :func:`~depthdyn.numeric.bridge.batch_coefficients`);
         the recurrence path evaluates and reduces the coefficients chunk by chunk.
     matrix : bool
-        Matrix coefficients (arrays only).
+        Matrix coefficients (arrays only; no refinement).
+    tol, max_refine
+        As for :func:`spectrum`: points whose estimated relative error exceeds ``tol``
+        (clustered or repeated roots) get the radius of the exact polynomial's certified
+        roots, built from the parameter values (recurrence) or from the exact binary values
+        of the float coefficients (arrays). More than ``max_refine`` such points raise
+        :class:`~depthdyn.errors.ParameterError`.
 
-    Degree 2 uses the closed form in real arithmetic (relative error a few ulps away from
-    double roots); higher degrees the companion eigenvalues.
+    Degree 2 uses the closed form in real arithmetic, higher degrees polished companion
+    eigenvalues; both with the error estimate of :func:`spectrum`, so the two agree.
 
     Examples
     --------
@@ -267,24 +338,37 @@ def spectral_radius(coeffs, values=None, *, matrix: bool = False, **kw) -> np.nd
     from ..recurrence import Recurrence
 
     if isinstance(coeffs, Recurrence):
-        return _radius_of(coeffs, values, **kw)
+        return _radius_of(coeffs, values, tol, max_refine, **kw)
     if matrix:
         return np.abs(roots(coeffs, matrix=True)).max(axis=-1)
     a = _check(coeffs, False)
     flat = a.reshape(-1, a.shape[-1])
-    out = np.empty(flat.shape[0])
+    out, flags = np.empty(flat.shape[0]), np.empty(flat.shape[0], bool)
     step = max(1, (1 << 15) if a.shape[-1] <= 3 else _CHUNK_BYTES // (16 * a.shape[-1] ** 2))
     work = _Work(9)
     for s in range(0, flat.shape[0], step):
-        out[s : s + step] = _radius_chunk([flat[s : s + step, j] for j in range(a.shape[-1])], work)
+        out[s : s + step], flags[s : s + step] = _radius_chunk(
+            [flat[s : s + step, j] for j in range(a.shape[-1])], work, tol)
+    _refine_radius(out, flags, lambda pos: sp.Poly([_exact(c) for c in flat[pos[0]]], _r), max_refine)
+    _finite_roots(out)
     return out.reshape(a.shape[:-1])
 
 
-def _radius_of(rec, values, **kw) -> np.ndarray:
+def _finite_roots(out: np.ndarray) -> None:
+    if not np.isfinite(out).all():
+        raise ParameterError(
+            f"the roots overflow float64 at {int((~np.isfinite(out)).sum())} point(s) (moduli above 1.8e308); "
+            "rescale the coefficients or restrict the parameter range")
+
+
+def _radius_of(rec, values, tol: float, max_refine: int, **kw) -> np.ndarray:
     from .bridge import _compile, _prepare
 
     if not rec.is_scalar:
-        return np.abs(roots(batch_coefficients(rec, values, **kw), matrix=True)).max(axis=-1)
+        spec = spectrum(rec, values, tol=tol, max_refine=max_refine, **kw)
+        if spec.n_refined < int(spec.flagged.sum()):
+            raise ParameterError(f"more than max_refine={max_refine} points need refinement; raise it")
+        return spec.radius
     arrays, batch = _prepare(rec, {**dict(values or {}), **kw}, check_finite=False)  # checked below
     shaped = batch or (1,)
     comp = _compile(rec)
@@ -294,7 +378,7 @@ def _radius_of(rec, values, **kw) -> np.ndarray:
     ]
     rest = int(np.prod(shaped[1:]))
     step = max(1, (1 << 15) // max(rest, 1))
-    out = np.empty(shaped)
+    out, flags = np.empty(shaped), np.empty(shaped, bool)
     work = _Work(9)
     for s in range(0, shaped[0], step):
         sub = [x if x.shape[0] == 1 else x[s : s + step] for x in args]
@@ -304,13 +388,17 @@ def _radius_of(rec, values, **kw) -> np.ndarray:
             if np.any(np.asarray(cols[0]) == 0):
                 raise ParameterError(f"the leading coefficient of {rec.name} vanishes at some points")
         with np.errstate(all="ignore"):  # non-finite results are reported just below
-            out[s : s + step] = _radius_chunk(cols, work)
+            rad, flag = _radius_chunk(cols, work, tol)
+            out[s : s + step], flags[s : s + step] = rad, flag
     if not np.isfinite(out).all():  # a NaN/inf value (the scan names it) or an overflow
         prepare_values(rec, values, **kw)
         raise ParameterError(
             f"the spectral radius of {rec.name} overflows at {int((~np.isfinite(out)).sum())} point(s); "
             "restrict the parameter range"
         )
+    charpoly, symbols = rec.charpoly(), rec.symbols
+    _refine_radius(out, flags, lambda pos: _exact_at(
+        charpoly, symbols, {n: np.broadcast_to(arr, shaped)[pos] for n, arr in arrays.items()}), max_refine)
     return out.reshape(batch)
 
 
@@ -356,13 +444,13 @@ def _relative_error(a: np.ndarray, z: np.ndarray) -> np.ndarray:
     p = a.shape[-1] - 1
     mod = np.abs(z)
     S = np.zeros_like(mod)
-    for j in range(p + 1):
-        S = S * mod + np.abs(a[..., j, None])
     diff = z[..., :, None] - z[..., None, :]
     idx = np.arange(p)
     diff[..., idx, idx] = 1
-    dp = np.abs(np.prod(diff, axis=-1))
-    with np.errstate(all="ignore"):
+    with np.errstate(all="ignore"):  # overflow makes the estimate inf: flagged, then refined
+        for j in range(p + 1):
+            S = S * mod + np.abs(a[..., j, None])
+        dp = np.abs(np.prod(diff, axis=-1))
         est = 8 * p * np.finfo(float).eps * S / (dp * mod)
     est = np.where(S == 0, np.where(dp == 0, np.inf, 0.0), est)
     return np.where(np.isnan(est), np.inf, est)
@@ -436,7 +524,7 @@ class Spectrum(Record):
         lines = [
             f"spectrum: {n} point(s), {self.roots.shape[-1]} root(s) each ({self.method})",
             f"accuracy: relative error <= {self.tol:g} at unflagged points",
-            f"flagged (clustered or repeated roots): {k}; refined with mpmath at {self.dps} digits: "
+            f"flagged (clustered or repeated roots): {k}; refined (certified roots, from {self.dps} digits): "
             f"{self.n_refined}",
         ]
         if k > self.n_refined:
@@ -458,29 +546,35 @@ def _exact(value: complex) -> sp.Expr:
     return re + sp.I * im
 
 
-def _mp(c: sp.Expr):
-    """An exact (Gaussian) rational as an mpmath number at the working precision."""
-    re, im = (sp.Rational(part) for part in c.as_real_imag())
-    return mpmath.mpc(mpmath.mpf(re.p) / re.q, mpmath.mpf(im.p) / im.q)
-
-
-def _exact_roots(charpoly: sp.Expr, symbols: dict, point: dict, dps: int) -> list:
-    """Roots at one point: exact square-free factors, each solved at ``dps`` digits."""
-    mapping = {symbols[name]: _exact(v) for name, v in point.items()}
-    poly = sp.Poly(sp.expand(charpoly.xreplace(mapping)), _r)
+def _exact_roots(poly: sp.Poly, dps: int = 30) -> list:
+    """Roots of an exact polynomial to double precision: square-free factors, each solved
+    with certified inclusion disks at rising precision (any coefficient scaling)."""
     out = []
-    with mpmath.workdps(dps):
-        for factor, mult in sp.sqf_list(poly)[1]:
-            cs = [_mp(c) for c in factor.all_coeffs()]
-            if len(cs) == 2:
-                found = [-cs[1] / cs[0]]
-            else:
-                try:
-                    found = mpmath.polyroots(cs, maxsteps=200, extraprec=2 * dps)
-                except mpmath.libmp.NoConvergence:  # tight clusters: more steps, more digits
-                    found = mpmath.polyroots(cs, maxsteps=4000, extraprec=12 * dps)
-            out += [complex(z) for z in found] * mult
+    for factor, mult in sp.sqf_list(poly)[1]:
+        out += certified_roots(factor, dps=dps) * mult
     return out
+
+
+def _exact_at(charpoly: sp.Expr, symbols: dict, point: dict) -> sp.Poly:
+    """The characteristic polynomial at one point, floats read as their exact binary values."""
+    mapping = {symbols[name]: _exact(v) for name, v in point.items()}
+    return sp.Poly(sp.expand(charpoly.xreplace(mapping)), _r)
+
+
+def _refine(z: np.ndarray, idx, exact_poly_at, max_refine: int, dps: int = 30) -> int:
+    """Replace the roots ``z[pos]`` at flagged positions by the exact-polynomial roots
+    (matched one to one); NaN beyond ``max_refine``. Returns the number refined."""
+    for k, pos in enumerate(idx):  # only flagged points: rare by construction
+        pos = tuple(pos)
+        if k >= max_refine:
+            z[pos] = np.nan
+            continue
+        exact = np.array(_exact_roots(exact_poly_at(pos), dps))
+        if exact.size != z.shape[-1]:
+            raise ParameterError(f"refinement found {exact.size} roots, expected {z.shape[-1]}")
+        rows, cols = linear_sum_assignment(np.abs(np.nan_to_num(z[pos])[:, None] - exact[None, :]))
+        z[pos][rows] = exact[cols]
+    return min(len(idx), max_refine)
 
 
 def spectrum(
@@ -497,7 +591,7 @@ def spectrum(
         Relative accuracy required of a float64 root; points whose estimate exceeds it are
         flagged and refined.
     dps : int
-        Decimal digits for the mpmath refinement.
+        Starting decimal digits of the refinement (doubled until the roots are certified).
     max_refine : int
         At most this many flagged points are refined (the rest get NaN in ``refined``,
         and the record counts them). Refinement costs about 10 ms per point (an exact
@@ -511,6 +605,8 @@ def spectrum(
     >>> s.flagged.tolist(), s.refined[0].real.tolist()
     ([True, False], [1.0, 1.0, 1.0])
     """
+    m = rec.order * rec.dim  # roots, refined roots, errors, coefficients per point
+    check_grid(rec, {**dict(values or {}), **kw}, m * 40 + 16 * (rec.order + 1) * rec.dim**2, "spectrum")
     arrays, batch = prepare_values(rec, values, **kw)
     coeffs = batch_coefficients(rec, arrays)
     if not rec.is_scalar:
@@ -530,19 +626,11 @@ def spectrum(
         err = err.reshape(z.shape)
     flagged = (err > tol).any(axis=-1)
     refined = z.copy()
-    idx = np.argwhere(flagged)
-    n_ref = min(len(idx), max_refine)
-    symbols = rec.symbols
-    for k, pos in enumerate(idx):  # only flagged points: rare by construction
-        pos = tuple(pos)
-        if k >= max_refine:
-            refined[pos] = np.nan
-            continue
-        point = {n: np.broadcast_to(arr, batch)[pos] for n, arr in arrays.items()}
-        exact = np.array(_exact_roots(rec.charpoly(), symbols, point, dps))
-        if exact.size != z.shape[-1]:
-            raise ParameterError(f"refinement found {exact.size} roots, expected {z.shape[-1]}")
-        rows, cols = linear_sum_assignment(np.abs(z[pos][:, None] - exact[None, :]))
-        refined[pos][rows] = exact[cols]
+    charpoly, symbols = rec.charpoly(), rec.symbols
+
+    def at(pos):
+        return _exact_at(charpoly, symbols, {n: np.broadcast_to(arr, batch)[pos] for n, arr in arrays.items()})
+
+    n_ref = _refine(refined, np.argwhere(flagged), at, max_refine, dps)
     radius = np.abs(refined).max(axis=-1)
     return Spectrum(z, refined, radius, flagged, err, tol, dps, n_ref, method)

@@ -253,6 +253,9 @@ class ClosedForm(Record):
         result lies in the coefficient field (no radicals are introduced).
         """
         n, mapping = self._n(index), self._mapping(values)
+        special = self._on_surface(mapping)
+        if special is not None:
+            return special[0].at(index, **special[1])
         out = [sp.Add(*[_group_value(g, Hs[c], n, mapping) for g, Hs in self._data])
                for c in range(self.recurrence.dim)]
         out = [sp.cancel(sp.expand(v)) if v.free_symbols else sp.expand(v) for v in out]
@@ -261,30 +264,115 @@ class ClosedForm(Record):
     __call__ = at
 
     def numeric(self, index, digits: int = 30, **values):
-        """``x_index`` from the terms themselves at ``digits`` digits (roots of a RootSum numerically)."""
+        """``x_index`` from the terms themselves at ``digits`` digits (roots of a RootSum numerically).
+
+        At parameter values where roots that are distinct in general coincide (a
+        repeated-root surface, where the generic terms are ``0/0``) the terms of the
+        closed form of the substituted recurrence are used: the repeated-root form.
+        """
         n, mapping = self._n(index), self._mapping(values)
-        out = []
+        special = self._on_surface(mapping)
+        if special is not None:
+            return special[0].numeric(index, digits, **special[1])
+        # terms of close roots are large and cancel: raise the working precision until the
+        # digits lost to cancellation (log10 of largest term / sum) leave ``digits`` correct
+        work = digits + 15
+        for _ in range(7):
+            totals, biggest = self._terms_sum(n, mapping, work)
+            lost = [sp.log(big / abs(t), 10) if t != 0 else sp.oo for t, big in zip(totals, biggest, strict=True)
+                    if big != 0]
+            if all(x < work - digits - 5 for x in lost):
+                break
+            work *= 2
+        out = [sp.N(t, digits) for t in totals]
+        return out[0] if self.recurrence.is_scalar else sp.Matrix(out)
+
+    def _terms_sum(self, n: int, mapping: dict, work: int) -> list:
+        out, sizes = [], []
         for c in range(self.recurrence.dim):
-            total = sp.S.Zero
+            total, big = sp.S.Zero, sp.S.Zero
             for g, Hs in self._data:
                 H = tuple(h.xreplace(mapping) for h in Hs[c])
                 if g.factor is None:
                     vals = [g.values[0].xreplace(mapping)]
                 elif g.values is not None and not any(v.has(sp.CRootOf) for v in g.values):
-                    vals = [sp.N(v.xreplace(mapping), digits + 15) for v in g.values]
+                    vals = [sp.N(v.xreplace(mapping), work) for v in g.values]
                 else:  # implicit, or CRootOf (slow to evaluate one by one): all roots of f
                     f = sp.Poly(g.factor.as_expr().xreplace(mapping), r)
                     if f.free_symbols - {r}:
                         missing = sorted(map(str, f.free_symbols - {r}))
                         raise ParameterError(f"numeric needs values for {missing}")
-                    vals = f.nroots(n=digits + 15, maxsteps=500)
+                    vals = f.nroots(n=work, maxsteps=500)
                 for rho in vals:
-                    term = _mode(rho, _coefficient(g, H, rho, self.start)).xreplace({l: n + self.start})
-                    total += sp.N(term, digits + 15)
+                    term = sp.N(_mode(rho, _coefficient(g, H, rho, self.start)).xreplace({l: n + self.start}), work)
+                    total += term
+                    if not term.free_symbols:
+                        big = max(big, abs(term))
             if total.free_symbols:
                 raise ParameterError(f"numeric needs values for {sorted(map(str, total.free_symbols))}")
-            out.append(sp.N(total, digits))
-        return out[0] if self.recurrence.is_scalar else sp.Matrix(out)
+            out.append(total)
+            sizes.append(big)
+        return out, sizes
+
+    def _on_surface(self, mapping: dict):
+        """``(closed form at the values, remaining values)`` if every parameter has a value
+        and the roots there are fewer than the generic ones; else None."""
+        rec = self.recurrence
+        given = {k: v for k, v in mapping.items() if k.name in rec.symbols}
+        if not rec.params or len(given) < len(rec.params) or any(v.free_symbols for v in given.values()):
+            return None
+        P = sp.Poly(sp.expand(rec.charpoly().xreplace(given)), r)
+        distinct = P.degree() - sp.gcd(P, P.diff(r)).degree()
+        generic = sum(g.factor.degree() if g.factor is not None else 1 for g, _ in self._data)
+        if distinct >= generic:
+            return None
+        sub = rec.subs({k.name: v for k, v in given.items()})
+        initial = [v.xreplace(given) for _, v in self.initial]
+        rest = {k.name: v for k, v in mapping.items() if k not in given}
+        return closed_form(sub, initial, start=self.start), rest
+
+    def cases(self) -> tuple:
+        """The closed form split at the double-root surface: ``((condition, expr), ...)``.
+
+        Where the discriminant ``D`` of the characteristic polynomial vanishes, two roots
+        meet: the first subresultant ``S_1(r)`` of ``P`` and ``P'`` is then their gcd, so
+        the double root is ``r_0 = -S_1(0)/S_1'`` (rational in the parameters) and
+        ``P = (r - r_0)^2 Q`` there. The first case is the closed form of that polynomial
+        (terms ``l r_0^l`` appear), valid where ``D = 0`` and ``r_0 != 0``; the second is
+        the generic form, valid where ``D != 0``. Rarer points (a double root at 0,
+        a triple root where ``S_1`` drops too) belong to neither case; :meth:`numeric` and
+        :meth:`at` handle every point exactly. Without parameters, or when ``D`` is
+        constant, there is one case.
+
+        Examples
+        --------
+        >>> from depthdyn import momentum
+        >>> cases = closed_form(momentum()).cases()
+        >>> cases[0][0]
+        Ne(eta*lam/2 + m/2 + 1/2, 0) & Eq(eta**2*lam**2 + 2*eta*lam*m + 2*eta*lam + m**2 - 2*m + 1, 0)
+        >>> closed_form(momentum()).numeric(3, m=0.25, eta=1, lam=-0.25, x_0=1, x_1=1, digits=10)
+        0.5000000000
+        """
+        rec = self.recurrence
+        P = sp.Poly(rec.charpoly(), r)
+        D = sp.factor(sp.discriminant(P.as_expr(), r)) if P.degree() > 1 else sp.S.One
+        if not rec.is_scalar or not D.free_symbols:
+            return ((sp.true, self.expr),)
+        S1 = [q for q in sp.subresultants(P, P.diff(r)) if q.degree() == 1]
+        if not S1:
+            return ((sp.true, self.expr),)
+        r0 = sp.cancel(-S1[-1].nth(0) / S1[-1].nth(1))
+        Q = sp.div(P.as_expr(), sp.expand((r - r0) ** 2), r)[0]
+        surface = sp.Poly(sp.expand(sp.cancel(Q * (r - r0) ** 2)), r)
+        sub = type(rec)([sp.factor(c) for c in surface.all_coeffs()], rec.params, lam=rec.lam,
+                        name=f"{rec.name} (double root)")
+        case = closed_form(sub, [v for _, v in self.initial], start=self.start)
+        on = sp.Eq(D, 0) if sp.Ne(r0, 0) is sp.true else sp.And(sp.Eq(D, 0), sp.Ne(r0, 0))
+        return ((on, case.expr), (sp.Ne(D, 0), self.expr))
+
+    def piecewise(self) -> sp.Piecewise:
+        """:meth:`cases` as one :class:`sympy.Piecewise`."""
+        return sp.Piecewise(*[(e, c) for c, e in self.cases()])
 
     def check(self, steps: int = 8, *, seed: int = 0, digits: int = 50) -> bool:
         """Compare with exact iteration at a random rational point, ``l = start .. start+steps``.
@@ -404,8 +492,9 @@ def closed_form(rec, initial=None, *, start: int = 0, realisation=None) -> Close
         a factor without radicals gives ``RootSum(f, Lambda(r, r**l c(r)))``. Zero roots
         give ``KroneckerDelta(l, start + j)``. The formula is exact where the root
         structure found is exact: a generic closed form is singular on a surface of
-        repeated roots, so substitute such a surface into ``rec`` first (then the
-        repeated root is handled exactly). ``expr.subs(l, k)`` on a symbolic ``RootSum``
+        repeated roots; :meth:`ClosedForm.cases` gives the double-root case with its
+        condition, and :meth:`ClosedForm.at` / :meth:`ClosedForm.numeric` switch to the
+        repeated-root form at values on such a surface. ``expr.subs(l, k)`` on a symbolic ``RootSum``
         is slow in SymPy: use :meth:`ClosedForm.at`.
 
     Raises

@@ -2,7 +2,7 @@
 
 :func:`stability_conditions` gives polynomial inequalities in the parameters through the
 bilinear map ``r = (1 + s)/(1 - s)`` and the Lienard-Chipart test; :func:`root_condition`
-decides strict and marginal stability of a numeric recurrence with an exact gcd.
+decides strict and marginal stability of a numeric recurrence exactly (see :mod:`.circle`).
 """
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ from sympy.polys.matrices import DomainMatrix
 from ..budget import part, require
 from ..errors import DegreeTooLargeError, DomainError, ParameterError, UnknownParameterError
 from ..recurrence import REALS, r, to_exact
-from .polynomial import factors_in_r
+from .circle import circle_roots, exact_poly
+from .polynomial import factors_in_r, real_lam
 from .signs import cheap_to_factor
 from .signs import sign as _sign
 from .records import Record, sstr
@@ -367,19 +368,22 @@ class RootCondition(Record):
         return f"\\rho = {self.spectral_radius:.12g},\\ " + mods
 
 
-def _piece_roots(piece: sp.Poly) -> list:
-    if piece.degree() <= 2:
-        return list(sp.roots(piece, multiple=True))
-    return list(piece.nroots(n=50, maxsteps=500))  # CRootOf.evalf is far slower
-
-
 def root_condition(rec) -> RootCondition:
-    """Decide strict and marginal stability of a recurrence with no symbols left.
+    """Decide strict and marginal stability of a recurrence with no symbols left, exactly.
 
-    Roots on the unit circle are roots of ``g = gcd(p, p*)``, ``p*(r) = r^n conj(p)(1/r)``
-    (exact); moduli at 50 digits decide inside/outside; a root of ``g`` within ``1e-30`` of
-    modulus 1 is on the circle (roots of ``g`` off the circle come in pairs ``z, 1/conj(z)``).
-    Multiplicities come from the square-free factorisation.
+    The coefficients may be any algebraic numbers (rationals, ``I``, radicals). Each
+    distinct root is placed inside, on or outside the unit circle by
+    :func:`~depthdyn.symbolic.circle.circle_roots`: the roots on the circle are counted
+    exactly (``gcd(p, p*)`` and a Sturm count after a Cayley map), the others are isolated
+    in certified disks at rising precision. Multiplicities come from the square-free
+    factorisation. No float comparison decides: ``r - (1 - 10**-40)`` is strictly stable,
+    ``(r - 1)**2`` fails the root condition, ``r - 1`` satisfies it.
+
+    Raises
+    ------
+    ParameterError
+        Free parameters, non-algebraic coefficients (e.g. ``sin(1)``), or roots closer than
+        ``10**-1000`` to the circle.
 
     Examples
     --------
@@ -387,25 +391,15 @@ def root_condition(rec) -> RootCondition:
     >>> rc = root_condition(from_coefficients([1, 0, 1]))
     >>> rc.strict, rc.marginal, rc.spectral_radius
     (False, True, 1.0)
+    >>> root_condition(from_coefficients([1, "-(1 - 10**-40)"])).strict
+    True
     """
     expr = sp.expand(rec.charpoly())
     if expr.free_symbols - {r}:
         left = sorted(map(str, expr.free_symbols - {r}))
         raise ParameterError(f"root_condition needs numbers; free parameters: {left}")
-    P = sp.Poly(expr, r, extension=True)
-    star = sp.Poly([sp.conjugate(c) for c in reversed(P.all_coeffs())], r, extension=True)
-    g = sp.gcd(P, star)
-    found, tol = [], sp.Float("1e-30", 50)
-    for base, k in sp.sqf_list(P)[1]:
-        h = sp.gcd(base, g)
-        for piece, candidate in ((h, True), (sp.quo(base, h), False)):
-            for v in _piece_roots(piece) if piece.degree() > 0 else []:
-                mod = sp.N(sp.Abs(v), 50)
-                on = abs(mod - 1) < tol
-                if on and not candidate:
-                    raise ParameterError(f"cannot decide |{v}| against 1 at 50 digits")
-                found.append((v, k, mod, on))
-    strict = all(mod < 1 and not on for _, _, mod, on in found)
-    marginal = all((mod < 1 and not on) or (on and k == 1) for _, k, mod, on in found)
-    rows = tuple((v, k, 1.0 if on else float(mod)) for v, k, mod, on in found)
-    return RootCondition(strict, marginal, rows, max(mod for _, _, mod in rows))
+    found = circle_roots(exact_poly(expr))
+    strict = all(c.where < 0 for c in found)
+    marginal = all(c.where < 0 or (c.where == 0 and c.multiplicity == 1) for c in found)
+    rows = tuple((c.value, c.multiplicity, c.modulus) for c in found)
+    return RootCondition(strict, marginal, rows, max(c.modulus for c in found))
