@@ -14,6 +14,7 @@ from .errors import (
     DegreeTooLargeError,
     DepthdynError,
     DomainError,
+    InconsistentInitialDataError,
     OptionalDependencyError,
     ParameterError,
     ParseError,
@@ -111,7 +112,7 @@ __all__ = [
     # errors
     "errors", "DepthdynError", "ParameterError", "UnknownParameterError", "DomainError",
     "ShapeError", "ParseError", "UnknownFamilyError", "DegreeTooLargeError", "RealisationError",
-    "OptionalDependencyError",
+    "OptionalDependencyError", "InconsistentInitialDataError",
 ]
 
 _PLOTS = ("plot_stability_region", "plot_root_locus", "plot_trajectories", "plot_spectrum")

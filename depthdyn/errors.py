@@ -19,6 +19,7 @@ __all__ = [
     "DegreeTooLargeError",
     "RealisationError",
     "OptionalDependencyError",
+    "InconsistentInitialDataError",
 ]
 
 
@@ -63,3 +64,7 @@ class RealisationError(DepthdynError, ValueError):
 
 class OptionalDependencyError(DepthdynError, ImportError):
     """An optional dependency (torch, dask, tqdm) is needed but not installed."""
+
+
+class InconsistentInitialDataError(ParameterError):
+    """Initial values that contradict the recurrence (more values than its order, not all consistent)."""
