@@ -286,9 +286,11 @@ def _domain_conditions(x: sp.Symbol, domain: sp.Set) -> list:
         raise ParameterError(f"the domain of {x} must be an interval, got {domain}")
     out = []
     if domain.start.is_finite:
-        out.append((sp.StrictGreaterThan if domain.left_open else sp.GreaterThan)(x - domain.start, 0))
+        out.append((sp.StrictGreaterThan if domain.left_open else sp.GreaterThan)(x - domain.start, 0,
+                                                                                  evaluate=False))
     if domain.end.is_finite:
-        out.append((sp.StrictGreaterThan if domain.right_open else sp.GreaterThan)(domain.end - x, 0))
+        out.append((sp.StrictGreaterThan if domain.right_open else sp.GreaterThan)(domain.end - x, 0,
+                                                                                   evaluate=False))
     return out
 
 
@@ -318,7 +320,7 @@ def _univariate(cond, x: sp.Symbol):
     return test, [pn, pd]
 
 
-def solve_for(conditions_or_rec, param: str, *, domain=None, **values) -> IntervalUnion:
+def solve_for(conditions_or_rec, param: str, *, domain=None, for_all=None, **values) -> IntervalUnion:
     """The set of real ``param`` values where all conditions hold, as an exact union of intervals.
 
     Parameters
@@ -333,6 +335,16 @@ def solve_for(conditions_or_rec, param: str, *, domain=None, **values) -> Interv
     domain : sympy.Interval, optional
         Restrict ``param`` to this set (default: the parameter's domain for a recurrence,
         else the real line).
+    for_all : dict, optional
+        ``{name: interval}``: the conditions must hold for every value of that other
+        parameter in the interval (a :class:`sympy.Interval` or ``(lo, hi)``, closed),
+        e.g. ``for_all={"lam": sympy.Interval.Ropen(-4, 0)}``. The answer changes only
+        at the real roots (in ``param``) of each condition at the interval's ends, of its
+        leading coefficient and discriminant in the other parameter, and of the pairwise
+        resultants; each gap and each rational root is decided exactly by solving for the
+        other parameter there. An irrational root is decided by openness when the
+        interval is compact (strict conditions on a compact set hold on an open set);
+        otherwise it raises.
     **values
         Exact values of the other symbols.
 
@@ -362,6 +374,8 @@ def solve_for(conditions_or_rec, param: str, *, domain=None, **values) -> Interv
         rec = conditions_or_rec.subs(values) if values else conditions_or_rec
         if param not in rec.param_names:
             raise UnknownParameterError(f"{rec.name} has no free parameter {param!r}; left: {list(rec.param_names)}")
+        if for_all:
+            return _solve_for_all(rec, param, domain, for_all)
         if len(rec.params) > 1:
             left = [p for p in rec.param_names if p != param]
             raise ParameterError(f"give values for {left} to solve for {param}")
@@ -408,6 +422,75 @@ def solve_for(conditions_or_rec, param: str, *, domain=None, **values) -> Interv
             pieces.append(("point", b, b, holds_at(b)))
     return IntervalUnion(tuple(_merge(pieces)), param,
                          f"exact sign analysis at {len(crit)} critical points and the gaps between them")
+
+
+def _solve_for_all(rec, param: str, domain, for_all: dict) -> IntervalUnion:
+    """``{param : conditions hold for all y in J}`` for a recurrence with two free parameters."""
+    from .stability import stability_conditions
+
+    if len(for_all) != 1:
+        raise ParameterError(f"for_all takes one parameter and its interval, got {for_all!r}")
+    (yname, J), = for_all.items()
+    if not isinstance(J, sp.Interval):
+        J = sp.Interval(to_exact(J[0]), to_exact(J[1]))
+    left = [p for p in rec.param_names if p not in (param, yname)]
+    if left or yname not in rec.param_names:
+        raise ParameterError(f"for_all needs {param} and {yname} as the only free parameters; left: {left}")
+    sc = stability_conditions(rec, lam="real")
+    syms = {s.name: s for s, _ in sc.domains}
+    x, y = syms.get(param, sp.Symbol(param, real=True)), syms.get(yname, sp.Symbol(yname, real=True))
+    conds = _conditions_of(sc)
+    dom = rec.param(param).domain.intersect(REALS) if domain is None else domain
+    ydom = rec.param(yname).domain.intersect(REALS)
+    if ydom.intersect(J) != J:
+        raise ParameterError(f"the interval {J} for {yname} leaves its domain {ydom}")
+    gs = [sp.Poly(sp.numer(sp.together(c.lhs - c.rhs)), y) for c in conds if c not in (sp.true, sp.false)]
+    crit_polys = []
+    for i, g in enumerate(gs):
+        for end in (J.start, J.end):
+            crit_polys.append(g.as_expr().subs(y, end))
+        crit_polys.append(g.LC())
+        if g.degree() > 1:
+            crit_polys.append(sp.discriminant(g.as_expr(), y))
+        crit_polys += list(g.all_coeffs()) if g.degree() == 0 else []
+        for h in gs[i + 1:]:
+            if g.degree() > 0 and h.degree() > 0:
+                crit_polys.append(sp.resultant(g.as_expr(), h.as_expr(), y))
+    crit_polys += [c.lhs - c.rhs for c in _domain_conditions(x, dom)]
+    points: list[ExactPoint] = []
+    for e in crit_polys:
+        e = sp.expand(e)
+        if e.free_symbols - {x} or e == 0:
+            continue
+        points += real_points(sp.Poly(e, x))
+    points = _dedupe(sorted(points, key=_sort_key))
+    compact = J.is_closed and J.is_bounded if hasattr(J, "is_bounded") else J.is_closed and J.measure.is_finite
+
+    def holds(v) -> bool:
+        if not all(bool(c.subs(x, v)) for c in _domain_conditions(x, dom)):
+            return False
+        inner = solve_for([c.subs(x, v) for c in conds], yname, domain=ydom)
+        answer = J.is_subset(inner.as_set())
+        if answer is None:  # pragma: no cover - SymPy could not compare the endpoints
+            raise ParameterError(f"cannot decide whether {J} lies in {inner.as_set()} at {param} = {v}")
+        return bool(answer)
+
+    pieces = []
+    bounds = [None] + points + [None]
+    for i in range(len(bounds) - 1):
+        a, b = bounds[i], bounds[i + 1]
+        pieces.append(("gap", a, b, holds(_between(a, b))))
+        if b is not None:
+            if b.rational:
+                ok = holds(b.value)
+            elif compact:
+                ok = False  # strict conditions on a compact set: the set of good values is open
+            else:
+                raise ParameterError(f"cannot decide at the algebraic value {param} = {b.value} "
+                                     f"for a non-compact {yname}-interval; use a closed one")
+            pieces.append(("point", b, b, ok))
+    return IntervalUnion(tuple(_merge(pieces)), param,
+                         f"for all {yname} in {J}: exact decisions at {len(points)} critical values and between")
 
 
 def _dedupe(points: list) -> list:
