@@ -43,6 +43,15 @@ from .families import (
     smooth,
     weighted,
 )
+from .multistep import (
+    adams_bashforth,
+    adams_moulton,
+    bdf,
+    from_lmm,
+    milne_simpson,
+    nystrom,
+    order_and_error_constant,
+)
 from .numeric import (
     CheckReport,
     SimulationOverflowError,
@@ -58,16 +67,9 @@ from .numeric import (
 )
 from .numeric.check import check
 from .numeric.simulate import simulate
-from .multistep import (
-    adams_bashforth,
-    adams_moulton,
-    bdf,
-    from_lmm,
-    milne_simpson,
-    nystrom,
-    order_and_error_constant,
-)
 from .recurrence import COMPLEXES, REALS, Param, Realisation, Recurrence, r, to_exact
+from .symbolic.intervals import Interval, IntervalUnion, solve_for
+from .symbolic.numbers import StabilityNumbers, stability_numbers
 from .symbolic.polynomial import (
     Roots,
     Vieta,
@@ -78,8 +80,6 @@ from .symbolic.polynomial import (
     roots,
     vieta,
 )
-from .symbolic.intervals import Interval, IntervalUnion, solve_for
-from .symbolic.numbers import StabilityNumbers, stability_numbers
 from .symbolic.solve import ClosedForm, DepthLimit, Modes, closed_form, depth_limit, l, modes
 from .symbolic.stability import RootCondition, StabilityConditions, root_condition, stability_conditions
 from .symbolic.statespace import Similarity, realisation, realisations, signed_pascal, similarity

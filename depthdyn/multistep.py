@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import sympy as sp
 
 from .errors import ParameterError, ShapeError
-from .families import MAX_ORDER, _finish, _LAM, _positive_int
+from .families import _LAM, MAX_ORDER, _finish, _positive_int
 from .recurrence import Recurrence, r, to_exact
 
 __all__ = [

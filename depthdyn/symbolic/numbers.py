@@ -190,11 +190,11 @@ def _crossings(R, I, S, axis: str) -> list[ExactPoint]:
     """Exact axis coordinates where the boundary locus meets the real (``lam``) or imaginary (``t``) axis."""
     out = []
     if axis == "real":
-        along, off, value = I, R, lambda cc: R.as_expr().subs(_c, cc) / S.as_expr().subs(_c, cc)
+        along, value = I, lambda cc: R.as_expr().subs(_c, cc) / S.as_expr().subs(_c, cc)
         target = lambda h: sp.Poly(sp.resultant(h, _T * S.as_expr() - R.as_expr(), _c), _T)  # noqa: E731
         ends = [sp.Integer(1), sp.Integer(-1)]
     else:
-        along, off = R, I
+        along = R
         target = lambda h: sp.Poly(  # noqa: E731
             sp.resultant(h, _T**2 * S.as_expr() ** 2 - (1 - _c**2) * I.as_expr() ** 2, _c), _T)
         ends = []
@@ -207,7 +207,7 @@ def _crossings(R, I, S, axis: str) -> list[ExactPoint]:
             out.append(ExactPoint(v, sp.Poly(_T - v, _T), v, v))
     for fac, _ in sp.factor_list(along.as_expr(), _c)[1]:
         h = sp.Poly(fac, _c)
-        if h.degree() < 1 or h.rem(S).is_zero or (h.rem(sp.Poly(_c**2 - 1, _c)).is_zero and axis == "real"):
+        if h.degree() < 1 or S.rem(h).is_zero:  # sigma vanishes there: the locus goes to infinity
             continue
         if axis == "real" and sp.Poly(_c**2 - 1, _c).rem(h).is_zero:
             continue  # c = +-1 handled above
