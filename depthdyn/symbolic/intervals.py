@@ -82,7 +82,7 @@ def _sgn(v) -> int:
 
 
 def real_points(poly: sp.Poly) -> list[ExactPoint]:
-    """Distinct real roots of a univariate polynomial as sorted :class:`ExactPoint`s."""
+    """Distinct real roots of a univariate polynomial as sorted ``ExactPoint`` records."""
     x = poly.gen
     if poly.is_zero or poly.degree() <= 0:
         return []
