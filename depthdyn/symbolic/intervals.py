@@ -24,7 +24,7 @@ from ..errors import ParameterError, UnknownParameterError
 from ..recurrence import REALS, to_exact
 from .records import Record, sstr
 
-__all__ = ["Interval", "IntervalUnion", "solve_for", "ExactPoint", "real_points"]
+__all__ = ["Interval", "IntervalUnion", "solve_for", "ExactPoint", "real_points", "sweep"]
 
 _RELS = {
     sp.StrictGreaterThan: lambda s: s > 0,
@@ -412,15 +412,7 @@ def solve_for(conditions_or_rec, param: str, *, domain=None, for_all=None, **val
             return all(t(point.sign_of) for t in tests)
         return all(t(lambda g, v=point: _rsign(g, v)) for t in tests)
 
-    # pieces in order: gap, point, gap, point, ..., gap
-    pieces = []
-    bounds = [None] + crit + [None]
-    for i in range(len(bounds) - 1):
-        a, b = bounds[i], bounds[i + 1]
-        pieces.append(("gap", a, b, holds_at(_between(a, b))))
-        if b is not None:
-            pieces.append(("point", b, b, holds_at(b)))
-    return IntervalUnion(tuple(_merge(pieces)), param,
+    return IntervalUnion(sweep(crit, holds_at, holds_at), param,
                          f"exact sign analysis at {len(crit)} critical points and the gaps between them")
 
 
@@ -475,22 +467,27 @@ def _solve_for_all(rec, param: str, domain, for_all: dict) -> IntervalUnion:
             raise ParameterError(f"cannot decide whether {J} lies in {inner.as_set()} at {param} = {v}")
         return bool(answer)
 
-    pieces = []
-    bounds = [None] + points + [None]
+    def at_point(b: ExactPoint) -> bool:
+        if b.rational:
+            return holds(b.value)
+        if compact:
+            return False  # strict conditions on a compact set: the set of good values is open
+        raise ParameterError(f"cannot decide at the algebraic value {param} = {b.value} "
+                             f"for a non-compact {yname}-interval; use a closed one")
+
+    return IntervalUnion(sweep(points, holds, at_point), param,
+                         f"for all {yname} in {J}: exact decisions at {len(points)} critical values and between")
+
+
+def sweep(points: list, at_gap, at_point) -> tuple:
+    """Merged intervals from sorted critical points: ``at_gap(rational inside)``, ``at_point(point)``."""
+    pieces, bounds = [], [None] + list(points) + [None]
     for i in range(len(bounds) - 1):
         a, b = bounds[i], bounds[i + 1]
-        pieces.append(("gap", a, b, holds(_between(a, b))))
+        pieces.append(("gap", a, b, at_gap(_between(a, b))))
         if b is not None:
-            if b.rational:
-                ok = holds(b.value)
-            elif compact:
-                ok = False  # strict conditions on a compact set: the set of good values is open
-            else:
-                raise ParameterError(f"cannot decide at the algebraic value {param} = {b.value} "
-                                     f"for a non-compact {yname}-interval; use a closed one")
-            pieces.append(("point", b, b, ok))
-    return IntervalUnion(tuple(_merge(pieces)), param,
-                         f"for all {yname} in {J}: exact decisions at {len(points)} critical values and between")
+            pieces.append(("point", b, b, at_point(b)))
+    return tuple(_merge(pieces))
 
 
 def _dedupe(points: list) -> list:

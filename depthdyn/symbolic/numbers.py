@@ -34,10 +34,10 @@ import sympy as sp
 
 from ..errors import ParameterError, UnknownParameterError
 from ..recurrence import r
-from .intervals import ExactPoint, Interval, IntervalUnion, _between, _merge, real_points
+from .intervals import ExactPoint, Interval, IntervalUnion, real_points, sweep
 from .records import Record, sstr
 
-__all__ = ["StabilityNumbers", "stability_numbers", "schur_stable", "axis_sets"]
+__all__ = ["StabilityNumbers", "stability_numbers", "schur_stable", "root_condition_exact", "axis_sets"]
 
 _c = sp.Symbol("c", real=True)
 _T = sp.Symbol("T")
@@ -278,28 +278,26 @@ def axis_sets(rec, axis: str = "real", *, param: str = "lam") -> tuple[IntervalU
     pts = _crossings(R, I, S, axis)
     lc_lam = sp.Poly(P.LC(), lam)  # degree drop where the leading coefficient vanishes
     for pt in real_points(lc_lam):
-        v = pt.value if axis == "real" else (pt.value / sp.I if sp.im(pt.value) == 0 and pt.value == 0 else None)
+        v = pt.value if axis == "real" else (sp.Integer(0) if pt.value == 0 else None)  # i t real only at 0
         if v is not None:
             pts.append(ExactPoint(v, sp.Poly(_T - v, _T), v, v))
     pts = _unique(pts)
     at = (lambda v: v) if axis == "real" else (lambda v: sp.I * v)
     degenerate = (I if axis == "real" else R).is_zero
-    strict_pieces, marginal_pieces = [], []
-    bounds = [None] + pts + [None]
-    for i in range(len(bounds) - 1):
-        a, b = bounds[i], bounds[i + 1]
-        x = _between(a, b)
-        ok = schur_stable(_coeffs_at(P, lam, at(x)))
-        strict_pieces.append(("gap", a, b, ok))
-        marg = _marginal_at(P, lam, at(x)) if degenerate and not ok else ok
-        marginal_pieces.append(("gap", a, b, marg))
-        if b is not None:
-            strict_pieces.append(("point", b, b, False))
-            marginal_pieces.append(("point", b, b, _marginal_at(P, lam, at(b.value))))
+
+    def strict(x) -> bool:
+        return schur_stable(_coeffs_at(P, lam, at(x)))
+
+    def marginal(x) -> bool:  # off the locus the two agree; on a degenerate axis the gaps lie on it
+        ok = strict(x)
+        return _marginal_at(P, lam, at(x)) if degenerate and not ok else ok
+
+    strict_set = sweep(pts, strict, lambda b: False)  # a crossing has a root on the circle
+    marginal_set = sweep(pts, marginal, lambda b: _marginal_at(P, lam, at(b.value)))
     var = param if axis == "real" else f"{param}_im"
     how = f"boundary locus meets the {axis} axis at {len(pts)} exact points; Schur-Cohn in each gap"
-    return (IntervalUnion(tuple(_merge(strict_pieces)), var, how),
-            IntervalUnion(tuple(_merge(marginal_pieces)), var, how + "; root condition at each point"))
+    return (IntervalUnion(strict_set, var, how),
+            IntervalUnion(marginal_set, var, how + "; root condition at each point"))
 
 
 def _lmm_shape(rec, param: str):
