@@ -34,7 +34,7 @@ import sympy as sp
 
 from ..errors import ParameterError, UnknownParameterError
 from ..recurrence import r
-from .intervals import ExactPoint, Interval, IntervalUnion, real_points, sweep
+from .intervals import ExactPoint, Interval, IntervalUnion, real_points, solve_for, sweep
 from .records import Record, sstr
 
 __all__ = ["StabilityNumbers", "stability_numbers", "schur_stable", "root_condition_exact", "axis_sets"]
@@ -325,49 +325,43 @@ def _lmm_shape(rec, param: str):
 
 
 # ----------------------------------------------------------------- A(alpha)
+def _sign_inside(R: sp.Poly, cc: int) -> int:
+    """Sign of ``R`` just inside ``[-1, 1]`` next to the end ``cc`` (first nonzero Taylor term)."""
+    m, d = 0, R
+    while d.eval(cc) == 0:
+        d, m = d.diff(_c), m + 1
+    v = d.eval(cc)
+    return (1 if v > 0 else -1) * (-1 if cc == 1 else 1) ** m
+
+
 def _a_alpha(R, I, S):
-    """``(T, where)``: ``tan^2 alpha`` as an exact number (``None``: no locus point with Re < 0)."""
+    """``tan^2 alpha`` as an exact number; ``None`` when no locus point has ``Re lam < 0``.
+
+    On the locus ``tan^2 |arg(-lam)| = f(c) = (1 - c^2) I^2 / R^2`` where ``R < 0``. Each
+    component of ``{R < 0}`` ends where ``R = 0`` (``f -> oo``) or at ``c = +-1``, so the
+    infimum is attained at a stationary point of ``f`` or is its limit at ``c = +-1``.
+    """
     Re, Ie = R.as_expr(), I.as_expr()
-    f = (1 - _c**2) * Ie**2 / Re**2
-    cands = []
-    for cc in (1, -1):
-        sgn = R.eval(cc)
-        if sgn < 0:
-            return sp.Integer(0)
-        if sgn == 0:  # the limit from inside (-1, 1), where the locus is in the left half-plane
-            side = "-" if cc == 1 else "+"
-            near = cc - sp.Rational(1, 10**6) if cc == 1 else cc + sp.Rational(1, 10**6)
-            if R.eval(near) < 0 or (sp.limit(Re, _c, cc, side) == 0 and _left_near(R, cc)):
-                cands.append(sp.limit(f, _c, cc, side))
-    N = sp.Poly(sp.expand((-_c * Ie + (1 - _c**2) * sp.diff(Ie, _c)) * Re - (1 - _c**2) * Ie * sp.diff(Re, _c)), _c)
-    target_of = lambda h: sp.Poly(sp.resultant(h, _T * Re**2 - (1 - _c**2) * Ie**2, _c), _T)  # noqa: E731
+    if solve_for([Re < 0, _c > -1, _c < 1], "c").is_empty:
+        return None
+    if any(R.eval(cc) < 0 for cc in (1, -1)):
+        return sp.Integer(0)  # the locus meets the negative real axis at theta = 0 or pi
     for root_c in real_points(I):
         if _inside(root_c, closed=False) and root_c.sign_of(R) < 0:
-            return sp.Integer(0)  # the locus crosses the negative real axis
-    if not N.is_zero:
-        for fac, _ in sp.factor_list(N.as_expr(), _c)[1]:
-            h = sp.Poly(fac, _c)
-            if h.degree() < 1:
-                continue
-            tpoly = None
-            for c0 in real_points(h):
-                if not _inside(c0, closed=False) or c0.sign_of(R) >= 0:
-                    continue
-                tpoly = tpoly or target_of(h.as_expr())
-                cn = sp.N(c0.value, 60)
-                cands.append(_value_point(c0, tpoly, sp.N(f.subs(_c, cn), 50)).value)
-    # is any locus point in the left half-plane at all?
-    left = any(_inside(p, closed=False) for p in real_points(R)) or R.eval(0) < 0 or cands
-    if not left and not any(R.eval(v) < 0 for v in (sp.Rational(k, 8) for k in range(-7, 8))):
-        return None
-    if not cands:
-        return None
+            return sp.Integer(0)  # ... or at an interior theta
+    f = (1 - _c**2) * Ie**2 / Re**2
+    cands = [sp.limit(f, _c, cc, "-" if cc == 1 else "+") for cc in (1, -1)
+             if R.eval(cc) == 0 and _sign_inside(R, cc) < 0]
+    N = sp.Poly(sp.expand((-_c * Ie + (1 - _c**2) * sp.diff(Ie, _c)) * Re
+                          - (1 - _c**2) * Ie * sp.diff(Re, _c)), _c)  # numerator of f'(c) / 2
+    for fac, _ in (sp.factor_list(N.as_expr(), _c)[1] if not N.is_zero else []):
+        h = sp.Poly(fac, _c)
+        tpoly = None
+        for c0 in real_points(h) if h.degree() > 0 else []:
+            if _inside(c0, closed=False) and c0.sign_of(R) < 0:
+                tpoly = tpoly or sp.Poly(sp.resultant(h.as_expr(), _T * Re**2 - (1 - _c**2) * Ie**2, _c), _T)
+                cands.append(_value_point(c0, tpoly, sp.N(f.subs(_c, sp.N(c0.value, 60)), 50)).value)
     return min(cands, key=lambda v: sp.N(v, 50))
-
-
-def _left_near(R, cc) -> bool:
-    near = cc - sp.Rational(1, 10**9) if cc == 1 else cc + sp.Rational(1, 10**9)
-    return R.eval(near) < 0
 
 
 # ----------------------------------------------------------------- the record
