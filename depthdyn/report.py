@@ -399,31 +399,30 @@ def _multistep_specs(R) -> dict[str, list[FigureSpec]]:
     marks = "thick segments mark the exact real and imaginary stability intervals of `depthdyn stability`"
     return {
         "adams_bashforth": [
-            FigureSpec("adams-bashforth-region",
-                       _region(R["adams_bashforth"], ("re(lam)", -1, 0.3, 301), ("im(lam)", -1, 1, 301),
+            FigureSpec("adams_bashforth-region",
+                       _region(R["adams_bashforth"], ("re(lam)", -1, 0.3, 201), ("im(lam)", -1, 1, 201),
                                numbers=True),
                        f"Adams–Bashforth 3 in the complex `z = lam` plane; {marks}: `(-6/11, 0)` on the real "
                        "axis and `i (-12 sqrt(11)/55, 12 sqrt(11)/55)` (about `+-0.7236 i`)."),
-            FigureSpec("adams-bashforth-trajectories",
+            FigureSpec("adams_bashforth-trajectories",
                        _traj(R["adams_bashforth"], [1.0, 1.0, 1.0], 40, "lam", [-0.3, -0.5, -0.6],
                              yscale="symlog"),
                        "Adams–Bashforth 3, `x_l` from `x_0 = x_1 = x_2 = 1` for real `lam` = -0.3, -0.5 "
                        "(inside `(-6/11, 0)`: decay) and -0.6 (outside: growth)."),
         ],
         "adams_moulton": [
-            FigureSpec("adams-moulton-region",
-                       _region(R["adams_moulton"], ("re(lam)", -7, 1, 301), ("im(lam)", -4, 4, 301),
-                               numbers=True),
-                       f"Adams–Moulton 2 (order 3) in the complex `lam` plane; {marks}: `(-6, 0)` on the "
-                       "real axis."),
-            FigureSpec("adams-moulton-trajectories",
+            FigureSpec("adams_moulton-region",
+                       _region(R["adams_moulton"], ("re(lam)", -7, 1, 201), ("im(lam)", -4, 4, 201)),
+                       "Adams–Moulton 2 (order 3) in the complex `lam` plane: the dashed boundary locus meets "
+                       "the real axis at -6 and 0 (`depthdyn stability adams_moulton -p k=2`)."),
+            FigureSpec("adams_moulton-trajectories",
                        _traj(R["adams_moulton"], [1.0, 1.0], 40, "lam", [-1.0, -5.0, -6.5], yscale="symlog"),
                        "Adams–Moulton 2, `x_l` from `x_0 = x_1 = 1` for `lam` = -1, -5 (inside `(-6, 0)`) "
                        "and -6.5 (outside: alternating growth)."),
         ],
         "bdf": [
             FigureSpec("bdf-region",
-                       _region(R["bdf"], ("re(lam)", -6, 12, 301), ("im(lam)", -9, 9, 301), numbers=True),
+                       _region(R["bdf"], ("re(lam)", -6, 12, 201), ("im(lam)", -9, 9, 201), numbers=True),
                        f"BDF 3 in the complex `lam` plane: stable outside the bounded curve; {marks}, and "
                        "the dash-dotted rays bound the A(alpha) sector, `alpha = 86.03` degrees exactly "
                        "`180 atan(329 sqrt(35)/135)/pi`."),
@@ -434,7 +433,7 @@ def _multistep_specs(R) -> dict[str, list[FigureSpec]]:
         ],
         "nystrom": [
             FigureSpec("nystrom-region",
-                       _region(R["nystrom"], ("re(lam)", -1.5, 1.5, 301), ("im(lam)", -1.5, 1.5, 301)),
+                       _region(R["nystrom"], ("re(lam)", -1.5, 1.5, 201), ("im(lam)", -1.5, 1.5, 201)),
                        "Leapfrog (Nyström 2) in the complex `lam` plane: no point is strictly stable; the "
                        "root condition holds exactly on the segment `i (-1, 1)` (`marginal_conditions`), "
                        "drawn dark where the grid hits it."),
@@ -444,20 +443,20 @@ def _multistep_specs(R) -> dict[str, list[FigureSpec]]:
                        "root below -1 makes every negative real `lam` grow in alternation."),
         ],
         "milne_simpson": [
-            FigureSpec("milne-simpson-region",
-                       _region(R["milne_simpson"], ("re(lam)", -2, 2, 301), ("im(lam)", -2.5, 2.5, 301)),
+            FigureSpec("milne_simpson-region",
+                       _region(R["milne_simpson"], ("re(lam)", -2, 2, 201), ("im(lam)", -2.5, 2.5, 201)),
                        "Milne–Simpson 2 in the complex `lam` plane: never strictly stable; the root "
                        "condition holds exactly on `i (-sqrt(3), sqrt(3))`."),
-            FigureSpec("milne-simpson-trajectories",
+            FigureSpec("milne_simpson-trajectories",
                        _traj(R["milne_simpson"], [1.0, 1.0], 40, "lam", [-0.05, -0.5], yscale="symlog"),
                        "Milne–Simpson 2, `x_l` from `x_0 = x_1 = 1` for real `lam` = -0.05 and -0.5: slow "
                        "alternating growth from the parasitic root."),
         ],
         "lmm": [
             FigureSpec("lmm-region",
-                       _region(R["lmm"], ("re(lam)", -4, 4, 301), ("im(lam)", -4, 4, 301), numbers=True),
-                       f"The trapezoidal rule given as `alpha = [-1, 1]`, `beta = [1/2, 1/2]`: strictly stable "
-                       f"on the open left half-plane (A-stable); {marks}."),
+                       _region(R["lmm"], ("re(lam)", -4, 4, 201), ("im(lam)", -4, 4, 201)),
+                       "The trapezoidal rule given as `alpha = [-1, 1]`, `beta = [1/2, 1/2]`: strictly stable "
+                       "on the open left half-plane (A-stable); the boundary locus is the imaginary axis."),
             FigureSpec("lmm-trajectories",
                        _traj(R["lmm"], [1.0], 30, "lam", [-0.5, -3.0, 0.2], yscale="symlog"),
                        "Trapezoidal rule, `x_l` from `x_0 = 1` for `lam` = -0.5, -3 (decay, alternating for "

@@ -469,9 +469,10 @@ def stability_numbers(rec, *, param: str = "lam", **values) -> StabilityNumbers:
     --------
     >>> from depthdyn import adams_bashforth
     >>> sn = stability_numbers(adams_bashforth(k=2))
-    >>> print(sn.real_interval), sn.zero_stable, sn.order
+    >>> print(sn.real_interval)
     (-1, 0)
-    (None, True, 2)
+    >>> sn.zero_stable, sn.order, sn.error_constant
+    (True, 2, 5/12)
     """
     from ..multistep import order_and_error_constant
 
