@@ -17,6 +17,7 @@ from .errors import (
     DegreeTooLargeError,
     DepthdynError,
     DomainError,
+    InconsistentInitialDataError,
     OptionalDependencyError,
     ParameterError,
     ParseError,
@@ -45,6 +46,15 @@ from .families import (
     smooth,
     weighted,
 )
+from .multistep import (
+    adams_bashforth,
+    adams_moulton,
+    bdf,
+    from_lmm,
+    milne_simpson,
+    nystrom,
+    order_and_error_constant,
+)
 from .numeric import (
     CheckReport,
     SimulationOverflowError,
@@ -61,6 +71,8 @@ from .numeric import (
 from .numeric.check import check
 from .numeric.simulate import simulate
 from .recurrence import COMPLEXES, REALS, Param, Realisation, Recurrence, r, to_exact
+from .symbolic.intervals import Interval, IntervalUnion, solve_for
+from .symbolic.numbers import StabilityNumbers, stability_numbers
 from .symbolic.polynomial import (
     Roots,
     Vieta,
@@ -84,11 +96,14 @@ __all__ = [
     "FAMILIES", "Family", "get_family", "build", "MAX_ORDER", "MAX_STREAMS",
     "residual", "rezero", "weighted", "highway", "momentum", "oscillator", "smooth", "dense",
     "entangled", "hyper_connection", "general", "from_coefficients",
+    "adams_bashforth", "adams_moulton", "bdf", "nystrom", "milne_simpson", "from_lmm",
     # symbolic analyses
     "charpoly", "char_poly", "roots", "Roots", "vieta", "Vieta", "discriminant", "root_structure",
     "modes", "Modes", "closed_form", "ClosedForm", "depth_limit", "DepthLimit",
     "realisations", "realisation", "similarity", "Similarity", "signed_pascal",
     "stability_conditions", "StabilityConditions", "root_condition", "RootCondition",
+    "stability_numbers", "StabilityNumbers", "solve_for", "Interval", "IntervalUnion",
+    "order_and_error_constant",
     # numeric engine (batched; depthdyn.numeric has the array-level functions)
     "batch_coefficients", "spectrum", "Spectrum", "spectral_radius", "stability_mask",
     "stability_region", "StabilityRegion", "simulate", "Trajectory", "SimulationOverflowError",
@@ -100,7 +115,7 @@ __all__ = [
     # errors
     "errors", "DepthdynError", "ParameterError", "UnknownParameterError", "DomainError",
     "ShapeError", "ParseError", "UnknownFamilyError", "DegreeTooLargeError", "RealisationError",
-    "OptionalDependencyError", "BudgetExceededError", "ArrayTooLargeError",
+    "OptionalDependencyError", "BudgetExceededError", "ArrayTooLargeError", "InconsistentInitialDataError",
     # budgets of exact work
     "budget", "budget_seconds",
 ]

@@ -2,7 +2,9 @@
 
 ``depthdyn derive FAMILY [-p NAME=VALUE ...] [--json]`` derives everything the symbolic
 layer knows about a family; ``depthdyn derive --list`` names the families;
-``depthdyn check FAMILY`` compares the exact results with the numeric engine at random
+``depthdyn stability FAMILY`` prints the stability intervals, A(alpha) angle,
+zero-stability and order; ``depthdyn solve FAMILY --initial 1,0 [--forcing EXPR]`` the
+closed form, modes and first terms; ``depthdyn check FAMILY`` compares the exact results with the numeric engine at random
 points and exits 1 on disagreement; ``depthdyn verify [--source NAME] [--json] [--trained]`` checks the
 source documents' claims; ``depthdyn report [--out DIR] [--force]`` writes the full report
 (claims, figures, modes) into a directory.
@@ -33,6 +35,7 @@ from .claims.base import ClaimError
 from .errors import BudgetExceededError, DepthdynError, OptionalDependencyError, ParameterError
 from .families import FAMILIES, get_family
 from .parse import parse_expr, parse_value
+from .symbolic.solve import closed_form
 
 __all__ = ["main", "build_from_cli", "derive_report", "EXIT_CODES"]
 
@@ -287,6 +290,17 @@ def _parser() -> argparse.ArgumentParser:
     region.add_argument("--x", required=True, metavar="NAME:LO:HI:N", help="x axis, e.g. re(lam):-5:1:400")
     region.add_argument("--y", required=True, metavar="NAME:LO:HI:N", help="y axis, e.g. m:0:0.99:200")
     region.add_argument("--out", metavar="FILE.png", help="write the figure here")
+    stab = sub.add_parser("stability", help="stability intervals, A(alpha), zero-stability and order of a method")
+    _add_family_arguments(stab)
+    stab.add_argument("--variable", default="lam", metavar="NAME",
+                      help="the free complex parameter (default lam; give the others with -p)")
+    solve = sub.add_parser("solve", help="closed form, modes and first terms, with an optional forcing")
+    _add_family_arguments(solve)
+    solve.add_argument("--initial", metavar="X0,X1,...",
+                       help="initial values x_0, x_1, ... (default: symbols); extra values are checked")
+    solve.add_argument("--forcing", metavar="EXPR", help="right-hand side F(l), e.g. '2**l' or 'l*cos(l)'")
+    solve.add_argument("--start", type=int, default=0, help="index of the first initial value (default 0)")
+    solve.add_argument("--terms", type=int, default=6, help="how many first terms to print (default 6)")
     verify = sub.add_parser("verify", help="check the source documents' claims by computation")
     verify.add_argument("--source", help="only this source (e.g. 000 or post); default: all")
     verify.add_argument("--json", action="store_true", help="emit a JSON list of claim results")
@@ -494,6 +508,57 @@ def _check(args) -> int:
     return 0 if report.passed else 1
 
 
+def _stability(args) -> int:
+    from .symbolic.numbers import stability_numbers
+
+    rec = build_from_cli(args.family, args.param, args.rho, args.sigma)
+    numbers = stability_numbers(rec, param=args.variable)
+    if args.json:
+        json.dump(numbers.to_json(), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(f"{numbers}\n")
+    return 0
+
+
+def _solve(args) -> int:
+    from .symbolic.solve import modes
+
+    if not 0 <= args.terms <= 200:
+        raise ParameterError(f"--terms must be in 0..200, got {args.terms}")
+    rec = build_from_cli(args.family, args.param, args.rho, args.sigma)
+    initial = None
+    if args.initial is not None:
+        initial = parse_value(f"[{args.initial}]")
+        if not isinstance(initial, list) or any(isinstance(v, list) for v in initial):
+            raise ParameterError(f"--initial expects comma-separated values, got {args.initial!r}")
+    forcing = args.forcing or (0 if rec.is_scalar else None)  # the forced path also checks extra values
+    cf = closed_form(rec, initial, start=args.start, forcing=forcing)
+    first = cf.start
+    terms = [(first + k, cf.at(first + k)) for k in range(args.terms)]
+    report = {
+        "family": rec.name,
+        "recurrence": rec.equation() + ("" if not args.forcing else f"  with F(l) = {args.forcing} on the right"),
+        "forcing": args.forcing,
+        "closed_form": sp.sstr(cf.expr),
+        "valid_from": first,
+        "convention": cf.convention,
+        "modes": sp.sstr(modes(rec).general_solution),
+        "terms": [{"l": k, "x": sp.sstr(v)} for k, v in terms],
+    }
+    if args.json:
+        json.dump(report, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        out = sys.stdout.write
+        out(f"{report['recurrence']}\n")
+        out(f"x_l = {report['closed_form']}   (l >= {first})\n")
+        out(f"modes: x_l = {report['modes']}\n")
+        for t in report["terms"]:
+            out(f"  x_{t['l']} = {t['x']}\n")
+    return 0
+
+
 def _derive(args) -> int:
     if args.list:
         _list_families()
@@ -518,7 +583,7 @@ def _derive(args) -> int:
 
 
 _COMMANDS = {"derive": _derive, "check": _check, "region": _region, "verify": _verify,
-             "report": _report, "train": _train}
+             "report": _report, "train": _train, "stability": _stability, "solve": _solve}
 
 
 def _one_line(text: str, limit: int = 500) -> str:

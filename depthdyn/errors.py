@@ -21,6 +21,7 @@ __all__ = [
     "RealisationError",
     "OptionalDependencyError",
     "ArrayTooLargeError",
+    "InconsistentInitialDataError",
 ]
 
 
@@ -87,3 +88,7 @@ class OptionalDependencyError(DepthdynError, ImportError):
 
 class ArrayTooLargeError(DepthdynError, MemoryError):
     """A requested array exceeds the memory limit (``depthdyn.numeric.bridge.MAX_BYTES``)."""
+
+
+class InconsistentInitialDataError(ParameterError):
+    """Initial values that contradict the recurrence (more values than its order, not all consistent)."""

@@ -581,6 +581,10 @@ def _name(p) -> str:
 
 
 # ------------------------------------------------------------------ registry
+# linear multistep methods live in their own module, which builds on the helpers above
+from .multistep import adams_bashforth, adams_moulton, bdf, from_lmm, milne_simpson, nystrom  # noqa: E402
+
+
 @dataclass(frozen=True)
 class Family:
     """A registry entry: name, factory, one-line summary."""
@@ -628,6 +632,12 @@ FAMILIES: Mapping[str, Family] = MappingProxyType(
                 "hyper-connections, n streams, x' = H_res x + H_post^T F(H_pre x)",
             ),
             Family("general", general, "general model rho(r) x = lam sigma(r) x (give rho, sigma)"),
+            Family("adams_bashforth", adams_bashforth, "Adams-Bashforth k-step method (explicit, order k)"),
+            Family("adams_moulton", adams_moulton, "Adams-Moulton k-step method (implicit, order k+1)"),
+            Family("bdf", bdf, "backward differentiation formula, k steps (order k)"),
+            Family("nystrom", nystrom, "Nystrom k-step method (explicit; k=2 is leapfrog)"),
+            Family("milne_simpson", milne_simpson, "Milne-Simpson k-step method (implicit; k=2 is Simpson)"),
+            Family("lmm", from_lmm, "linear multistep method from alpha=[...], beta=[...] (lowest index first)"),
         )
     }
 )

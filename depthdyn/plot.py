@@ -173,7 +173,47 @@ def _array(value, what: str) -> np.ndarray:
         raise ShapeError(f"cannot make an array of {what}: {exc}") from None
 
 
-def plot_stability_region(region_or_rec, ax=None, *, x=None, y=None, overlay: str = "auto", **fixed) -> Axes:
+def _draw_numbers(ax: Axes, numbers, swap: bool) -> list:
+    """Real/imaginary intervals as thick segments on the axes, the A(alpha) sector as two rays."""
+    handles = []
+    x0, x1 = ax.get_xlim()
+    y0, y1 = ax.get_ylim()
+    far = 2 * max(abs(x0), abs(x1), abs(y0), abs(y1))
+
+    def seg(iv):
+        if iv.is_empty:
+            return None
+        return max(float(iv.lo_value), -far), min(float(iv.hi_value), far)
+
+    for iv, along_real, color, label in ((numbers.real_interval, True, "#d62728", "real interval"),
+                                         (numbers.imag_interval, False, "#2ca02c", "imaginary interval")):
+        ends = seg(iv)
+        if ends is None:
+            continue
+        lo, hi = ends
+        px, py = ((lo, hi), (0, 0)) if along_real else ((0, 0), (lo, hi))
+        if swap:
+            px, py = py, px
+        (line,) = ax.plot(px, py, color=color, lw=4, solid_capstyle="butt", zorder=5,
+                          label=f"{label} {iv}", gid=label)
+        handles.append(line)
+    if numbers.a_alpha_degrees is not None and numbers.a_alpha_degrees > 0:
+        a, rays = np.radians(numbers.a_alpha_degrees), []
+        for k, sgn in enumerate((1, -1)):
+            px, py = np.array([0, -far * np.cos(a)]), np.array([0, sgn * far * np.sin(a)])
+            if swap:
+                px, py = py, px
+            (line,) = ax.plot(px, py, color="#9467bd", lw=1.4, ls="-.", zorder=5, gid="A(alpha) sector",
+                              label=f"A(alpha) sector, alpha = {numbers.a_alpha_degrees:.4f} deg" if k == 0
+                              else "_nolegend_")
+            rays.append(line)
+        handles.append(rays[0])
+    ax.set(xlim=(x0, x1), ylim=(y0, y1))
+    return handles
+
+
+def plot_stability_region(region_or_rec, ax=None, *, x=None, y=None, overlay: str = "auto", numbers=None,
+                          **fixed) -> Axes:
     """Draw a stability region: the grid mask with the exact boundary over it.
 
     Parameters
@@ -191,6 +231,11 @@ def plot_stability_region(region_or_rec, ax=None, *, x=None, y=None, overlay: st
         the exact Schur-Cohn conditions (each ``expr > 0`` as its zero set ``expr = 0``,
         where the other conditions hold), both, or none. ``auto``: the locus where there
         is one, else the conditions.
+    numbers : StabilityNumbers or True, optional
+        Mark the real and imaginary stability intervals (thick segments on the axes,
+        ``gid`` ``"real interval"`` / ``"imaginary interval"``) and the A(alpha) sector (two
+        rays, ``gid`` ``"A(alpha) sector"``) in the ``re(lam)``/``im(lam)`` plane. ``True``
+        computes them with :func:`~depthdyn.stability_numbers` (recurrence only).
     **fixed
         Values of the parameters not on an axis, and ``tol``, ``method``, ``conditions``
         for :func:`~depthdyn.numeric.region.stability_region` (only with a recurrence).
@@ -253,6 +298,18 @@ def plot_stability_region(region_or_rec, ax=None, *, x=None, y=None, overlay: st
             handles.append(Line2D([], [], ls="none", label="exact: never strictly stable"))
     ax.set(xlim=extent[:2], ylim=extent[2:], xlabel=reg.x_name, ylabel=reg.y_name,
            title=f"stability region: {reg.family}{_fixed_text(reg.fixed)}")
+    if numbers is not None and numbers is not False:
+        names = {reg.x_name, reg.y_name}
+        if not {n[:3] for n in names} == {"re(", "im("}:
+            raise ParameterError("interval and A(alpha) marks need the re(lam), im(lam) plane as axes")
+        if numbers is True:
+            if not isinstance(region_or_rec, Recurrence):
+                raise ParameterError("numbers=True needs a Recurrence; pass the StabilityNumbers for a region")
+            from .symbolic.numbers import stability_numbers
+
+            numbers = stability_numbers(region_or_rec, **{k: v for k, v in fixed.items()
+                                                           if k in region_or_rec.param_names})
+        handles += _draw_numbers(ax, numbers, swap=reg.x_name.startswith("im("))
     _legend(ax, handles)
     return ax
 

@@ -216,6 +216,12 @@ def _family_recs() -> dict[str, Callable]:
         "entangled": lambda: fam.entangled(n=3),
         "hyper_connection": lambda: fam.hyper_connection(n=2, H_pre=[1, 0], H_post=[1, 1]),
         "general": lambda: fam.general(rho="r**2 - r", sigma="(3*r - 1)/2"),
+        "adams_bashforth": lambda: fam.adams_bashforth(k=3),
+        "adams_moulton": lambda: fam.adams_moulton(k=2),
+        "bdf": lambda: fam.bdf(k=3),
+        "nystrom": lambda: fam.nystrom(k=2),
+        "milne_simpson": lambda: fam.milne_simpson(k=2),
+        "lmm": lambda: fam.from_lmm(alpha=[-1, 1], beta=["1/2", "1/2"]),
     }
 
 
@@ -234,6 +240,13 @@ _NOTES = {
     "hyper_connection": "Two streams with `H_pre = [1, 0]`, `H_post = [1, 1]` and a doubly stochastic "
                         "`H_res = [[h, 1-h], [1-h, h]]`, `h = hres_1_1`.",
     "general": "The Adams–Bashforth 2 depth model: `rho(r) = r^2 - r`, `sigma(r) = (3 r - 1)/2`.",
+    "adams_bashforth": "Adams–Bashforth with `k = 3` steps (`lam` stands for `z = h lam`).",
+    "adams_moulton": "Adams–Moulton with `k = 2` steps (order 3).",
+    "bdf": "BDF with `k = 3` steps.",
+    "nystrom": "Nyström with `k = 2` steps: the leapfrog rule `x[l+2] = x[l] + 2 lam x[l+1]`.",
+    "milne_simpson": "Milne–Simpson with `k = 2` steps (Simpson's rule).",
+    "lmm": "A method given by its coefficients: `alpha = [-1, 1]`, `beta = [1/2, 1/2]` (the trapezoidal "
+           "rule).",
 }
 
 
@@ -400,6 +413,78 @@ def _specs() -> dict[str, list[FigureSpec]]:
                        "Adams–Bashforth 2 model, `x_l` from `x_0 = x_1 = 1` (symmetric log scale) for real "
                        "`lam` = -0.5 (decay), "
                        "-0.9 (slow alternating decay) and -1.1 (outside `(-1, 0)`: alternating growth)."),
+        ],
+        **_multistep_specs(R),
+    }
+
+
+def _multistep_specs(R) -> dict[str, list[FigureSpec]]:
+    """Region (with the exact intervals and A(alpha) sector marked) and trajectories per method."""
+    marks = "thick segments mark the exact real and imaginary stability intervals of `depthdyn stability`"
+    return {
+        "adams_bashforth": [
+            FigureSpec("adams_bashforth-region",
+                       _region(R["adams_bashforth"], ("re(lam)", -1, 0.3, 201), ("im(lam)", -1, 1, 201),
+                               numbers=True),
+                       f"Adams–Bashforth 3 in the complex `z = lam` plane; {marks}: `(-6/11, 0)` on the real "
+                       "axis and `i (-12 sqrt(11)/55, 12 sqrt(11)/55)` (about `+-0.7236 i`)."),
+            FigureSpec("adams_bashforth-trajectories",
+                       _traj(R["adams_bashforth"], [1.0, 1.0, 1.0], 40, "lam", [-0.3, -0.5, -0.6],
+                             yscale="symlog"),
+                       "Adams–Bashforth 3, `x_l` from `x_0 = x_1 = x_2 = 1` for real `lam` = -0.3, -0.5 "
+                       "(inside `(-6/11, 0)`: decay) and -0.6 (outside: growth)."),
+        ],
+        "adams_moulton": [
+            FigureSpec("adams_moulton-region",
+                       _region(R["adams_moulton"], ("re(lam)", -7, 1, 201), ("im(lam)", -4, 4, 201)),
+                       "Adams–Moulton 2 (order 3) in the complex `lam` plane: the dashed boundary locus meets "
+                       "the real axis at -6 and 0 (`depthdyn stability adams_moulton -p k=2`)."),
+            FigureSpec("adams_moulton-trajectories",
+                       _traj(R["adams_moulton"], [1.0, 1.0], 40, "lam", [-1.0, -5.0, -6.5], yscale="symlog"),
+                       "Adams–Moulton 2, `x_l` from `x_0 = x_1 = 1` for `lam` = -1, -5 (inside `(-6, 0)`) "
+                       "and -6.5 (outside: alternating growth)."),
+        ],
+        "bdf": [
+            FigureSpec("bdf-region",
+                       _region(R["bdf"], ("re(lam)", -6, 12, 201), ("im(lam)", -9, 9, 201), numbers=True),
+                       f"BDF 3 in the complex `lam` plane: stable outside the bounded curve; {marks}, and "
+                       "the dash-dotted rays bound the A(alpha) sector, `alpha = 86.03` degrees exactly "
+                       "`180 atan(329 sqrt(35)/135)/pi`."),
+            FigureSpec("bdf-trajectories",
+                       _traj(R["bdf"], [1.0, 1.0, 1.0], 40, "lam", [-0.5, -5.0, -50.0]),
+                       "BDF 3, `x_l` from `x_0 = x_1 = x_2 = 1` for `lam` = -0.5, -5 and -50: decay for "
+                       "every negative real `lam`."),
+        ],
+        "nystrom": [
+            FigureSpec("nystrom-region",
+                       _region(R["nystrom"], ("re(lam)", -1.5, 1.5, 201), ("im(lam)", -1.5, 1.5, 201)),
+                       "Leapfrog (Nyström 2) in the complex `lam` plane: no point is strictly stable; the "
+                       "root condition holds exactly on the segment `i (-1, 1)` (`marginal_conditions`), "
+                       "drawn dark where the grid hits it."),
+            FigureSpec("nystrom-trajectories",
+                       _traj(R["nystrom"], [1.0, 1.0], 40, "lam", [-0.05, -0.2], yscale="symlog"),
+                       "Leapfrog, `x_l` from `x_0 = x_1 = 1` for real `lam` = -0.05 and -0.2: the parasitic "
+                       "root below -1 makes every negative real `lam` grow in alternation."),
+        ],
+        "milne_simpson": [
+            FigureSpec("milne_simpson-region",
+                       _region(R["milne_simpson"], ("re(lam)", -2, 2, 201), ("im(lam)", -2.5, 2.5, 201)),
+                       "Milne–Simpson 2 in the complex `lam` plane: never strictly stable; the root "
+                       "condition holds exactly on `i (-sqrt(3), sqrt(3))`."),
+            FigureSpec("milne_simpson-trajectories",
+                       _traj(R["milne_simpson"], [1.0, 1.0], 40, "lam", [-0.05, -0.5], yscale="symlog"),
+                       "Milne–Simpson 2, `x_l` from `x_0 = x_1 = 1` for real `lam` = -0.05 and -0.5: slow "
+                       "alternating growth from the parasitic root."),
+        ],
+        "lmm": [
+            FigureSpec("lmm-region",
+                       _region(R["lmm"], ("re(lam)", -4, 4, 201), ("im(lam)", -4, 4, 201)),
+                       "The trapezoidal rule given as `alpha = [-1, 1]`, `beta = [1/2, 1/2]`: strictly stable "
+                       "on the open left half-plane (A-stable); the boundary locus is the imaginary axis."),
+            FigureSpec("lmm-trajectories",
+                       _traj(R["lmm"], [1.0], 30, "lam", [-0.5, -3.0, 0.2], yscale="symlog"),
+                       "Trapezoidal rule, `x_l` from `x_0 = 1` for `lam` = -0.5, -3 (decay, alternating for "
+                       "`lam < -2`) and 0.2 (growth)."),
         ],
     }
 

@@ -296,3 +296,23 @@ def test_import_depthdyn_does_not_import_matplotlib_and_plots_avoid_pyplot():
     )
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert res.returncode == 0, res.stderr
+
+
+def test_stability_numbers_marks():
+    from depthdyn import adams_bashforth, bdf, plot_stability_region, stability_numbers
+
+    ax = plot_stability_region(bdf(k=4), x=("re(lam)", -10, 30, 81), y=("im(lam)", -20, 20, 81), numbers=True)
+    gids = [line.get_gid() for line in ax.lines]
+    assert gids.count("A(alpha) sector") == 2 and "real interval" in gids
+    ray = next(line for line in ax.lines if line.get_gid() == "A(alpha) sector")
+    (x0, x1), (y0, y1) = ray.get_xdata(), ray.get_ydata()
+    angle = np.degrees(np.arctan2(abs(y1 - y0), -(x1 - x0)))
+    assert abs(angle - stability_numbers(bdf(k=4)).a_alpha_degrees) < 1e-9
+    sn = stability_numbers(adams_bashforth(k=3))
+    ax = plot_stability_region(adams_bashforth(k=3), x=("re(lam)", -1, 0.3, 41), y=("im(lam)", -1, 1, 41),
+                               numbers=sn)
+    seg = next(line for line in ax.lines if line.get_gid() == "imaginary interval")
+    assert np.allclose(seg.get_ydata(), [sn.imag_interval.lo_value, sn.imag_interval.hi_value])
+    assert np.allclose(seg.get_xdata(), 0)
+    with pytest.raises(ParameterError, match="re\\(lam\\), im\\(lam\\)"):
+        plot_stability_region(momentum(), x=("re(lam)", -5, 1, 21), y=("m", 0, 0.9, 11), eta=1, numbers=sn)

@@ -455,7 +455,7 @@ def _group_value(g: _Group, H: tuple, n: int, mapping: dict) -> sp.Expr:
     return K.coeff_monomial(r ** (f.degree() - 1)) / f.LC()
 
 
-def closed_form(rec, initial=None, *, start: int = 0, realisation=None) -> ClosedForm:
+def closed_form(rec, initial=None, *, start: int = 0, realisation=None, forcing=None) -> ClosedForm:
     """Exact solution ``x_l`` of ``rec`` for given initial data.
 
     .. math::
@@ -484,6 +484,12 @@ def closed_form(rec, initial=None, *, start: int = 0, realisation=None) -> Close
         starts from ``x_{-1}, x_0``; ``content_velocity_forward`` (``v_0 = x_1 - x_0``,
         000 §3) from ``x_0, x_1``; ``difference`` (``q_n = (delta^-)^(n-1) x_0``, 002 §2.2)
         from the ghost values ``x_{-(p-1)} .. x_0``.
+    forcing : expr or str, optional
+        Right-hand side ``F(l)`` of ``A_0 x_{l+p} + ... + A_p x_l = F(l)``: sums of
+        ``polynomial(l) * b**l`` (times ``cos``/``sin(theta*l)``); see
+        :func:`depthdyn.symbolic.forced.forced_closed_form`. With a forcing (``0`` too),
+        ``initial`` may also be a dict ``{index: value}`` or hold extra values, which are
+        checked (:class:`~depthdyn.errors.InconsistentInitialDataError`).
 
     Returns
     -------
@@ -509,7 +515,15 @@ def closed_form(rec, initial=None, *, start: int = 0, realisation=None) -> Close
     x_0*(lam + 1)**l
     >>> closed_form(residual(), [3], start=2).at(4, lam=1)
     12
+    >>> closed_form(residual(lam=1), {0: 1}, forcing="2**l").expr   # resonance: 2 is the root
+    2**l*(l/2 + 1)
     """
+    if forcing is not None:
+        if realisation is not None:
+            raise ParameterError("give the initial data as x values (no realisation) with a forcing")
+        from .forced import forced_closed_form
+
+        return forced_closed_form(rec, initial, forcing, start=start)
     first, vals, convention = _initial(rec, initial, start, realisation)
     P = sp.Poly(rec.charpoly(), r)
     D, a = P.degree(), P.all_coeffs()
