@@ -42,6 +42,24 @@ from .families import (
     smooth,
     weighted,
 )
+from .literature import (
+    antisymmetric,
+    branch_scaled,
+    deepnet,
+    hamiltonian,
+    hc_static,
+    kromhc,
+    leapfrog,
+    lm_resnet,
+    mhc,
+    mhc_lite,
+    momentum_sander,
+    revnet,
+    rk2,
+    rk4,
+    runge_kutta,
+)
+from .compare import ComparisonTable, compare, plot_comparison
 from .numeric import (
     CheckReport,
     SimulationOverflowError,
@@ -81,6 +99,11 @@ __all__ = [
     "FAMILIES", "Family", "get_family", "build", "MAX_ORDER", "MAX_STREAMS",
     "residual", "rezero", "weighted", "highway", "momentum", "oscillator", "smooth", "dense",
     "entangled", "hyper_connection", "general", "from_coefficients",
+    # families of the literature (depthdyn.literature)
+    "lm_resnet", "revnet", "hamiltonian", "leapfrog", "antisymmetric", "runge_kutta", "rk2", "rk4",
+    "momentum_sander", "deepnet", "branch_scaled", "hc_static", "mhc", "mhc_lite", "kromhc",
+    # side by side
+    "compare", "ComparisonTable", "plot_comparison",
     # symbolic analyses
     "charpoly", "char_poly", "roots", "Roots", "vieta", "Vieta", "discriminant", "root_structure",
     "modes", "Modes", "closed_form", "ClosedForm", "depth_limit", "DepthLimit",
