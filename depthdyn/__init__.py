@@ -75,6 +75,15 @@ from .numeric import (
 )
 from .numeric.check import check
 from .numeric.simulate import simulate
+from .multistep import (
+    adams_bashforth,
+    adams_moulton,
+    bdf,
+    from_lmm,
+    milne_simpson,
+    nystrom,
+    order_and_error_constant,
+)
 from .recurrence import COMPLEXES, REALS, Param, Realisation, Recurrence, r, to_exact
 from .symbolic.polynomial import (
     Roots,
@@ -86,6 +95,8 @@ from .symbolic.polynomial import (
     roots,
     vieta,
 )
+from .symbolic.intervals import Interval, IntervalUnion, solve_for
+from .symbolic.numbers import StabilityNumbers, stability_numbers
 from .symbolic.solve import ClosedForm, DepthLimit, Modes, closed_form, depth_limit, l, modes
 from .symbolic.stability import RootCondition, StabilityConditions, root_condition, stability_conditions
 from .symbolic.statespace import Similarity, realisation, realisations, signed_pascal, similarity
@@ -99,6 +110,7 @@ __all__ = [
     "FAMILIES", "Family", "get_family", "build", "MAX_ORDER", "MAX_STREAMS",
     "residual", "rezero", "weighted", "highway", "momentum", "oscillator", "smooth", "dense",
     "entangled", "hyper_connection", "general", "from_coefficients",
+    "adams_bashforth", "adams_moulton", "bdf", "nystrom", "milne_simpson", "from_lmm",
     # families of the literature (depthdyn.literature)
     "lm_resnet", "revnet", "hamiltonian", "leapfrog", "antisymmetric", "runge_kutta", "rk2", "rk4",
     "momentum_sander", "deepnet", "branch_scaled", "hc_static", "mhc", "mhc_lite", "kromhc",
@@ -109,6 +121,8 @@ __all__ = [
     "modes", "Modes", "closed_form", "ClosedForm", "depth_limit", "DepthLimit",
     "realisations", "realisation", "similarity", "Similarity", "signed_pascal",
     "stability_conditions", "StabilityConditions", "root_condition", "RootCondition",
+    "stability_numbers", "StabilityNumbers", "solve_for", "Interval", "IntervalUnion",
+    "order_and_error_constant",
     # numeric engine (batched; depthdyn.numeric has the array-level functions)
     "batch_coefficients", "spectrum", "Spectrum", "spectral_radius", "stability_mask",
     "stability_region", "StabilityRegion", "simulate", "Trajectory", "SimulationOverflowError",

@@ -568,6 +568,10 @@ def from_coefficients(coeffs, params=(), *, lam: str | None = None, **values) ->
 
 
 # ------------------------------------------------------------------ registry
+# linear multistep methods live in their own module, which builds on the helpers above
+from .multistep import adams_bashforth, adams_moulton, bdf, from_lmm, milne_simpson, nystrom  # noqa: E402
+
+
 @dataclass(frozen=True)
 class Family:
     """A registry entry: name, factory, one-line summary and example arguments.
@@ -616,6 +620,14 @@ def _registry() -> dict[str, Family]:
                {"hres_1_1": sp.Rational(3, 4), "hpre_1": half, "hpre_2": half, "hpost_1": one, "hpost_2": one}),
         Family("general", general, "general model rho(r) x = lam sigma(r) x (give rho, sigma)",
                {"rho": "r**2 - r", "sigma": "r"}),
+        # linear multistep methods (depthdyn.multistep)
+        Family("adams_bashforth", adams_bashforth, "Adams-Bashforth k-step method (explicit, order k)", {"h": one}),
+        Family("adams_moulton", adams_moulton, "Adams-Moulton k-step method (implicit, order k+1)", {"h": one}),
+        Family("bdf", bdf, "backward differentiation formula, k steps (order k)", {"h": one}),
+        Family("nystrom", nystrom, "Nystrom k-step method (explicit; k=2 is leapfrog)", {"h": one}),
+        Family("milne_simpson", milne_simpson, "Milne-Simpson k-step method (implicit; k=2 is Simpson)", {"h": one}),
+        Family("lmm", from_lmm, "linear multistep method from alpha=[...], beta=[...] (lowest index first)",
+               {"alpha": [-1, 1], "beta": [1, 0]}),
         # the literature (depthdyn.literature)
         Family("lm_resnet", lit.lm_resnet, "LM-ResNet u' = (1 - k) u + k u_prev + f(u) (Lu et al. 2018)",
                {"k": sp.Rational(-1, 10)}),

@@ -1,0 +1,446 @@
+"""Exact one-parameter sets: conditions on one real parameter as a union of intervals.
+
+:func:`solve_for` reduces polynomial (or rational) conditions ``g_i(x) > 0`` (``>=``,
+``<``, ``<=``, ``=`` too) in one real symbol ``x`` to a union of intervals with exact
+endpoints. The truth value of every condition is constant between consecutive real roots
+of the numerators and denominators, so the answer is decided exactly at one rational
+point inside each gap and at each root itself (an algebraic number, decided by refining
+its isolating interval until the polynomial in question has no root in it). Adjacent
+true pieces are merged, so a bound implied by the others never appears.
+
+Endpoints are rationals, quadratic surds, or ``CRootOf`` of an irreducible factor; every
+endpoint also carries a float.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import sympy as sp
+
+from ..errors import ParameterError, UnknownParameterError
+from ..recurrence import REALS, to_exact
+from .records import Record, sstr
+
+__all__ = ["Interval", "IntervalUnion", "solve_for", "ExactPoint", "real_points"]
+
+_RELS = {
+    sp.StrictGreaterThan: lambda s: s > 0,
+    sp.GreaterThan: lambda s: s >= 0,
+    sp.StrictLessThan: lambda s: s < 0,
+    sp.LessThan: lambda s: s <= 0,
+    sp.Equality: lambda s: s == 0,
+    sp.Unequality: lambda s: s != 0,
+}
+
+
+# ----------------------------------------------------------------- exact real points
+@dataclass(frozen=True)
+class ExactPoint:
+    """A real algebraic number: ``value`` (exact), its irreducible polynomial and an isolating interval."""
+
+    value: sp.Expr
+    poly: sp.Poly  # irreducible over Q, in a dummy variable; degree 1 for a rational
+    lo: sp.Rational
+    hi: sp.Rational
+
+    @property
+    def rational(self) -> bool:
+        return self.poly.degree() == 1
+
+    def refined(self, width) -> ExactPoint:
+        if self.rational or self.hi - self.lo <= width:
+            return self
+        lo, hi = self.poly.refine_root(self.lo, self.hi, eps=width)
+        return ExactPoint(self.value, self.poly, sp.Rational(lo), sp.Rational(hi))
+
+    def __float__(self) -> float:
+        return float(sp.N(self.value, 20))
+
+    def sign_of(self, g: sp.Poly) -> int:
+        """Exact sign of the univariate polynomial ``g`` at this point."""
+        g = sp.Poly(g.as_expr().xreplace({g.gen: self.poly.gen}), self.poly.gen)
+        if self.rational:
+            v = g.eval(self.lo)
+            return _sgn(v)
+        if g.rem(self.poly).is_zero:
+            return 0
+        pt, width = self, (self.hi - self.lo) / 2
+        for _ in range(200):  # g has no root at this irrational point: refine until none is near
+            if g.count_roots(pt.lo, pt.hi) == 0:
+                v = g.eval(pt.lo)
+                return _sgn(v)
+            width /= 1024
+            pt = pt.refined(width)
+        raise ParameterError(f"could not decide the sign of {g.as_expr()} at {self.value}")  # pragma: no cover
+
+
+def _sgn(v) -> int:
+    return int(bool(v > 0)) - int(bool(v < 0))
+
+
+def real_points(poly: sp.Poly) -> list[ExactPoint]:
+    """Distinct real roots of a univariate polynomial as sorted :class:`ExactPoint`s."""
+    x = poly.gen
+    if poly.is_zero or poly.degree() <= 0:
+        return []
+    out = []
+    for fac, _ in sp.factor_list(poly)[1]:
+        f = sp.Poly(fac, x)
+        if f.degree() < 1:
+            continue
+        if f.degree() == 1:
+            v = -f.nth(0) / f.nth(1)
+            out.append(ExactPoint(v, f, v, v))
+            continue
+        ivals = f.intervals()
+        explicit = sorted(sp.roots(f, x, filter="R").keys(), key=lambda v: float(v)) if f.degree() == 2 else None
+        for i, ((lo, hi), _k) in enumerate(ivals):
+            value = explicit[i] if explicit else sp.CRootOf(f, i)
+            out.append(ExactPoint(value, f, sp.Rational(lo), sp.Rational(hi)))
+    return sorted(out, key=_sort_key)
+
+
+def _sort_key(p: ExactPoint):
+    return float(sp.N(p.value, 40))
+
+
+def _between(a: ExactPoint | None, b: ExactPoint | None) -> sp.Rational:
+    """A simple rational strictly between two points (either may be None: -oo / +oo)."""
+    if a is None and b is None:
+        return sp.Integer(0)
+    if a is None:
+        return sp.floor(b.lo) - 1
+    if b is None:
+        return sp.ceiling(a.hi) + 1
+    gap = sp.Rational(1, 2)
+    for _ in range(200):
+        a, b = a.refined(gap), b.refined(gap)
+        if a.hi < b.lo:
+            lo, hi = a.hi, b.lo
+            for den in (1, 2, 4, 8, 10, 16, 100, 1000):  # prefer short rationals
+                c = sp.floor(lo * den + 1) / sp.Integer(den)
+                if lo < c < hi:
+                    return c
+            return (lo + hi) / 2
+        gap /= 64
+    raise ParameterError("could not separate two critical points")  # pragma: no cover
+
+
+# ----------------------------------------------------------------- intervals
+def _endpoint_json(v) -> dict:
+    if v is None:
+        return {"exact": None, "value": None}
+    if v.is_infinite:
+        return {"exact": sstr(v), "value": float(v)}
+    return {"exact": sstr(v), "value": float(sp.N(v, 20))}
+
+
+def _show(v) -> str:
+    if not v.has(sp.CRootOf):
+        return sstr(v)
+    return f"{sstr(v)} ~ {float(sp.N(v, 20)):.15g}"
+
+
+@dataclass(frozen=True)
+class Interval(Record):
+    """An interval with exact endpoints; ``lo_open``/``hi_open`` say whether the ends are excluded.
+
+    ``component`` says how it was picked from a union (``"contains 0"``, ``"adjacent to 0"``,
+    ``"nearest to 0"``, ``"empty"``) or is empty when it is just a piece.
+    """
+
+    lo: sp.Expr
+    hi: sp.Expr
+    lo_open: bool = True
+    hi_open: bool = True
+    component: str = ""
+
+    @classmethod
+    def empty(cls) -> Interval:
+        return cls(sp.Integer(0), sp.Integer(0), True, True, "empty")
+
+    @property
+    def is_empty(self) -> bool:
+        return self.component == "empty" or bool(self.lo > self.hi) or (
+            self.lo == self.hi and (self.lo_open or self.hi_open))
+
+    @property
+    def lo_value(self) -> float | None:
+        return None if self.is_empty else float(sp.N(self.lo, 20))
+
+    @property
+    def hi_value(self) -> float | None:
+        return None if self.is_empty else float(sp.N(self.hi, 20))
+
+    def contains(self, value) -> bool:
+        """Exact membership of a real number."""
+        if self.is_empty:
+            return False
+        v = to_exact(value)
+        above = bool(v > self.lo) if self.lo_open else bool(v >= self.lo)
+        below = bool(v < self.hi) if self.hi_open else bool(v <= self.hi)
+        return above and below
+
+    def as_set(self) -> sp.Set:
+        if self.is_empty:
+            return sp.S.EmptySet
+        return sp.Interval(self.lo, self.hi, self.lo_open, self.hi_open)
+
+    def to_json(self) -> dict:
+        if self.is_empty:
+            return {"empty": True, "lo": _endpoint_json(None), "hi": _endpoint_json(None),
+                    "lo_open": True, "hi_open": True, "component": self.component}
+        return {"empty": False, "lo": _endpoint_json(self.lo), "hi": _endpoint_json(self.hi),
+                "lo_open": self.lo_open, "hi_open": self.hi_open, "component": self.component}
+
+    def _text(self) -> str:
+        if self.is_empty:
+            return "empty"
+        if self.lo == self.hi:
+            return f"{{{_show(self.lo)}}}"
+        left, right = "(" if self.lo_open else "[", ")" if self.hi_open else "]"
+        return f"{left}{_show(self.lo)}, {_show(self.hi)}{right}"
+
+    def _latex(self) -> str:
+        if self.is_empty:
+            return "\\emptyset"
+        return sp.latex(self.as_set())
+
+
+@dataclass(frozen=True)
+class IntervalUnion(Record):
+    """A union of disjoint intervals, sorted, for the real parameter ``variable``."""
+
+    intervals: tuple
+    variable: str = "x"
+    method: str = field(default="", compare=False)
+
+    def contains(self, value) -> bool:
+        return any(iv.contains(value) for iv in self.intervals)
+
+    @property
+    def is_empty(self) -> bool:
+        return not self.intervals
+
+    def as_set(self) -> sp.Set:
+        return sp.Union(*(iv.as_set() for iv in self.intervals)) if self.intervals else sp.S.EmptySet
+
+    def component(self, near=0) -> Interval:
+        """The interval containing ``near``, else one whose closure contains it, else the nearest."""
+        near = to_exact(near)
+        if not self.intervals:
+            return Interval.empty()
+        for iv in self.intervals:
+            if iv.contains(near):
+                return Interval(iv.lo, iv.hi, iv.lo_open, iv.hi_open, f"contains {near}")
+        adjacent = [iv for iv in self.intervals if iv.lo == near or iv.hi == near]
+        if adjacent:
+            if len(adjacent) == 2:  # (a, near) and (near, b): one interval with the point itself marginal
+                a, b = adjacent
+                return Interval(a.lo, b.hi, a.lo_open, b.hi_open, f"adjacent to {near} on both sides")
+            iv = adjacent[0]
+            return Interval(iv.lo, iv.hi, iv.lo_open, iv.hi_open, f"adjacent to {near}")
+
+        def dist(iv):
+            return min(abs(float(sp.N(e - near, 20))) for e in (iv.lo, iv.hi) if not e.is_infinite)
+
+        iv = min(self.intervals, key=dist)
+        return Interval(iv.lo, iv.hi, iv.lo_open, iv.hi_open, f"nearest to {near}")
+
+    def to_json(self) -> list:
+        return [iv.to_json() for iv in self.intervals]
+
+    def _text(self) -> str:
+        body = " U ".join(str(iv) for iv in self.intervals) if self.intervals else "empty"
+        return f"{self.variable} in {body}"
+
+    def _latex(self) -> str:
+        return f"{self.variable} \\in {sp.latex(self.as_set())}"
+
+
+# ----------------------------------------------------------------- solve_for
+def _conditions_of(obj) -> list:
+    from .stability import StabilityConditions
+
+    if isinstance(obj, StabilityConditions):
+        return [sp.false] if obj.never else list(obj.conditions)
+    if isinstance(obj, (sp.And,)):
+        return list(obj.args)
+    if isinstance(obj, (sp.Basic, bool)):
+        return [sp.sympify(obj)]
+    if isinstance(obj, Iterable):
+        out = []
+        for c in obj:
+            out += _conditions_of(c)
+        return out
+    raise ParameterError(f"cannot read conditions from {type(obj).__name__}")
+
+
+def _domain_conditions(x: sp.Symbol, domain: sp.Set) -> list:
+    if domain is None or domain == REALS:
+        return []
+    if not isinstance(domain, sp.Interval):
+        raise ParameterError(f"the domain of {x} must be an interval, got {domain}")
+    out = []
+    if domain.start.is_finite:
+        out.append((sp.StrictGreaterThan if domain.left_open else sp.GreaterThan)(x - domain.start, 0))
+    if domain.end.is_finite:
+        out.append((sp.StrictGreaterThan if domain.right_open else sp.GreaterThan)(domain.end - x, 0))
+    return out
+
+
+def _univariate(cond, x: sp.Symbol):
+    """``(test, polys)``: ``test(sign_fn)`` decides the condition given the signs of its polys."""
+    if cond in (sp.true, True):
+        return (lambda sign: True), []
+    if cond in (sp.false, False):
+        return (lambda sign: False), []
+    if type(cond) not in _RELS:
+        raise ParameterError(f"cannot solve {sstr(cond)}: only (in)equalities of polynomials are supported")
+    num, den = sp.fraction(sp.together(sp.expand(cond.lhs - cond.rhs)))
+    stray = (num.free_symbols | den.free_symbols) - {x}
+    if stray:
+        raise ParameterError(
+            f"cannot solve {sstr(cond)} for {x}: give values for {sorted(map(str, stray))}")
+    try:
+        pn, pd = sp.Poly(num, x), sp.Poly(den, x)
+    except sp.PolynomialError:
+        raise ParameterError(f"cannot solve {sstr(cond)} for {x}: not a rational function of {x}") from None
+    rel = _RELS[type(cond)]
+
+    def test(sign):
+        sd = sign(pd)
+        return sd != 0 and rel(sign(pn) * sd)
+
+    return test, [pn, pd]
+
+
+def solve_for(conditions_or_rec, param: str, *, domain=None, **values) -> IntervalUnion:
+    """The set of real ``param`` values where all conditions hold, as an exact union of intervals.
+
+    Parameters
+    ----------
+    conditions_or_rec : StabilityConditions, Relational, iterable of them, or Recurrence
+        Conditions such as ``g(x) > 0`` with ``g`` polynomial or rational in ``param``
+        once ``values`` are substituted. A :class:`~depthdyn.Recurrence` stands for its
+        strict stability conditions (``stability_conditions(rec.subs(values))``, ``lam``
+        real) and its parameter's domain.
+    param : str
+        The parameter to solve for (every other symbol needs a value).
+    domain : sympy.Interval, optional
+        Restrict ``param`` to this set (default: the parameter's domain for a recurrence,
+        else the real line).
+    **values
+        Exact values of the other symbols.
+
+    Returns
+    -------
+    IntervalUnion
+        Disjoint intervals with exact endpoints; redundant bounds never appear.
+
+    Raises
+    ------
+    ParameterError
+        A condition is not rational in ``param`` or other symbols lack values.
+
+    Examples
+    --------
+    >>> import sympy as sp
+    >>> K = sp.Symbol("K", real=True)
+    >>> print(solve_for([K > 0, 6321 - 2642*K > 0, 27358 - 1037*K > 0], "K"))
+    K in (0, 6321/2642)
+    >>> print(solve_for([K**2 - 2 > 0, K < 3], "K"))
+    K in (-oo, -sqrt(2)) U (sqrt(2), 3)
+    """
+    from ..recurrence import Recurrence
+    from .stability import stability_conditions
+
+    if isinstance(conditions_or_rec, Recurrence):
+        rec = conditions_or_rec.subs(values) if values else conditions_or_rec
+        if param not in rec.param_names:
+            raise UnknownParameterError(f"{rec.name} has no free parameter {param!r}; left: {list(rec.param_names)}")
+        if len(rec.params) > 1:
+            left = [p for p in rec.param_names if p != param]
+            raise ParameterError(f"give values for {left} to solve for {param}")
+        dom = rec.param(param).domain.intersect(REALS) if domain is None else domain
+        sc = stability_conditions(rec, lam="real")
+        conds, values = _conditions_of(sc), {}
+        x = next((s for s, _ in sc.domains if s.name == param), sp.Symbol(param, real=True))
+    else:
+        conds, dom = _conditions_of(conditions_or_rec), domain
+        syms = set().union(*(getattr(c, "free_symbols", set()) for c in conds))
+        named = {s.name: s for s in syms}
+        x = named.get(param, sp.Symbol(param, real=True))
+        if values:
+            sub = {named[k]: to_exact(v) for k, v in values.items() if k in named}
+            unknown = set(values) - set(named)
+            if unknown:
+                raise UnknownParameterError(f"the conditions do not use {sorted(unknown)}")
+            conds = [c.subs(sub) for c in conds]
+    conds = conds + _domain_conditions(x, dom)
+    tests, polys = [], []
+    for c in conds:
+        t, ps = _univariate(c, x)
+        tests.append(t)
+        polys += ps
+    crit: list[ExactPoint] = []
+    for p in polys:
+        for pt in real_points(p):
+            if not any(pt.poly == q.poly and pt.lo == q.lo and pt.hi == q.hi for q in crit):
+                crit.append(pt)
+    crit = _dedupe(sorted(crit, key=_sort_key))
+
+    def holds_at(point) -> bool:
+        if isinstance(point, ExactPoint):
+            return all(t(point.sign_of) for t in tests)
+        return all(t(lambda g, v=point: _rsign(g, v)) for t in tests)
+
+    # pieces in order: gap, point, gap, point, ..., gap
+    pieces = []
+    bounds = [None] + crit + [None]
+    for i in range(len(bounds) - 1):
+        a, b = bounds[i], bounds[i + 1]
+        pieces.append(("gap", a, b, holds_at(_between(a, b))))
+        if b is not None:
+            pieces.append(("point", b, b, holds_at(b)))
+    return IntervalUnion(tuple(_merge(pieces)), param,
+                         f"exact sign analysis at {len(crit)} critical points and the gaps between them")
+
+
+def _dedupe(points: list) -> list:
+    out = []
+    for p in points:
+        if out and out[-1].poly == p.poly and math.isclose(_sort_key(out[-1]), _sort_key(p), rel_tol=0,
+                                                           abs_tol=1e-30):
+            continue
+        out.append(p)
+    return out
+
+
+def _rsign(g: sp.Poly, v) -> int:
+    val = g.eval(v)
+    return _sgn(val)
+
+
+def _merge(pieces: list) -> list:
+    out, cur = [], None
+    for kind, a, b, ok in pieces:
+        if ok:
+            if cur is None:
+                lo = -sp.oo if a is None else a.value
+                cur = [lo, None, kind == "gap"]  # lo, hi, lo_open
+            if kind == "point":
+                cur[1], hi_open = b.value, False
+            else:
+                cur[1], hi_open = (sp.oo if b is None else b.value), True
+            cur.append(hi_open)
+            cur = cur[:3] + [hi_open]
+        elif cur is not None:
+            out.append(Interval(cur[0], cur[1], cur[2] or cur[0] == -sp.oo, cur[3] or cur[1] == sp.oo))
+            cur = None
+    if cur is not None:
+        out.append(Interval(cur[0], cur[1], cur[2] or cur[0] == -sp.oo, cur[3] or cur[1] == sp.oo))
+    return out

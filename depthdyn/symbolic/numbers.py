@@ -1,0 +1,513 @@
+"""Stability numbers of a method or block: intervals, A(alpha) angle, zero-stability, order.
+
+For ``p(r) = rho(r) - lam sigma(r)`` a root crosses the unit circle only where ``lam``
+lies on the *boundary locus* ``lam(theta) = rho(e^{i theta}) / sigma(e^{i theta})``. With
+``c = cos(theta)``,
+
+.. math::
+
+    \\rho(e^{i\\theta}) \\overline{\\sigma(e^{i\\theta})} = R(c) + i \\sin\\theta\\, I(c),
+    \\qquad |\\sigma(e^{i\\theta})|^2 = S(c),
+
+``R, I, S`` real polynomials (Chebyshev expansions), so the locus meets the real axis at
+``lam = R(c)/S(c)`` for ``c = +-1`` and the roots of ``I`` in ``(-1, 1)``, and the imaginary
+axis at ``lam = +- i sqrt(1 - c^2) I(c)/S(c)`` for the roots of ``R`` in ``[-1, 1]``.
+These finitely many algebraic points (plus the points where the degree drops) cut an
+axis into open gaps with no root on the circle, so strict stability is constant on each
+gap and is decided exactly at one rational point by the Schur–Cohn recursion; the
+crossing points themselves are never strictly stable (a root is on the circle). The root
+condition (``marginal``) is decided exactly at every crossing point too, so weakly stable
+segments such as leapfrog's ``i (-1, 1)`` come out exactly.
+
+A(alpha): ``tan^2 |arg(-lam(theta))| = (1 - c^2) I(c)^2 / R(c)^2`` on the locus in the
+left half-plane; its minimum over the stationary points (and the limits ``c -> +-1``) is
+an algebraic number ``T``, and ``alpha = atan(sqrt(T))``: the open sector of that angle
+contains no locus point, so it is stable throughout once one point in it is.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import mpmath
+import sympy as sp
+
+from ..errors import ParameterError, UnknownParameterError
+from ..recurrence import r
+from .intervals import ExactPoint, Interval, IntervalUnion, _between, _merge, real_points
+from .records import Record, sstr
+
+__all__ = ["StabilityNumbers", "stability_numbers", "schur_stable", "axis_sets"]
+
+_c = sp.Symbol("c", real=True)
+_T = sp.Symbol("T")
+
+
+# ----------------------------------------------------------------- exact point deciders
+def schur_stable(coeffs) -> bool:
+    """Exact Schur–Cohn recursion: all roots of ``coeffs`` (highest first, numbers) in ``|r| < 1``.
+
+    ``p -> (conj(a_n) p(z) - a_0 p*(z)) / z`` keeps the count of roots inside the disc
+    while ``|a_0| < |a_n|``; a numeric polynomial is Schur-stable iff that holds at every
+    step. A vanishing leading coefficient (degree drop) counts as not stable.
+
+    Examples
+    --------
+    >>> schur_stable([1, 0, sp.Rational(1, 4)]), schur_stable([1, 0, 1])
+    (True, False)
+    """
+    p = [sp.nsimplify(c) if isinstance(c, float) else sp.sympify(c) for c in coeffs]
+    if p[0] == 0:
+        return False
+    while len(p) > 1:
+        an, a0 = p[0], p[-1]
+        if sp.expand(a0 * sp.conjugate(a0) - an * sp.conjugate(an)) >= 0:
+            return False
+        star = [sp.conjugate(c) for c in reversed(p)]
+        p = [sp.expand(sp.conjugate(an) * x - a0 * y) for x, y in zip(p, star, strict=True)][:-1]
+    return True
+
+
+def _on_circle_count(g: sp.Poly) -> int:
+    """Number of distinct roots of the squarefree ``g`` on ``|z| = 1`` (exact, Sturm).
+
+    ``z = (1 + i w)/(1 - i w)`` maps the circle minus ``-1`` to the real ``w`` line; for a
+    self-inversive ``g`` (a factor of ``gcd(p, p*)``) the image is a real polynomial up to
+    a constant factor, whose real roots Sturm sequences count.
+    """
+    w = sp.Symbol("w", real=True)
+    d = g.degree()
+    G = sp.Poly(sp.expand(sum(c * (1 + sp.I * w) ** (d - j) * (1 - sp.I * w) ** j
+                              for j, c in enumerate(g.all_coeffs()))), w)
+    G = sp.Poly([sp.expand(c / G.LC()) for c in G.all_coeffs()], w)
+    if not all(c.is_real for c in G.all_coeffs()):
+        raise ParameterError("internal: gcd(p, p*) is not self-inversive")  # pragma: no cover
+    at_minus_one = int(g.eval(-1) == 0)
+    return (G.count_roots() if G.degree() > 0 else 0) + at_minus_one
+
+
+def root_condition_exact(coeffs) -> bool:
+    """Root condition (roots in ``|r| <= 1``, those on the circle simple) for Gaussian-rational coefficients.
+
+    ``g = gcd(p, p*)`` holds every root on the circle (and pairs ``z, 1/conj(z)``, one of
+    them outside); with ``p = g q`` the condition holds iff ``g`` is squarefree, all its
+    roots are on the circle (:func:`_on_circle_count`), ``gcd(g, q) = 1`` and ``q`` is
+    Schur-stable. Everything is exact.
+
+    Examples
+    --------
+    >>> root_condition_exact([1, 0, 1]), root_condition_exact([1, -2, 1])
+    (True, False)
+    """
+    z = sp.Symbol("z")
+    P = sp.Poly(coeffs, z, extension=sp.I) if any(not sp.sympify(c).is_real for c in coeffs) else sp.Poly(coeffs, z)
+    if P.LC() == 0:
+        return False
+    star = sp.Poly([sp.conjugate(c) for c in reversed(P.all_coeffs())], z, domain=P.domain)
+    g = sp.gcd(P, star)
+    if g.degree() == 0:
+        return schur_stable(P.all_coeffs())
+    q = sp.quo(P, g)
+    if sp.gcd(g, g.diff(z)).degree() > 0 or sp.gcd(g, q).degree() > 0:
+        return False
+    if _on_circle_count(g) != g.degree():
+        return False
+    return q.degree() == 0 or schur_stable(q.all_coeffs())
+
+
+def _coeffs_at(P: sp.Poly, lam: sp.Symbol, value) -> list:
+    return [sp.expand(c.xreplace({lam: value})) for c in P.all_coeffs()]
+
+
+def _marginal_at(P: sp.Poly, lam, value) -> bool:
+    """Root condition at an exact point: exact gcd test, or 60 digits at an irrational point.
+
+    At an irrational point (an endpoint: a surd or ``CRootOf``) the roots are computed at 60 digits
+    from the 80-digit coefficients: a root within ``1e-30`` of the circle is on it (the
+    point is a boundary-locus crossing, so one is), roots within ``1e-20`` of each other
+    are one repeated root.
+    """
+    coeffs = _coeffs_at(P, lam, value)
+    if coeffs[0] == 0:
+        return False
+    if all(part.is_Rational for c in coeffs for part in c.as_real_imag()):
+        return root_condition_exact(coeffs)
+    with mpmath.workdps(80):
+        mc = [mpmath.mpc(*(str(sp.N(part, 80)) for part in sp.expand(c).as_real_imag())) for c in coeffs]
+        found = mpmath.polyroots(mc, maxsteps=400, extraprec=200)
+        for i, z in enumerate(found):
+            mod = abs(z)
+            if mod > 1 + mpmath.mpf("1e-30"):
+                return False
+            if abs(mod - 1) <= mpmath.mpf("1e-30") and any(
+                    abs(z - w) < mpmath.mpf("1e-20") for j, w in enumerate(found) if j != i):
+                return False
+    return True
+
+
+# ----------------------------------------------------------------- the boundary locus
+def _cheb(m: int, kind: str) -> sp.Expr:
+    return sp.chebyshevt_poly(m, _c) if kind == "T" else sp.chebyshevu_poly(m, _c)
+
+
+def _trig(rho: sp.Poly, sigma: sp.Poly) -> tuple[sp.Poly, sp.Poly, sp.Poly]:
+    """``R, I, S`` with ``rho(z) conj(sigma(z)) = R + i sin(theta) I`` and ``|sigma|^2 = S`` on ``|z| = 1``."""
+    a = {m[0]: c for m, c in rho.terms()}
+    b = {m[0]: c for m, c in sigma.terms()}
+    R = I = S = sp.S.Zero
+    for j, aj in a.items():
+        for k, bk in b.items():
+            m = j - k
+            R += aj * bk * _cheb(abs(m), "T")
+            if m:
+                I += (1 if m > 0 else -1) * aj * bk * _cheb(abs(m) - 1, "U")
+    for j, bj in b.items():
+        for k, bk in b.items():
+            S += bj * bk * _cheb(abs(j - k), "T")
+    return tuple(sp.Poly(sp.expand(e), _c) for e in (R, I, S))
+
+
+def _inside(pt: ExactPoint, closed: bool = True) -> bool:
+    """``-1 <= c <= 1`` (or strictly) for an exact point."""
+    up, down = pt.sign_of(sp.Poly(_c - 1, _c)), pt.sign_of(sp.Poly(_c + 1, _c))
+    return (up <= 0 and down >= 0) if closed else (up < 0 and down > 0)
+
+
+def _value_point(c0: ExactPoint, target: sp.Poly, numeric) -> ExactPoint:
+    """The real root of ``target`` (a polynomial in ``_T``) equal to a value computed at ``c0``.
+
+    ``target`` comes from a resultant, so the value is one of its roots; the isolating
+    intervals are exact and the 50-digit value only picks which one.
+    """
+    cands = real_points(target)
+    best = min(cands, key=lambda p: abs(sp.N(p.value, 50) - numeric))
+    if abs(sp.N(best.value, 50) - numeric) > sp.Float("1e-25", 50):
+        raise ParameterError("could not identify an algebraic crossing point")  # pragma: no cover
+    return best
+
+
+def _crossings(R, I, S, axis: str) -> list[ExactPoint]:
+    """Exact axis coordinates where the boundary locus meets the real (``lam``) or imaginary (``t``) axis."""
+    out = []
+    if axis == "real":
+        along, off, value = I, R, lambda cc: R.as_expr().subs(_c, cc) / S.as_expr().subs(_c, cc)
+        target = lambda h: sp.Poly(sp.resultant(h, _T * S.as_expr() - R.as_expr(), _c), _T)  # noqa: E731
+        ends = [sp.Integer(1), sp.Integer(-1)]
+    else:
+        along, off = R, I
+        target = lambda h: sp.Poly(  # noqa: E731
+            sp.resultant(h, _T**2 * S.as_expr() ** 2 - (1 - _c**2) * I.as_expr() ** 2, _c), _T)
+        ends = []
+    if along.is_zero:  # the whole locus lies on this axis: its extreme points bound the segments
+        return _degenerate_crossings(R, I, S, axis)
+    for cc in ends:
+        s = S.eval(cc)
+        if s != 0:
+            v = R.eval(cc) / s
+            out.append(ExactPoint(v, sp.Poly(_T - v, _T), v, v))
+    for fac, _ in sp.factor_list(along.as_expr(), _c)[1]:
+        h = sp.Poly(fac, _c)
+        if h.degree() < 1 or h.rem(S).is_zero or (h.rem(sp.Poly(_c**2 - 1, _c)).is_zero and axis == "real"):
+            continue
+        if axis == "real" and sp.Poly(_c**2 - 1, _c).rem(h).is_zero:
+            continue  # c = +-1 handled above
+        tpoly = target(h.as_expr())
+        for c0 in real_points(h):
+            if not _inside(c0, closed=True) or c0.sign_of(S) == 0:
+                continue
+            cn = sp.N(c0.value, 60)
+            if axis == "real":
+                out.append(_value_point(c0, tpoly, value(cn)))
+            else:
+                tv = sp.sqrt(1 - cn**2) * I.as_expr().subs(_c, cn) / S.as_expr().subs(_c, cn)
+                out += [_value_point(c0, tpoly, tv), _value_point(c0, tpoly, -tv)]
+    return out
+
+
+def _degenerate_crossings(R, I, S, axis):
+    """Extreme values of the locus coordinate when the locus lies on the axis itself."""
+    if axis == "real":
+        F, num = R.as_expr() / S.as_expr(), None
+        d = sp.Poly(sp.numer(sp.together(sp.diff(F, _c))), _c)
+        val = lambda cc: F.subs(_c, cc)  # noqa: E731
+        target = lambda h: sp.Poly(sp.resultant(h, _T * S.as_expr() - R.as_expr(), _c), _T)  # noqa: E731
+    else:  # t(theta) = sin(theta) I/S: stationary where c I S - (1 - c^2)(I' S - I S') = 0
+        Ie, Se = I.as_expr(), S.as_expr()
+        num = sp.expand(_c * Ie * Se - (1 - _c**2) * (sp.diff(Ie, _c) * Se - Ie * sp.diff(Se, _c)))
+        d = sp.Poly(num, _c)
+        val = lambda cc: sp.sqrt(1 - cc**2) * Ie.subs(_c, cc) / Se.subs(_c, cc)  # noqa: E731
+        target = lambda h: sp.Poly(sp.resultant(h, _T**2 * Se**2 - (1 - _c**2) * Ie**2, _c), _T)  # noqa: E731
+    out = []
+    for cc in (sp.Integer(1), sp.Integer(-1)):
+        if S.eval(cc) != 0:
+            v = val(cc)
+            out.append(ExactPoint(v, sp.Poly(_T - v, _T), v, v))
+    for fac, _ in sp.factor_list(d.as_expr(), _c)[1]:
+        h = sp.Poly(fac, _c)
+        if h.degree() < 1:
+            continue
+        tpoly = target(h.as_expr())
+        for c0 in real_points(h):
+            if not _inside(c0, closed=False) or c0.sign_of(S) == 0:
+                continue
+            v = sp.N(val(sp.N(c0.value, 60)), 50)
+            out.append(_value_point(c0, tpoly, v))
+            if axis != "real":
+                out.append(_value_point(c0, tpoly, -v))
+    return out
+
+
+def _unique(points: list) -> list:
+    out = []
+    for p in sorted(points, key=lambda q: float(sp.N(q.value, 40))):
+        if out and abs(sp.N(out[-1].value - p.value, 50)) < sp.Float("1e-40", 50):
+            continue
+        out.append(p)
+    return out
+
+
+def axis_sets(rec, axis: str = "real", *, param: str = "lam") -> tuple[IntervalUnion, IntervalUnion]:
+    """Strict and marginal (root-condition) sets of ``rec`` on the real or imaginary ``param`` axis.
+
+    ``rec`` must be scalar with ``charpoly = rho(r) - param * sigma(r)``, real rational
+    ``rho, sigma`` and no other free parameter. The imaginary axis is ``param = i t``,
+    and the sets are in ``t``.
+    """
+    rho, sigma, lam, P = _lmm_shape(rec, param)
+    R, I, S = _trig(rho, sigma)
+    pts = _crossings(R, I, S, axis)
+    lc_lam = sp.Poly(P.LC(), lam)  # degree drop where the leading coefficient vanishes
+    for pt in real_points(lc_lam):
+        v = pt.value if axis == "real" else (pt.value / sp.I if sp.im(pt.value) == 0 and pt.value == 0 else None)
+        if v is not None:
+            pts.append(ExactPoint(v, sp.Poly(_T - v, _T), v, v))
+    pts = _unique(pts)
+    at = (lambda v: v) if axis == "real" else (lambda v: sp.I * v)
+    degenerate = (I if axis == "real" else R).is_zero
+    strict_pieces, marginal_pieces = [], []
+    bounds = [None] + pts + [None]
+    for i in range(len(bounds) - 1):
+        a, b = bounds[i], bounds[i + 1]
+        x = _between(a, b)
+        ok = schur_stable(_coeffs_at(P, lam, at(x)))
+        strict_pieces.append(("gap", a, b, ok))
+        marg = _marginal_at(P, lam, at(x)) if degenerate and not ok else ok
+        marginal_pieces.append(("gap", a, b, marg))
+        if b is not None:
+            strict_pieces.append(("point", b, b, False))
+            marginal_pieces.append(("point", b, b, _marginal_at(P, lam, at(b.value))))
+    var = param if axis == "real" else f"{param}_im"
+    how = f"boundary locus meets the {axis} axis at {len(pts)} exact points; Schur-Cohn in each gap"
+    return (IntervalUnion(tuple(_merge(strict_pieces)), var, how),
+            IntervalUnion(tuple(_merge(marginal_pieces)), var, how + "; root condition at each point"))
+
+
+def _lmm_shape(rec, param: str):
+    if not rec.is_scalar:
+        raise ParameterError("stability numbers need a scalar recurrence (one eigenmode)")
+    names = rec.param_names
+    if param not in names:
+        raise UnknownParameterError(f"{rec.name} has no free parameter {param!r}; free: {list(names)}")
+    left = [n for n in names if n != param]
+    if left:
+        raise ParameterError(f"give values for {left} (e.g. {left[0]}=1/2): stability numbers "
+                             f"need {param} as the only free parameter")
+    lam = rec.param(param).symbol
+    P = sp.Poly(sp.expand(rec.charpoly()), r)
+    expr = sp.expand(P.as_expr())
+    if sp.degree(expr, lam) > 1:
+        raise ParameterError(f"the characteristic polynomial is not linear in {param}; use solve_for")
+    sigma = sp.Poly(-expr.coeff(lam, 1), r)
+    rho = sp.Poly(expr.coeff(lam, 0), r)
+    if not all(c.is_rational for c in rho.all_coeffs() + sigma.all_coeffs()):
+        raise ParameterError("stability numbers need rational coefficients rho, sigma")
+    if sigma.is_zero:
+        raise ParameterError(f"the characteristic polynomial does not depend on {param}")
+    return rho, sigma, lam, P
+
+
+# ----------------------------------------------------------------- A(alpha)
+def _a_alpha(R, I, S):
+    """``(T, where)``: ``tan^2 alpha`` as an exact number (``None``: no locus point with Re < 0)."""
+    Re, Ie = R.as_expr(), I.as_expr()
+    f = (1 - _c**2) * Ie**2 / Re**2
+    cands = []
+    for cc in (1, -1):
+        sgn = R.eval(cc)
+        if sgn < 0:
+            return sp.Integer(0)
+        if sgn == 0:  # the limit from inside (-1, 1), where the locus is in the left half-plane
+            side = "-" if cc == 1 else "+"
+            near = cc - sp.Rational(1, 10**6) if cc == 1 else cc + sp.Rational(1, 10**6)
+            if R.eval(near) < 0 or (sp.limit(Re, _c, cc, side) == 0 and _left_near(R, cc)):
+                cands.append(sp.limit(f, _c, cc, side))
+    N = sp.Poly(sp.expand((-_c * Ie + (1 - _c**2) * sp.diff(Ie, _c)) * Re - (1 - _c**2) * Ie * sp.diff(Re, _c)), _c)
+    target_of = lambda h: sp.Poly(sp.resultant(h, _T * Re**2 - (1 - _c**2) * Ie**2, _c), _T)  # noqa: E731
+    for root_c in real_points(I):
+        if _inside(root_c, closed=False) and root_c.sign_of(R) < 0:
+            return sp.Integer(0)  # the locus crosses the negative real axis
+    if not N.is_zero:
+        for fac, _ in sp.factor_list(N.as_expr(), _c)[1]:
+            h = sp.Poly(fac, _c)
+            if h.degree() < 1:
+                continue
+            tpoly = None
+            for c0 in real_points(h):
+                if not _inside(c0, closed=False) or c0.sign_of(R) >= 0:
+                    continue
+                tpoly = tpoly or target_of(h.as_expr())
+                cn = sp.N(c0.value, 60)
+                cands.append(_value_point(c0, tpoly, sp.N(f.subs(_c, cn), 50)).value)
+    # is any locus point in the left half-plane at all?
+    left = any(_inside(p, closed=False) for p in real_points(R)) or R.eval(0) < 0 or cands
+    if not left and not any(R.eval(v) < 0 for v in (sp.Rational(k, 8) for k in range(-7, 8))):
+        return None
+    if not cands:
+        return None
+    return min(cands, key=lambda v: sp.N(v, 50))
+
+
+def _left_near(R, cc) -> bool:
+    near = cc - sp.Rational(1, 10**9) if cc == 1 else cc + sp.Rational(1, 10**9)
+    return R.eval(near) < 0
+
+
+# ----------------------------------------------------------------- the record
+def _cond_text(union: IntervalUnion):
+    x = sp.Symbol(union.variable, real=True)
+    if not union.intervals:
+        return sp.false
+    return union.as_set().as_relational(x)
+
+
+@dataclass(frozen=True)
+class StabilityNumbers(Record):
+    """The classical stability numbers of a scalar recurrence ``rho(r) = lam sigma(r)``.
+
+    ``real_interval`` / ``imag_interval``: the component of the strict stability set on
+    the real axis (``lam``) / imaginary axis (``lam = i t``, the interval in ``t``) that
+    contains 0, touches 0 (``0`` itself has the consistent root ``r = 1`` on the circle),
+    or else the nearest one; ``real_set`` / ``imag_set`` are the whole sets.
+    ``marginal_conditions`` gives the exact root-condition sets on both axes.
+    """
+
+    family: str
+    real_interval: Interval
+    imag_interval: Interval
+    real_set: IntervalUnion
+    imag_set: IntervalUnion
+    a_alpha_degrees: float | None
+    a_alpha_exact: sp.Expr | None
+    a_stable: bool
+    a0_stable: bool
+    zero_stable: bool
+    order: int | None
+    error_constant: sp.Expr | None
+    conditions: dict
+    marginal_conditions: dict
+    marginal_sets: dict = field(repr=False, compare=False, default_factory=dict)
+
+    def to_json(self) -> dict:
+        exact = None if self.a_alpha_exact is None else sstr(self.a_alpha_exact)
+        return {
+            "family": self.family,
+            "real_interval": self.real_interval.to_json(),
+            "imag_interval": self.imag_interval.to_json(),
+            "real_set": self.real_set.to_json(),
+            "imag_set": self.imag_set.to_json(),
+            "a_alpha_degrees": {"exact": exact, "value": self.a_alpha_degrees},
+            "a_stable": self.a_stable,
+            "a0_stable": self.a0_stable,
+            "zero_stable": self.zero_stable,
+            "order": self.order,
+            "error_constant": None if self.error_constant is None else sstr(self.error_constant),
+            "conditions": {k: sstr(v) for k, v in self.conditions.items()},
+            "marginal_conditions": {k: sstr(v) for k, v in self.marginal_conditions.items()},
+        }
+
+    def _alpha_text(self) -> str:
+        if self.a_alpha_degrees is None:
+            return "not A(0)-stable: no sector"
+        verdict = "A-stable" if self.a_stable else "A(alpha)-stable" if self.a_alpha_degrees > 0 else "A(0)-stable"
+        exact = "" if self.a_alpha_exact is None else f" = {sstr(self.a_alpha_exact)}"
+        return f"{self.a_alpha_degrees:.10f} degrees{exact} ({verdict})"
+
+    def _text(self) -> str:
+        lines = [
+            f"{self.family}:",
+            f"  real interval:      lam in {self.real_interval}  [{self.real_interval.component}]",
+            f"  imaginary interval: lam = i t, t in {self.imag_interval}  [{self.imag_interval.component}]",
+            f"  A(alpha):           {self._alpha_text()}",
+            f"  zero-stable:        {self.zero_stable}",
+        ]
+        if self.order is not None:
+            lines.append(f"  order {self.order}, error constant {sstr(self.error_constant)}")
+        lines.append(f"  root condition, real axis:      {self.marginal_sets.get('real', '')}")
+        lines.append(f"  root condition, imaginary axis: {self.marginal_sets.get('imaginary', '')}")
+        return "\n".join(lines)
+
+    def _latex(self) -> str:
+        return (f"\\lambda \\in {self.real_interval._latex()},\\ "
+                f"\\lambda \\in i\\,{self.imag_interval._latex()}")
+
+
+def stability_numbers(rec, *, param: str = "lam", **values) -> StabilityNumbers:
+    """Real and imaginary stability intervals, A(alpha), zero-stability, order and error constant.
+
+    Parameters
+    ----------
+    rec : Recurrence
+        Scalar, with ``charpoly = rho(r) - param * sigma(r)`` once ``values`` are
+        substituted (``rho, sigma`` rational).
+    param : str
+        The free complex parameter (``lam``, i.e. ``z = h lam`` for a multistep method).
+    **values
+        Exact values of the other parameters (``m="1/2", eta=1`` for the momentum block).
+
+    Returns
+    -------
+    StabilityNumbers
+
+    Raises
+    ------
+    ParameterError, UnknownParameterError
+        Other parameters left free, matrix recurrences, a polynomial not linear in ``param``.
+
+    Examples
+    --------
+    >>> from depthdyn import adams_bashforth
+    >>> sn = stability_numbers(adams_bashforth(k=2))
+    >>> print(sn.real_interval), sn.zero_stable, sn.order
+    (-1, 0)
+    (None, True, 2)
+    """
+    from ..multistep import order_and_error_constant
+
+    rec = rec.subs(values) if values else rec
+    rho, sigma, lam, P = _lmm_shape(rec, param)
+    real_set, real_marg = axis_sets(rec, "real", param=param)
+    imag_set, imag_marg = axis_sets(rec, "imaginary", param=param)
+    R, I, S = _trig(rho, sigma)
+    a0 = any(iv.lo == -sp.oo and bool(iv.hi >= 0) for iv in real_set.intervals)
+    T = _a_alpha(R, I, S) if a0 else None
+    if not a0:
+        deg, exact, a_stable = None, None, False
+    elif T is None:  # no locus point in the open left half-plane, and lam = -1 is stable
+        deg, exact, a_stable = 90.0, sp.Integer(90), True
+    else:
+        exact = 180 / sp.pi * sp.atan(sp.sqrt(T))
+        with mpmath.workdps(40):  # T is exact; its 40-digit value gives the angle far below 1e-9 degrees
+            deg = float(mpmath.degrees(mpmath.atan(mpmath.sqrt(mpmath.mpf(str(sp.N(T, 40)))))))
+        a_stable = False
+    zero_stable = _marginal_at(sp.Poly(rho.as_expr(), r), lam, 0)
+    alpha = [rho.coeff_monomial(r**j) for j in range(rec.order + 1)]
+    beta = [sigma.coeff_monomial(r**j) for j in range(rec.order + 1)]
+    oe = order_and_error_constant(alpha, beta)
+    consistent = oe.order >= 1
+    return StabilityNumbers(
+        rec.name, real_set.component(0), imag_set.component(0), real_set, imag_set, deg, exact, a_stable, a0,
+        zero_stable, oe.order if consistent else 0, oe.error_constant if consistent else None,
+        {"real": _cond_text(real_set), "imaginary": _cond_text(imag_set)},
+        {"real": _cond_text(real_marg), "imaginary": _cond_text(imag_marg)},
+        {"real": real_marg, "imaginary": imag_marg},
+    )
