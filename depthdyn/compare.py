@@ -24,7 +24,8 @@ from .numeric.region import StabilityRegion, stability_region
 from .recurrence import Param, Recurrence
 from .symbolic.records import Record
 
-__all__ = ["DEFAULT_BOX", "CompareRow", "ComparisonTable", "compare", "parse_spec", "plot_comparison"]
+__all__ = ["DEFAULT_BOX", "CompareRow", "ComparisonTable", "compare", "numeric_numbers", "parse_spec",
+           "plot_comparison", "stability_facts"]
 
 #: ``(re_lo, re_hi, im_lo, im_hi)`` of the ``lam`` plane where areas are measured and drawn.
 DEFAULT_BOX = (-5.0, 1.0, -3.5, 3.5)
@@ -99,50 +100,109 @@ def _check_ready(label: str, rec: Recurrence) -> None:
 
 
 # ------------------------------------------------------------------ the numbers
+_GAP = 10  # grid points around lam = 0 that may be lost to the Schur-Cohn tolerance (|r| = 1 - O(t^k))
+
+
 def _component(lam: np.ndarray, ok: np.ndarray) -> tuple[float, float] | None:
-    """The contiguous run of ``ok`` containing ``lam = 0`` (else the longest run), as an interval."""
+    """The run of ``ok`` containing ``lam = 0`` (or on both sides of it), else the longest, as ``(lo, hi)``."""
     if not ok.any():
         return None
     edges = np.flatnonzero(np.diff(np.r_[0, ok.astype(np.int8), 0]))
     runs = list(zip(edges[::2], edges[1::2] - 1, strict=True))
     zero = int(np.argmin(np.abs(lam)))
+    if not ok[zero]:  # a root touches the circle at lam = 0: join the runs on both sides of it
+        left = [ab for ab in runs if zero - _GAP <= ab[1] < zero]
+        right = [ab for ab in runs if zero < ab[0] <= zero + _GAP]
+        if left and right:
+            runs = [ab for ab in runs if ab not in (left[0], right[0])] + [(left[0][0], right[0][1])]
     pick = next(((a, b) for a, b in runs if a <= zero <= b), max(runs, key=lambda ab: ab[1] - ab[0]))
     return float(lam[pick[0]]), float(lam[pick[1]])
 
 
 def numeric_numbers(rec: Recurrence, *, reach: float = 20.0, n: int = 8001) -> dict:
-    """Stability numbers estimated on grids (the root condition, by Schur-Cohn), zero-stability exactly.
+    """Stability numbers estimated on grids by the Schur-Cohn mask; zero-stability exactly.
 
-    ``real_interval``: the run of real ``lam`` in ``[-reach, reach]`` (``n`` points) where the
-    root condition holds that contains 0 (else the longest); ``imag_interval`` the same on
-    the imaginary axis (as ``[lo, hi]`` of ``Im lam``); ``a_alpha_degrees``: the largest
-    ``alpha`` (0.25 degree steps) such that every ray ``lam = -rho e^{i theta}``,
-    ``|theta| <= alpha``, ``0 < rho <= 10^3`` (400 log-spaced radii) satisfies the root
-    condition (``None`` when even the negative real axis does not); ``zero_stable`` from
-    :func:`~depthdyn.symbolic.stability.root_condition` at ``lam = 0``. Interval ends are
-    accurate to the grid step ``2 reach / (n - 1)``; an interval reaching ``-reach`` is
-    reported as unbounded.
+    ``real_interval``: the run of real ``lam`` in ``[-reach, reach]`` (``n`` points) where all
+    roots are strictly inside the circle, the run next to or containing 0 (else the longest),
+    as ``[lo, hi]`` of its grid points; ``imag_interval`` the same on the imaginary axis (``Im
+    lam``); ``a_alpha_degrees``: the largest ``alpha`` (0.25 degree steps) such that every ray
+    ``lam = -rho e^{+-i theta}``, ``|theta| <= alpha``, ``10^-6 <= rho <= 10^3`` (400
+    log-spaced radii) is strictly stable (``None`` when the negative real axis is not);
+    ``zero_stable`` by :func:`~depthdyn.symbolic.stability.root_condition` at ``lam = 0``.
+    Ends are accurate to the grid step ``2 reach / (n - 1)``; an end at ``+-reach`` is
+    reported as ``None`` (unbounded, as far as the grid sees).
     """
     from .numeric.masks import stability_mask
     from .symbolic.stability import root_condition
 
     t = np.linspace(-reach, reach, n)
-    out = {"method": f"grid estimate (root condition on {n} points of [-{reach:g}, {reach:g}])"}
+    out = {"method": f"grid estimate (Schur-Cohn on {n} points of [-{reach:g}, {reach:g}])"}
     for key, axis in (("real_interval", t + 0j), ("imag_interval", 1j * t)):
-        comp = _component(t, stability_mask(rec, lam=axis)[1])
+        comp = _component(t, stability_mask(rec, lam=axis)[0])
         out[key] = None if comp is None else [None if abs(c) >= reach else c for c in comp]
     theta = np.deg2rad(np.arange(0, 90.25, 0.25))
     rho = np.logspace(-6, 3, 400)
     lam = -rho[None, :] * np.exp(1j * theta[:, None])
-    ok = stability_mask(rec, lam=lam)[1].all(axis=1) & stability_mask(rec, lam=np.conj(lam))[1].all(axis=1)
-    out["a_alpha_degrees"] = float(np.rad2deg(theta[np.argmin(ok)] - theta[1])) if not ok.all() else 90.0
-    if not ok[0]:
-        out["a_alpha_degrees"] = None
+    ok = stability_mask(rec, lam=lam)[0].all(axis=1) & stability_mask(rec, lam=np.conj(lam))[0].all(axis=1)
+    first_bad = int(np.argmin(ok))
+    out["a_alpha_degrees"] = None if not ok[0] else 90.0 if ok.all() else float(np.rad2deg(theta[first_bad - 1]))
     try:
         out["zero_stable"] = bool(root_condition(rec.subs({rec.lam: 0})).marginal)
     except DepthdynError as exc:
         out["zero_stable"] = f"undecided: {exc}"
     return out
+
+
+def _exact_interval(iv) -> list | None:
+    data = iv.to_json()
+    if data["empty"]:
+        return None
+    return [data["lo"]["value"] if np.isfinite(data["lo"]["value"]) else None,
+            data["hi"]["value"] if np.isfinite(data["hi"]["value"]) else None]
+
+
+def _disagreements(exact: dict, grid: dict, step: float) -> list[str]:
+    """Where the grid estimate contradicts the exact numbers by more than two grid steps."""
+    bad = []
+    for key in ("real_interval", "imag_interval"):
+        a, b = exact[key], grid[key]
+        if (a is None) != (b is None):
+            bad.append(f"{key}: exact {_interval(a)}, grid {_interval(b)}")
+            continue
+        if a is None:
+            continue
+        for u, v in zip(a, b, strict=True):
+            if (u is None) != (v is None) or (u is not None and abs(u - v) > 2 * step):
+                bad.append(f"{key}: exact {_interval(a)}, grid {_interval(b)}")
+                break
+    if exact["zero_stable"] != grid["zero_stable"]:
+        bad.append(f"zero_stable: exact {exact['zero_stable']}, grid {grid['zero_stable']}")
+    return bad
+
+
+def stability_facts(rec: Recurrence) -> dict:
+    """The numbers of one family: exact where :func:`~depthdyn.stability_numbers` applies, checked on a grid.
+
+    Families whose characteristic polynomial is ``rho(r) - lam sigma(r)`` get the exact
+    numbers of :func:`~depthdyn.symbolic.numbers.stability_numbers` (``method`` says so),
+    each interval and the zero-stability cross-checked against :func:`numeric_numbers`;
+    ``grid_check`` lists any disagreement beyond two grid steps (empty when they agree).
+    Others (Runge-Kutta blocks, matrix families) get the grid estimate, labelled as such.
+    """
+    from .symbolic.numbers import stability_numbers
+
+    grid = numeric_numbers(rec)
+    try:
+        sn = stability_numbers(rec)
+    except DepthdynError:
+        return {**grid, "grid_check": []}
+    exact = {"method": "exact (stability_numbers), grid-checked",
+             "real_interval": _exact_interval(sn.real_interval),
+             "imag_interval": _exact_interval(sn.imag_interval),
+             "a_alpha_degrees": sn.a_alpha_degrees, "zero_stable": sn.zero_stable,
+             "accuracy_order": sn.order}
+    exact["grid_check"] = _disagreements(exact, grid, 40.0 / 8000)
+    return exact
 
 
 def _depth_limit(rec: Recurrence) -> str:
@@ -208,7 +268,7 @@ def _interval(v) -> str:
     if v is None:
         return "none"
     lo, hi = ("-oo" if v[0] is None else f"{v[0]:.4g}"), ("oo" if v[1] is None else f"{v[1]:.4g}")
-    return f"[{lo}, {hi}]"
+    return f"({lo}, {hi})"
 
 
 _COLUMNS = ("family", "order", "states", "characteristic polynomial", "real interval", "imag interval",
@@ -230,10 +290,12 @@ class ComparisonTable(Record):
         for row in self.rows:
             nb = row.numbers
             alpha = nb.get("a_alpha_degrees")
-            out.append([row.label, str(row.order), str(row.state_size), sp.sstr(row.charpoly),
+            flag = " (!)" if nb.get("grid_check") else ""
+            out.append([row.label + flag, str(row.order), str(row.state_size), sp.sstr(row.charpoly),
                         _interval(nb.get("real_interval")), _interval(nb.get("imag_interval")),
                         "none" if alpha is None else f"{alpha:.4g} deg", str(nb.get("zero_stable")),
-                        f"{row.area:.4g}", row.depth_limit.split(":")[0]])
+                        f"{row.area:.4g}",
+                        "no finite limit" if row.depth_limit.startswith("no finite") else row.depth_limit])
         return out
 
     @property
@@ -241,7 +303,9 @@ class ComparisonTable(Record):
         lo, hi, ilo, ihi = self.box
         return (f"area: strictly stable part of the box Re lam in [{lo:g}, {hi:g}], Im lam in [{ilo:g}, {ihi:g}] "
                 f"({self.n} x {self.n} grid); numbers: {self.numbers_method}; depth limit: x_L as L -> oo "
-                f"with lam -> lam/L, from x_0 = ... = x_(p-1) = 1")
+                f"with lam -> lam/L, from x_0 = ... = x_(p-1) = 1; intervals: strict stability, open"
+                + ("; (!): the grid cross-check disagrees with the exact numbers (grid_check in the JSON)"
+                   if any(row.numbers.get("grid_check") for row in self.rows) else ""))
 
     def to_json(self) -> dict:
         return {"box": list(self.box), "grid": self.n, "numbers_method": self.numbers_method,
@@ -295,7 +359,8 @@ def compare(*specs, box=DEFAULT_BOX, n: int = 301, numbers=None) -> ComparisonTa
         Grid points per axis of the region masks.
     numbers : callable, optional
         ``numbers(rec) -> dict`` with ``real_interval``, ``imag_interval``,
-        ``a_alpha_degrees``, ``zero_stable`` and ``method``; default :func:`numeric_numbers`.
+        ``a_alpha_degrees``, ``zero_stable`` and ``method``; default :func:`stability_facts`
+        (exact where possible, else a grid estimate, and always cross-checked).
 
     Returns
     -------
@@ -325,7 +390,7 @@ def compare(*specs, box=DEFAULT_BOX, n: int = 301, numbers=None) -> ComparisonTa
         raise ParameterError(f"box needs finite re_lo < re_hi and im_lo < im_hi, got {box!r}")
     if isinstance(n, bool) or not isinstance(n, int) or not 11 <= n <= 2001:
         raise ParameterError(f"n must be an integer in 11..2001, got {n!r}")
-    numbers = numbers or numeric_numbers
+    numbers = numbers or stability_facts
     rows, methods = [], set()
     for spec in specs:
         label, rec, filled = _resolve(spec)
