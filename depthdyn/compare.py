@@ -25,7 +25,7 @@ from .recurrence import Param, Recurrence
 from .symbolic.records import Record
 
 __all__ = ["DEFAULT_BOX", "CompareRow", "ComparisonTable", "compare", "numeric_numbers", "parse_spec",
-           "plot_comparison", "stability_facts"]
+           "plot_comparison", "resolve_spec", "stability_facts"]
 
 #: ``(re_lo, re_hi, im_lo, im_hi)`` of the ``lam`` plane where areas are measured and drawn.
 DEFAULT_BOX = (-5.0, 1.0, -3.5, 3.5)
@@ -61,8 +61,8 @@ def parse_spec(text: str) -> tuple[str, list[str]]:
     return name.strip(), _split_top(rest)
 
 
-def _resolve(spec) -> tuple[str, Recurrence, dict]:
-    """``(label, recurrence, values used from the example)`` for one specification."""
+def resolve_spec(spec) -> tuple[str, Recurrence, dict]:
+    """``(label, recurrence, values filled from the example)`` for one specification of :func:`compare`."""
     from .cli import build_from_cli
     from .families import get_family
 
@@ -393,7 +393,7 @@ def compare(*specs, box=DEFAULT_BOX, n: int = 301, numbers=None) -> ComparisonTa
     numbers = numbers or stability_facts
     rows, methods = [], set()
     for spec in specs:
-        label, rec, filled = _resolve(spec)
+        label, rec, filled = resolve_spec(spec)
         _check_ready(label, rec)
         reg = stability_region(rec, ("re(lam)", lo, hi, n), ("im(lam)", ilo, ihi, n), conditions=False)
         cell = (hi - lo) * (ihi - ilo)
