@@ -556,7 +556,7 @@ def _build(out: Path) -> ReportSummary:
         f"Written by `depthdyn report` (depthdyn {__version__}). Re-run it with "
         f"`depthdyn report --out {out.as_posix()}`; every number below is computed, none is copied.", "",
         "## Summary", "",
-        f"* {counts['total']} claims from the five source documents: {tally}.",
+        f"* {counts['total']} claims from the five source documents and the literature: {tally}.",
         f"* {len(families)} families of the sources, each with its exact characteristic polynomial, roots, modes and "
         f"Schur–Cohn stability conditions, and {len(written)} figures.",
         "* Files: `claims.json` (one object per claim: id, source, section, statement, stated, computed, "
