@@ -1,5 +1,6 @@
 """The Sphinx documentation builds with warnings as errors (docs/, API from docstrings)."""
 
+import re
 from pathlib import Path
 
 import pytest
@@ -20,7 +21,8 @@ def test_docs_build_without_warnings(tmp_path):
     for page in ("index", "theory", "cli", "compare", "gallery", "nn", "notebooks", "api"):
         assert (out / f"{page}.html").is_file()
     api = (out / "api.html").read_text(encoding="utf-8")
-    modules = ("depthdyn.recurrence", "depthdyn.numeric.sweep", "depthdyn.claims.hyper", "depthdyn.cli")
+    modules = ("depthdyn.recurrence", "depthdyn.numeric.sweep", "depthdyn.claims.hyper", "depthdyn.cli",
+               "depthdyn.literature", "depthdyn.compare", "depthdyn.claims.literature")
     for module in (*modules, "depthdyn.nn.linearize"):
         assert f'id="module-{module}"' in api
     listing = (out / "notebooks.html").read_text(encoding="utf-8")
@@ -41,5 +43,6 @@ def test_docs_build_without_warnings(tmp_path):
     # the executed compare example: its JSON rows and the overlay
     page = (out / "compare.html").read_text(encoding="utf-8")
     for family in ("residual", "momentum:m=1/2", "lm_resnet", "leapfrog", "rk4"):
-        assert f"&quot;family&quot;: &quot;{family}&quot;" in page, family
+        assert re.search(f'(&quot;|")family(&quot;|"): (&quot;|"){family}(&quot;|")', page), family
+    assert re.search('(&quot;|")figure(&quot;|"): (&quot;|")compare.png', page)
     assert (out / "_images" / "compare.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

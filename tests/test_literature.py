@@ -248,3 +248,11 @@ def test_registry_holds_the_literature_with_examples():
         rec = fam()
         free = set(rec.param_names) - {"lam"} - set(fam.example)
         assert not free, f"{name}: the example leaves {free} open"
+
+
+@pytest.mark.parametrize("name", ["lm_resnet", "revnet", "hamiltonian", "leapfrog", "antisymmetric", "runge_kutta",
+                                  "rk2", "rk4", "momentum_sander", "deepnet", "branch_scaled", "hc_static", "mhc",
+                                  "mhc_lite", "kromhc"])
+def test_unknown_keywords_are_rejected(name):
+    with pytest.raises(dd.UnknownParameterError):
+        dd.build(name, no_such_argument=1)

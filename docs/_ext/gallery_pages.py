@@ -84,9 +84,9 @@ def _gallery(out_dir: Path) -> str:
 def _example(out_dir: Path) -> str:
     from depthdyn.cli import main
 
-    argv = shlex.split(COMMAND.format(out=out_dir / "compare.png"))[1:]
+    argv = shlex.split(COMMAND.format(out="compare.png"))[1:]
     buf = io.StringIO()
-    with contextlib.redirect_stdout(buf):
+    with contextlib.chdir(out_dir), contextlib.redirect_stdout(buf):  # the figure lands next to the page's images
         status = main(argv)
     if status != 0:
         raise RuntimeError(f"the documented example exited with {status}")
