@@ -178,10 +178,13 @@ def _oscillator_traj(fig):
 
 
 def report_families() -> dict:
-    """The registry's families of the five sources; the literature's are in the docs gallery."""
+    """The registry's families of the five sources (those defined in :mod:`depthdyn.families`).
+
+    The literature's families and the multistep methods are drawn by the docs gallery.
+    """
     from .families import FAMILIES
 
-    return {name: fam for name, fam in FAMILIES.items() if fam.factory.__module__ != "depthdyn.literature"}
+    return {name: fam for name, fam in FAMILIES.items() if fam.factory.__module__ == "depthdyn.families"}
 
 
 def _family_recs() -> dict[str, Callable]:
