@@ -46,6 +46,24 @@ from .families import (
     smooth,
     weighted,
 )
+from .compare import ComparisonTable, compare, plot_comparison
+from .literature import (
+    antisymmetric,
+    branch_scaled,
+    deepnet,
+    hamiltonian,
+    hc_static,
+    kromhc,
+    leapfrog,
+    lm_resnet,
+    mhc,
+    mhc_lite,
+    momentum_sander,
+    revnet,
+    rk2,
+    rk4,
+    runge_kutta,
+)
 from .multistep import (
     adams_bashforth,
     adams_moulton,
@@ -97,6 +115,11 @@ __all__ = [
     "residual", "rezero", "weighted", "highway", "momentum", "oscillator", "smooth", "dense",
     "entangled", "hyper_connection", "general", "from_coefficients",
     "adams_bashforth", "adams_moulton", "bdf", "nystrom", "milne_simpson", "from_lmm",
+    # families of the literature (depthdyn.literature)
+    "lm_resnet", "revnet", "hamiltonian", "leapfrog", "antisymmetric", "runge_kutta", "rk2", "rk4",
+    "momentum_sander", "deepnet", "branch_scaled", "hc_static", "mhc", "mhc_lite", "kromhc",
+    # side by side
+    "compare", "ComparisonTable", "plot_comparison",
     # symbolic analyses
     "charpoly", "char_poly", "roots", "Roots", "vieta", "Vieta", "discriminant", "root_structure",
     "modes", "Modes", "closed_form", "ClosedForm", "depth_limit", "DepthLimit",

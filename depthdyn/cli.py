@@ -6,7 +6,8 @@ layer knows about a family; ``depthdyn derive --list`` names the families;
 zero-stability and order; ``depthdyn solve FAMILY --initial 1,0 [--forcing EXPR]`` the
 closed form, modes and first terms; ``depthdyn check FAMILY`` compares the exact results with the numeric engine at random
 points and exits 1 on disagreement; ``depthdyn verify [--source NAME] [--json] [--trained]`` checks the
-source documents' claims; ``depthdyn report [--out DIR] [--force]`` writes the full report
+source documents' claims; ``depthdyn compare FAMILY[:NAME=VALUE,...] ... [--json] [--out FIG]``
+puts families side by side; ``depthdyn report [--out DIR] [--force]`` writes the full report
 (claims, figures, modes) into a directory.
 
 Exit status (:data:`EXIT_CODES`), the same for every subcommand: 0 success; 1 ``check``
@@ -309,6 +310,16 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="also check the experimental claims by training torch blocks (needs the torch extra; 1-2 min)",
     )
+    cmp_ = sub.add_parser("compare", help="families side by side: a table of stability facts and an overlay")
+    cmp_.add_argument("families", nargs="+", metavar="FAMILY[:NAME=VALUE,...]",
+                      help="family with structural arguments and parameter values, e.g. momentum:m=1/2")
+    cmp_.add_argument("--box", default="-5,1,-3.5,3.5", metavar="RE_LO,RE_HI,IM_LO,IM_HI",
+                      help="part of the lam plane for the areas and the figure (default -5,1,-3.5,3.5)")
+    cmp_.add_argument("--grid", type=int, default=301, help="grid points per axis (default 301)")
+    cmp_.add_argument("--format", choices=("text", "markdown", "latex"), default="text",
+                      help="table format when not --json (default text)")
+    cmp_.add_argument("--json", action="store_true", help="emit one JSON object")
+    cmp_.add_argument("--out", metavar="FILE.png", help="write the overlay figure here")
     rep = sub.add_parser("report", help="write report.md, claims.json and the figures into a directory")
     rep.add_argument("--out", default="report", metavar="DIR", help="output directory (default: report)")
     rep.add_argument("--force", action="store_true",
@@ -492,6 +503,30 @@ def _report(args) -> int:
     return 0
 
 
+def _compare(args) -> int:
+    from .compare import compare
+
+    box = [parse_expr(v) for v in args.box.split(",")]
+    if len(box) != 4 or not all(v.is_real for v in box):
+        raise ParameterError(f"--box expects four real numbers RE_LO,RE_HI,IM_LO,IM_HI, got {args.box!r}")
+    table = compare(*args.families, box=[float(v) for v in box], n=args.grid)
+    if args.out:
+        from matplotlib.figure import Figure
+
+        from .compare import plot_comparison
+
+        fig = Figure(figsize=(6.4, 5.6), layout="constrained")
+        plot_comparison(table, ax=fig.add_subplot())
+        fig.savefig(args.out, dpi=120)
+    if args.json:
+        json.dump({**table.to_json(), "figure": args.out}, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        text = {"text": str, "markdown": type(table).to_markdown, "latex": type(table).to_latex}[args.format]
+        sys.stdout.write(text(table).rstrip() + "\n" + (f"figure written to {args.out}\n" if args.out else ""))
+    return 0
+
+
 def _check(args) -> int:
     from .numeric.check import check
 
@@ -583,7 +618,8 @@ def _derive(args) -> int:
 
 
 _COMMANDS = {"derive": _derive, "check": _check, "region": _region, "verify": _verify,
-             "report": _report, "train": _train, "stability": _stability, "solve": _solve}
+             "report": _report, "train": _train, "stability": _stability, "solve": _solve,
+             "compare": _compare}
 
 
 def _one_line(text: str, limit: int = 500) -> str:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import inspect
 import random
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 
 import sympy as sp
@@ -587,11 +587,17 @@ from .multistep import adams_bashforth, adams_moulton, bdf, from_lmm, milne_simp
 
 @dataclass(frozen=True)
 class Family:
-    """A registry entry: name, factory, one-line summary."""
+    """A registry entry: name, factory, one-line summary and example arguments.
+
+    ``example`` holds factory arguments (structural ones and parameter values) that make
+    every parameter but ``lam`` numeric: the gallery draws each family there, and
+    :func:`depthdyn.compare` uses them for whatever a comparison leaves open.
+    """
 
     name: str
     factory: Callable[..., Recurrence]
     summary: str
+    example: Mapping[str, object] = field(default_factory=dict)
 
     @property
     def structural(self) -> dict[str, object]:
@@ -603,44 +609,71 @@ class Family:
         return self.factory(**kwargs)
 
 
-FAMILIES: Mapping[str, Family] = MappingProxyType(
-    {
-        f.name: f
-        for f in (
-            Family(
-                "residual",
-                residual,
-                "plain / pre-norm residual x' = x + f(LN(x)); scaled=1 for the alpha/L toy",
-            ),
-            Family("rezero", rezero, "ReZero x' = x + a f(x)"),
-            Family("weighted", weighted, "weighted residual x' = a x + f(x)"),
-            Family("highway", highway, "highway x' = g H(x) + (1 - g) x, gate g a parameter"),
-            Family("momentum", momentum, "second-order momentum residual v' = m v + eta f(x), x' = x + v'"),
-            Family(
-                "oscillator", oscillator, "oscillator toy Delta^2 x = -(beta/L)^2 x (form=block|explicit)"
-            ),
-            Family("smooth", smooth, "C^k smooth network (r-1)^k x = h^k lam r^(k-1) x, order k"),
-            Family("dense", dense, "dense network with k lags x' = x[l+1-k] + h lam sum_j x[l-j]"),
-            Family(
-                "entangled",
-                entangled,
-                "entangled residual x' = Gamma x + f(x) (kind=uniform|orthogonal|matrix)",
-            ),
-            Family(
-                "hyper_connection",
-                hyper_connection,
-                "hyper-connections, n streams, x' = H_res x + H_post^T F(H_pre x)",
-            ),
-            Family("general", general, "general model rho(r) x = lam sigma(r) x (give rho, sigma)"),
-            Family("adams_bashforth", adams_bashforth, "Adams-Bashforth k-step method (explicit, order k)"),
-            Family("adams_moulton", adams_moulton, "Adams-Moulton k-step method (implicit, order k+1)"),
-            Family("bdf", bdf, "backward differentiation formula, k steps (order k)"),
-            Family("nystrom", nystrom, "Nystrom k-step method (explicit; k=2 is leapfrog)"),
-            Family("milne_simpson", milne_simpson, "Milne-Simpson k-step method (implicit; k=2 is Simpson)"),
-            Family("lmm", from_lmm, "linear multistep method from alpha=[...], beta=[...] (lowest index first)"),
-        )
-    }
-)
+def _registry() -> dict[str, Family]:
+    # the literature's families build on this module's helpers, so they are imported here
+    from . import literature as lit
+
+    half, one = sp.Rational(1, 2), sp.Integer(1)
+    entries = (
+        Family("residual", residual,
+               "plain / pre-norm residual x' = x + f(LN(x)); scaled=1 for the alpha/L toy"),
+        Family("rezero", rezero, "ReZero x' = x + a f(x)", {"a": half}),
+        Family("weighted", weighted, "weighted residual x' = a x + f(x)", {"a": half}),
+        Family("highway", highway, "highway x' = g H(x) + (1 - g) x, gate g a parameter", {"g": half}),
+        Family("momentum", momentum, "second-order momentum residual v' = m v + eta f(x), x' = x + v'",
+               {"m": half, "eta": one}),
+        Family("oscillator", oscillator,
+               "oscillator toy Delta^2 x = -(beta/L)^2 x (form=block|explicit)", {"beta": one, "L": 8}),
+        Family("smooth", smooth, "C^k smooth network (r-1)^k x = h^k lam r^(k-1) x, order k", {"h": one}),
+        Family("dense", dense, "dense network with k lags x' = x[l+1-k] + h lam sum_j x[l-j]", {"h": one}),
+        Family("entangled", entangled,
+               "entangled residual x' = Gamma x + f(x) (kind=uniform|orthogonal|matrix)", {"gamma": half}),
+        Family("hyper_connection", hyper_connection,
+               "hyper-connections, n streams, x' = H_res x + H_post^T F(H_pre x)",
+               {"hres_1_1": sp.Rational(3, 4), "hpre_1": half, "hpre_2": half, "hpost_1": one, "hpost_2": one}),
+        Family("general", general, "general model rho(r) x = lam sigma(r) x (give rho, sigma)",
+               {"rho": "r**2 - r", "sigma": "r"}),
+        # linear multistep methods (depthdyn.multistep)
+        Family("adams_bashforth", adams_bashforth, "Adams-Bashforth k-step method (explicit, order k)", {"h": one}),
+        Family("adams_moulton", adams_moulton, "Adams-Moulton k-step method (implicit, order k+1)", {"h": one}),
+        Family("bdf", bdf, "backward differentiation formula, k steps (order k)", {"h": one}),
+        Family("nystrom", nystrom, "Nystrom k-step method (explicit; k=2 is leapfrog)", {"h": one}),
+        Family("milne_simpson", milne_simpson, "Milne-Simpson k-step method (implicit; k=2 is Simpson)", {"h": one}),
+        Family("lmm", from_lmm, "linear multistep method from alpha=[...], beta=[...] (lowest index first)",
+               {"alpha": [-1, 1], "beta": [1, 0]}),
+        # the literature (depthdyn.literature)
+        Family("lm_resnet", lit.lm_resnet, "LM-ResNet u' = (1 - k) u + k u_prev + f(u) (Lu et al. 2018)",
+               {"k": sp.Rational(-1, 10)}),
+        Family("revnet", lit.revnet, "RevNet y1 = x1 + F(x2), y2 = x2 + G(y1), lam = F'G' (Gomez et al. 2017)"),
+        Family("hamiltonian", lit.hamiltonian,
+               "Hamiltonian Verlet network, lam = -(h kappa)^2 (Haber & Ruthotto 2017; Chang et al. 2018)"),
+        Family("leapfrog", lit.leapfrog, "leapfrog network Y' = 2Y - Y_prev + h^2 f(Y) (Chang et al. 2018)",
+               {"h": one}),
+        Family("antisymmetric", lit.antisymmetric,
+               "antisymmetric block x' = x + eps s((W - W^T - gamma I) x) (Chang et al. 2019)",
+               {"eps": half, "gamma": half}),
+        Family("runge_kutta", lit.runge_kutta, "one Runge-Kutta step per block, any Butcher tableau",
+               {"h": one}),
+        Family("rk2", lit.rk2, "explicit-midpoint (RK2) block x' = R(h lam) x", {"h": one}),
+        Family("rk4", lit.rk4, "classical RK4 block x' = R(h lam) x", {"h": one}),
+        Family("momentum_sander", lit.momentum_sander,
+               "Momentum ResNet v' = gamma v + (1 - gamma) f(x) (Sander et al. 2021)",
+               {"gamma": sp.Rational(9, 10)}),
+        Family("deepnet", lit.deepnet, "DeepNorm x' = LN(alpha x + f(x)), alpha(N) (Wang et al. 2022)",
+               {"N": 8, "M": 8}),
+        Family("branch_scaled", lit.branch_scaled, "residual with branch scaled by L^-power (1/sqrt(L), 1/L)",
+               {"L": 16}),
+        Family("hc_static", lit.hc_static, "static hyper-connections at their initialisation (Zhu et al. 2025)"),
+        Family("mhc", lit.mhc, "mHC: Sinkhorn-Knopp doubly stochastic H_res (Xie et al. 2025)"),
+        Family("mhc_lite", lit.mhc_lite, "mHC-lite: H_res a convex combination of permutations (Yang & Gao 2026)",
+               {"w_1": sp.Rational(3, 4)}),
+        Family("kromhc", lit.kromhc, "KromHC: H_res a Kronecker product of 2x2 doubly stochastic factors",
+               {"a_1": sp.Rational(3, 4), "a_2": sp.Rational(9, 10)}),
+    )
+    return {f.name: f for f in entries}
+
+
+FAMILIES: Mapping[str, Family] = MappingProxyType(_registry())
 
 
 def get_family(name: str) -> Family:

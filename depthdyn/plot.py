@@ -18,7 +18,7 @@ import numpy as np
 import sympy as sp
 from contourpy import contour_generator
 from matplotlib.axes import Axes
-from matplotlib.colors import ListedColormap
+from matplotlib.colors import ListedColormap, to_rgba
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
@@ -213,6 +213,7 @@ def _draw_numbers(ax: Axes, numbers, swap: bool) -> list:
 
 
 def plot_stability_region(region_or_rec, ax=None, *, x=None, y=None, overlay: str = "auto", numbers=None,
+                          color=None,
                           **fixed) -> Axes:
     """Draw a stability region: the grid mask with the exact boundary over it.
 
@@ -236,6 +237,9 @@ def plot_stability_region(region_or_rec, ax=None, *, x=None, y=None, overlay: st
         ``gid`` ``"real interval"`` / ``"imaginary interval"``) and the A(alpha) sector (two
         rays, ``gid`` ``"A(alpha) sector"``) in the ``re(lam)``/``im(lam)`` plane. ``True``
         computes them with :func:`~depthdyn.stability_numbers` (recurrence only).
+    color : matplotlib colour, optional
+        Draw in this colour over what ``ax`` holds (to overlay several regions): the
+        stable fill translucent, unstable points transparent, the locus in the colour.
     **fixed
         Values of the parameters not on an axis, and ``tol``, ``method``, ``conditions``
         for :func:`~depthdyn.numeric.region.stability_region` (only with a recurrence).
@@ -274,21 +278,22 @@ def plot_stability_region(region_or_rec, ax=None, *, x=None, y=None, overlay: st
     ax = _axes(ax)
     dx, dy = (xs[-1] - xs[0]) / (xs.size - 1), (ys[-1] - ys[0]) / (ys.size - 1)
     extent = (xs[0] - dx / 2, xs[-1] + dx / 2, ys[0] - dy / 2, ys[-1] + dy / 2)
+    fills = ["white", _STABLE, _MARGINAL] if color is None else [(0, 0, 0, 0), to_rgba(color, 0.35), color]
     ax.imshow(mask.astype(float), origin="lower", extent=extent, aspect="auto", interpolation="nearest",
-              cmap=ListedColormap(["white", _STABLE]), vmin=0, vmax=1)
+              cmap=ListedColormap(fills[:2]), vmin=0, vmax=1)
     share = f"{100 * mask.mean():.3g}%"
     handles = [Patch(facecolor=_STABLE, edgecolor="0.6", label=f"strictly stable (grid, {share})")]
     only = np.asarray(reg.marginal, dtype=bool) & ~mask.astype(bool)
     if only.any():  # root condition without strict stability: usually a curve, drawn darker
         ax.imshow(np.ma.masked_where(~only, only.astype(float)), origin="lower", extent=extent, aspect="auto",
-                  interpolation="nearest", cmap=ListedColormap([_MARGINAL]), vmin=0, vmax=1)
+                  interpolation="nearest", cmap=ListedColormap(fills[2:]), vmin=0, vmax=1)
         handles.append(Patch(facecolor=_MARGINAL, label="root condition only (grid)"))
     locus = overlay in ("locus", "both") or (overlay == "auto" and len(reg.boundary) > 0)
     if locus and reg.boundary:
         swap = reg.x_name.startswith("im(")
         for k, z in enumerate(reg.boundary):
             px, py = (z.imag, z.real) if swap else (z.real, z.imag)
-            (line,) = ax.plot(px, py, color="k", lw=1.6, ls=(0, (5, 3)), zorder=4,
+            (line,) = ax.plot(px, py, color=color or "k", lw=1.6, ls=(0, (5, 3)), zorder=4,
                               label="boundary locus" if k == 0 else "_nolegend_")
         handles.append(line)
     if reg.conditions is not None:

@@ -1,7 +1,7 @@
 """The ``depthdyn report`` main job: every claim, a figure set and the modes of each family.
 
 :func:`write_report` runs all claims of the source documents, draws a stability-region
-figure and a trajectory figure for each family in :data:`~depthdyn.families.FAMILIES`
+figure and a trajectory figure for each family of the sources in :data:`~depthdyn.families.FAMILIES`
 (plus a root locus where the region alone says little), derives each family's
 characteristic polynomial, roots, modes and exact stability conditions, and writes
 
@@ -199,6 +199,16 @@ def _oscillator_traj(fig):
     ax.plot(ll, np.cos(beta * ll / depth), color="0.3", lw=1.0, ls="--", label="continuum cos(beta l / L)")
     ax.set_title(f"oscillator toy: x_l over depth (beta=pi/2, L={depth})")
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12), fontsize="small", frameon=False)
+
+
+def report_families() -> dict:
+    """The registry's families of the five sources (those defined in :mod:`depthdyn.families`).
+
+    The literature's families and the multistep methods are drawn by the docs gallery.
+    """
+    from .families import FAMILIES
+
+    return {name: fam for name, fam in FAMILIES.items() if fam.factory.__module__ == "depthdyn.families"}
 
 
 def _family_recs() -> dict[str, Callable]:
@@ -625,18 +635,18 @@ def write_report(out_dir="report", force: bool = False) -> ReportSummary:
 def _build(out: Path) -> ReportSummary:
     """Run the claims, draw the figures and write every file into the prepared ``out``."""
     from .claims import run_claims, summary
-    from .families import FAMILIES
 
     start = time.perf_counter()
     results = run_claims()
     counts = summary(results)
 
     specs, recs = _specs(), _family_recs()
-    missing = [name for name in FAMILIES if name not in specs]
+    families = report_families()
+    missing = [name for name in families if name not in specs]
     if missing:  # a new family needs its figures chosen here
         raise ParameterError(f"the report has no figures for the families {missing}")
     sections, written, number = [], [], 0
-    for name, fam in FAMILIES.items():
+    for name, fam in families.items():
         rec = recs[name]()
         figures = []
         for spec in specs[name]:
@@ -656,8 +666,8 @@ def _build(out: Path) -> ReportSummary:
         f"Written by `depthdyn report` (depthdyn {__version__}). Re-run it with "
         f"`depthdyn report --out {out.as_posix()}`; every number below is computed, none is copied.", "",
         "## Summary", "",
-        f"* {counts['total']} claims from the five source documents: {tally}.",
-        f"* {len(FAMILIES)} families, each with its exact characteristic polynomial, roots, modes and "
+        f"* {counts['total']} claims from the five source documents and the literature: {tally}.",
+        f"* {len(families)} families of the sources, each with its exact characteristic polynomial, roots, modes and "
         f"Schur–Cohn stability conditions, and {len(written)} figures.",
         "* Files: `claims.json` (one object per claim: id, source, section, statement, stated, computed, "
         "verdict, method, note) and `figures/*.png`.", "",

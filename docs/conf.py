@@ -16,6 +16,7 @@ extensions = [
     "numpydoc",
     "myst_parser",
     "notebook_pages",
+    "gallery_pages",
 ]
 
 source_suffix = {".md": "markdown", ".rst": "restructuredtext"}

@@ -1,5 +1,6 @@
 """The Sphinx documentation builds with warnings as errors (docs/, API from docstrings)."""
 
+import re
 from pathlib import Path
 
 import pytest
@@ -17,13 +18,31 @@ def test_docs_build_without_warnings(tmp_path):
     status = build_main(["-W", "--keep-going", "-E", "-b", "html", "-q", str(DOCS), str(tmp_path / "html")])
     assert status == 0
     out = tmp_path / "html"
-    for page in ("index", "theory", "stability", "cli", "nn", "notebooks", "api"):
+    for page in ("index", "theory", "stability", "cli", "compare", "gallery", "nn", "notebooks", "api"):
         assert (out / f"{page}.html").is_file()
     api = (out / "api.html").read_text(encoding="utf-8")
-    modules = ("depthdyn.recurrence", "depthdyn.numeric.sweep", "depthdyn.claims.hyper", "depthdyn.cli")
+    modules = ("depthdyn.recurrence", "depthdyn.numeric.sweep", "depthdyn.claims.hyper", "depthdyn.cli",
+               "depthdyn.literature", "depthdyn.compare", "depthdyn.claims.literature")
     for module in (*modules, "depthdyn.nn.linearize"):
         assert f'id="module-{module}"' in api
     listing = (out / "notebooks.html").read_text(encoding="utf-8")
     for nb in sorted((DOCS.parent / "notebooks").glob("*.ipynb")):
         assert (out / "_notebooks" / f"{nb.stem}.html").is_file()
         assert f"_notebooks/{nb.stem}.html" in listing
+
+    # the gallery: every registry family, with a region figure where it has a lam
+    from depthdyn.compare import resolve_spec
+    from depthdyn.families import FAMILIES
+
+    gallery = (out / "gallery.html").read_text(encoding="utf-8")
+    for name in FAMILIES:
+        assert f'id="{name.replace("_", "-")}"' in gallery, name
+        drawn = resolve_spec(name)[1].lam is not None
+        assert (f'src="_images/{name}.png"' in gallery) == drawn, name
+        assert (out / "_images" / f"{name}.png").is_file() == drawn, name
+    # the executed compare example: its JSON rows and the overlay
+    page = (out / "compare.html").read_text(encoding="utf-8")
+    for family in ("residual", "momentum:m=1/2", "lm_resnet", "leapfrog", "rk4"):
+        assert re.search(f'(&quot;|")family(&quot;|"): (&quot;|"){family}(&quot;|")', page), family
+    assert re.search('(&quot;|")figure(&quot;|"): (&quot;|")compare.png', page)
+    assert (out / "_images" / "compare.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -16,6 +16,7 @@ from depthdyn.symbolic import stability as stability_module
 
 #: Structural arguments the task fixes; every other family is built with its defaults.
 STRUCTURAL = {"smooth": {"k": 3}, "dense": {"k": 3}, "general": {"rho": "r**2 - r", "sigma": "r"},
+              "kromhc": {"factors": 1},  # two symbolic 2x2 factors make a slow quartic
               "lmm": {"alpha": [-1, 0, 1], "beta": [0, 2, 0]}}
 
 

@@ -85,6 +85,8 @@ SOURCES = MappingProxyType({
                "depthdyn.claims.hyper"),
         Source("004", "004_3517e0990818788b.txt", "Residual Connections (glossary page)",
                "depthdyn.claims.glossary"),
+        Source("lit", "literature", "Published architectures' statements about their own blocks (paper per claim)",
+               "depthdyn.claims.literature"),
     )
 })
 

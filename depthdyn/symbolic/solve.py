@@ -606,6 +606,10 @@ def _mode_series(rho, coef, eps, n: int):
     cs = sp.expand(sp.series(coef, eps, 0, n + 1).removeO())
     kneg = max([0] + [-t.as_coeff_exponent(eps)[1] for t in sp.Add.make_args(cs)])
     E = sp.expand(sp.series(sp.log(rho), eps, 0, n + kneg + 2).removeO())
+    slow = [t for t in sp.Add.make_args(E) if t.has(eps) and t.as_coeff_exponent(eps)[1] < 1]
+    if slow:  # log r ~ eps^k with k < 1: r^L ~ exp(c L^(1-k)) grows or turns without a limit
+        raise ParameterError(f"a mode tends to 1 only like {slow[0]} with {eps} = 1/L (a power below 1/L), "
+                             "so x_L has no limit")
     a1 = E.coeff(eps, 1)
     rest = sp.series(sp.exp(sp.expand(E / eps - a1)), eps, 0, n + kneg + 1).removeO()
     return sp.exp(a1) * sp.expand(rest * cs), kneg
