@@ -18,10 +18,10 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ..errors import ParameterError, ShapeError
-from ..families import hyper_connection
-from ..recurrence import Recurrence
-from .blocks import DepthBlock, _finite, _positive_int
+from ...errors import ParameterError, ShapeError
+from ...families import hyper_connection
+from ...recurrence import Recurrence
+from .base import DepthBlock, _finite, _positive_int
 
 __all__ = ["sinkhorn", "HyperConnectionBlock"]
 

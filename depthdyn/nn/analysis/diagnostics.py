@@ -21,9 +21,9 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ..errors import ParameterError, ShapeError
+from ...errors import ParameterError, ShapeError
+from ..blocks.stack import DepthStack, Trace
 from .linearize import _check_stack, _state_jacobians
-from .stack import DepthStack, Trace
 
 __all__ = [
     "UpdateCosine",

@@ -33,12 +33,12 @@ import numpy as np
 import sympy as sp
 import torch
 
-from ..errors import DepthdynError, ParameterError, ShapeError
-from ..families import build
-from ..numeric.bridge import batch_coefficients
-from ..numeric.masks import stability_mask
-from ..symbolic.stability import stability_conditions
-from .stack import DepthStack
+from ...errors import DepthdynError, ParameterError, ShapeError
+from ...families import build
+from ...numeric.bridge import batch_coefficients
+from ...numeric.masks import stability_mask
+from ...symbolic.stability import stability_conditions
+from ..blocks.stack import DepthStack
 
 __all__ = [
     "RECURRENCE_EXACT",

@@ -12,11 +12,11 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ..errors import DepthdynError, ParameterError
-from ..report import atomic_write
-from .diagnostics import diagnose
-from .linearize import linearize, response_agreement, stability_placement
-from .stack import BLOCKS
+from ...errors import DepthdynError, ParameterError
+from ...report import atomic_write
+from ..analysis.diagnostics import diagnose
+from ..analysis.linearize import linearize, response_agreement, stability_placement
+from ..blocks.stack import BLOCKS
 from .tasks import TASKS, make_task, task_names
 from .train import run, task_loss
 
@@ -111,7 +111,7 @@ def _bridge(stack, x: torch.Tensor) -> dict:
 def _figures(out: Path, model, task, result, trace, diag, bridge) -> list[str]:
     from matplotlib.figure import Figure
 
-    from ..families import momentum
+    from ...families import momentum
     from .figures import plot_depth_profile, plot_depth_trajectories, plot_loss, plot_placement
 
     written = []

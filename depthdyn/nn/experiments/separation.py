@@ -40,7 +40,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from ..errors import ParameterError
+from ...errors import ParameterError
 from .tasks import TASKS
 from .train import TrainResult, run
 
