@@ -35,6 +35,8 @@ from .analysis.diagnostics import (
     perturbation_ratio,
     update_cosine,
 )
+from .analysis.hyper import HCProfile, hc_profile
+from .analysis.inspect import Inspection, LayerPlacement, inspect
 from .analysis.linearize import (
     Agreement,
     Linearization,
@@ -45,6 +47,14 @@ from .analysis.linearize import (
     response_agreement,
     stability_placement,
 )
+from .analysis.operators import (
+    LayerOperator,
+    hutchinson_trace,
+    ritz_values,
+    spectral_radius,
+    top_singular_values,
+)
+from .analysis.record import LAYOUTS, Recording, find_layers, record
 from .blocks import (
     BLOCKS,
     ConvEntangledBlock,
@@ -69,6 +79,21 @@ from .blocks import (
 )
 
 __all__ = [
+    # any model: inspect, its operators, hyper-connection gains per token
+    "inspect",
+    "Inspection",
+    "LayerPlacement",
+    "find_layers",
+    "record",
+    "Recording",
+    "LAYOUTS",
+    "LayerOperator",
+    "top_singular_values",
+    "spectral_radius",
+    "ritz_values",
+    "hutchinson_trace",
+    "hc_profile",
+    "HCProfile",
     "BLOCKS",
     "DepthBlock",
     "ResidualBlock",

@@ -108,6 +108,10 @@ class DepthBlock(nn.Module):
         """``x_l`` read from a state."""
         return state if self.slots == 1 else state[:, 0]
 
+    def branch_input(self, state: torch.Tensor) -> torch.Tensor:
+        """What the branch reads from a state: ``x_l`` (``H_pre X`` for hyper-connections)."""
+        return self.position(state)
+
     def branch(self, x: torch.Tensor) -> torch.Tensor:
         """The residual branch ``step * f(norm(x))``."""
         return self.step * self.f(self.norm(x))

@@ -247,6 +247,11 @@ class HyperConnectionBlock(DepthBlock):
         """Stream 0 (equal to the mean of the streams at init)."""
         return state[:, 0]
 
+    def branch_input(self, state: torch.Tensor) -> torch.Tensor:
+        """``H_pre X``: the branch input (with the dynamic ``H_pre`` of this state)."""
+        _, H_pre, _ = self.mixing_matrices(state)
+        return (H_pre.unsqueeze(-2) @ state).squeeze(-2)
+
     # -- mixing --------------------------------------------------------------------------
     def _static_res(self) -> torch.Tensor:
         if self.mixing == "sinkhorn":
@@ -272,7 +277,7 @@ class HyperConnectionBlock(DepthBlock):
                 f"expected states of shape (B, {self.n}, {self.dim}), got {tuple(state.shape)}"
             )
         H_res, H_pre, H_post = self.mixing_matrices(state)
-        x = (H_pre.unsqueeze(-2) @ state).squeeze(-2)
+        x = (H_pre.unsqueeze(-2) @ state).squeeze(-2)  # = branch_input(state)
         return H_res @ state + H_post.unsqueeze(-1) * self.branch(x).unsqueeze(-2)
 
     # -- analysis ------------------------------------------------------------------------
