@@ -150,23 +150,27 @@ def jacobian_spectra(stack: DepthStack, x: torch.Tensor) -> np.ndarray:
     Parameters
     ----------
     x : torch.Tensor
-        One input, shape ``(d,)`` or ``(1, d)``.
+        One input, with or without a leading batch axis of 1: ``(d,)`` or ``(1, d)`` for
+        vector blocks, ``(1, C, H, W)`` for convolutional ones.
 
     Returns
     -------
     ndarray
-        ``(L, S)`` complex, each row sorted by decreasing modulus.
+        ``(L, S)`` complex, each row sorted by decreasing modulus (``S`` the flattened state).
     """
     _check_stack(stack)
     if not isinstance(x, torch.Tensor):
         raise ParameterError(f"x must be a torch.Tensor, got {type(x).__name__}")
-    d = stack.blocks[0].dim
-    if x.shape not in ((d,), (1, d)):
+    x = x.detach()
+    if x.dim() < 2 or x.shape[0] != 1:
+        x = x.unsqueeze(0)
+    if x.dim() < 2 or x.shape[1] != stack.blocks[0].dim:
         raise ShapeError(
-            f"jacobian_spectra takes one input of shape ({d},) or (1, {d}), got {tuple(x.shape)}"
+            f"jacobian_spectra takes one input with {stack.blocks[0].dim} features (or channels) on its "
+            f"first axis, got {tuple(x.shape)}"
         )
     with torch.no_grad():
-        states = stack.trace(x.detach().reshape(1, d)).states
+        states = stack.trace(x).states
     J = _state_jacobians(stack, states)[:, 0].to(torch.float64)
     eig = torch.linalg.eigvals(J).cpu().numpy()
     order = np.argsort(-np.abs(eig), axis=-1, kind="stable")

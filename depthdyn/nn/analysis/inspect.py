@@ -23,11 +23,19 @@ import numpy as np
 import torch
 from torch import nn
 
-from ...errors import DepthdynError, ParameterError, ShapeError
+from ...errors import ParameterError, ShapeError
 from ...families import build
 from ...numeric.masks import stability_mask
 from ..blocks.base import DepthBlock
-from .operators import LayerOperator, hutchinson_trace, ritz_values, spectral_radius, top_singular_values
+from .linearize import _layer_recurrences
+from .operators import (
+    LayerOperator,
+    _quiet,
+    hutchinson_trace,
+    ritz_values,
+    spectral_radius,
+    top_singular_values,
+)
 from .record import _first_tensor, record
 
 __all__ = ["Inspection", "LayerPlacement", "inspect"]
@@ -76,7 +84,7 @@ def _is_causal(fn, x: torch.Tensor) -> bool:
     """A tangent on the last token moves no earlier output token (exactly): the layer is causal."""
     w = torch.zeros_like(x)
     w[:, -1] = torch.randn(w[:, -1].shape, generator=torch.Generator().manual_seed(1)).to(w)
-    _, out = torch.func.jvp(fn, (x,), (w,))
+    _, out = _quiet(torch.func.jvp)(fn, (x,), (w,))
     return bool((out[:, :-1] == 0).all())
 
 
@@ -231,13 +239,15 @@ class Inspection:
             if not op.square:
                 raise ShapeError(f"layer {self.names[i]} changes the state's shape: no recurrence to place")
             if isinstance(module, DepthBlock):
-                rec, lam = _block_lam(module, state)
+                recs, lam = _block_lam(module, state)
                 fams.append(module.family)
             else:
                 lam = _eigenvalues(op, steps) - 1.0
-                rec = build("residual")
+                recs = (build("residual"),)
                 fams.append("residual")
-            ins, bnd = stability_mask(rec, lam=lam)
+            masks = [stability_mask(rec, lam=lam) for rec in recs]  # every channel, every lam
+            ins = np.stack([m[0] for m in masks])
+            bnd = np.stack([m[1] for m in masks])
             lams.append(_frozen(lam))
             inside.append(float(np.mean(ins)))
             marginal.append(float(np.mean(bnd)))
@@ -252,19 +262,16 @@ def _eigenvalues(op: LayerOperator, steps: int) -> np.ndarray:
 
 
 def _block_lam(block: DepthBlock, state: torch.Tensor):
-    """The block's recurrence and the eigenvalues of its branch Jacobian at the branch input."""
-    recs = []
-    try:
-        recs = [block.recurrence()]
-    except DepthdynError:
-        recs = []
+    """The block's recurrence(s) (one, or one per channel) and the eigenvalues of its branch
+    Jacobian at the branch input (divided by the step where the family carries it as ``h``)."""
+    recs = _layer_recurrences(block)
     if not recs:
-        raise ParameterError(f"{type(block).__name__} gives no single recurrence (per-channel coefficients)")
+        raise ParameterError(f"{type(block).__name__} gives no recurrence with a free lam")
     u = block.branch_input(state.detach())
     scale = block.step if "h" in block.coefficients() else 1.0
     J = torch.func.vmap(torch.func.jacrev(lambda t: block.branch(t[None])[0]))(u)
-    J = J.reshape(u.shape[0], u[0].numel(), -1) / scale
-    return recs[0], torch.linalg.eigvals(J.double()).cpu().numpy()
+    J = J.detach().reshape(u.shape[0], u[0].numel(), -1) / scale
+    return recs, torch.linalg.eigvals(J.double()).cpu().numpy()
 
 
 def inspect(

@@ -57,6 +57,14 @@ def _sequence(mod) -> list[nn.Module] | None:
     return None
 
 
+def _matches(name: str, pattern: str) -> bool:
+    """``fnmatch`` per dotted part: ``"transformer.h.*"`` matches ``transformer.h.0`` only."""
+    parts, pats = name.split("."), pattern.split(".")
+    return len(parts) == len(pats) and all(
+        fnmatch.fnmatchcase(a, p) for a, p in zip(parts, pats, strict=True)
+    )
+
+
 def find_layers(model: nn.Module, layers=None) -> list[tuple[str, nn.Module]]:
     """``(name, module)`` of the residual layers of ``model``, in forward order.
 
@@ -98,9 +106,7 @@ def find_layers(model: nn.Module, layers=None) -> list[tuple[str, nn.Module]]:
         isinstance(layers, (list, tuple)) and layers and all(isinstance(p, str) for p in layers)
     ):
         patterns = [layers] if isinstance(layers, str) else list(layers)
-        found = [
-            (n, m) for n, m in model.named_modules() if n and any(fnmatch.fnmatchcase(n, p) for p in patterns)
-        ]
+        found = [(n, m) for n, m in model.named_modules() if n and any(_matches(n, p) for p in patterns)]
         if not found:
             raise ParameterError(f"no module of {type(model).__name__} matches {patterns}")
         return found
