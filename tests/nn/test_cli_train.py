@@ -93,3 +93,28 @@ def test_without_torch_the_command_says_how_to_install():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2
     assert 'pip install "depthdyn[torch]"' in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_train_analyses_the_model_where_it_is_and_linearises_once(tmp_path, monkeypatch):
+    from depthdyn.nn.analysis import linearize as lz
+    from depthdyn.nn.experiments import command
+
+    built, moved = [], []
+    real_lin, real_run = lz.linearize, command.run
+
+    def counting(*args, **kwargs):
+        built.append(1)
+        return real_lin(*args, **kwargs)
+
+    def pinned(*args, **kwargs):
+        model, result = real_run(*args, **kwargs)
+        model.to = lambda *a, **k: moved.append(a) or model  # any move after training is recorded
+        model.cpu = lambda *a, **k: moved.append("cpu") or model
+        return model, result
+
+    monkeypatch.setattr(lz, "linearize", counting)
+    monkeypatch.setattr(command, "linearize", counting)
+    monkeypatch.setattr(command, "run", pinned)
+    metrics = command.train_to_dir("momentum", "cubic", out=tmp_path, layers=3, steps=2, device="cpu")
+    assert metrics["bridge"]["agreement"] is not None
+    assert built == [1] and moved == []

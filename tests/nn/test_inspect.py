@@ -367,3 +367,22 @@ def test_hugging_face_decoders(kind):
     row = np.flatnonzero((ins.blocks[:, 0] == 0) & (ins.blocks[:, 1] == 5))[0]
     assert _close(ins.top_singular_values[1, row], sv)
     assert _close(ins.spectral_radius[1, row], rho)
+
+
+def test_linearize_takes_hc_lam_at_the_branch_input_and_no_two_stream_conditions():
+    from depthdyn.nn import linearize, stability_placement
+
+    stack, x = _trained_hc(steps=20)
+    lin = linearize(stack, x[:2])
+    with torch.no_grad():
+        states = stack.trace(x[:2]).states
+    blk = stack.blocks[2]
+    u = blk.branch_input(states[2])[1]
+    J = torch.autograd.functional.jacobian(lambda t: blk.branch(t[None])[0], u)
+    np.testing.assert_allclose(lin.jacobians[2, 1], J.numpy(), atol=1e-12)
+    stream0 = torch.autograd.functional.jacobian(lambda t: blk.branch(t[None])[0], states[2][1, 0])
+    assert not np.allclose(lin.jacobians[2, 1], stream0.numpy(), atol=1e-6)
+    placed = stability_placement(lin)
+    assert placed.conditions == ()  # not the 2-stream family's
+    two = make_stack("hyper_connection", layers=2, dim=3, n=2).double()
+    assert stability_placement(linearize(two, torch.randn(2, 3, dtype=torch.float64))).conditions

@@ -13,6 +13,7 @@ that :meth:`DepthBlock.recurrence` gives the depthdyn :class:`~depthdyn.Recurren
 block with the learned numbers in place of the symbols (``lam`` stays free: it is the
 eigenvalue of the linearised ``f``).
 """
+
 from __future__ import annotations
 
 import math

@@ -281,6 +281,10 @@ class HyperConnectionBlock(DepthBlock):
         return H_res @ state + H_post.unsqueeze(-1) * self.branch(x).unsqueeze(-2)
 
     # -- analysis ------------------------------------------------------------------------
+    def structure(self) -> dict:
+        """The stream count (and the doubly stochastic constraint of Sinkhorn mixing)."""
+        return {"n": self.n, "doubly_stochastic": self.mixing == "sinkhorn"}
+
     def coefficients(self) -> dict[str, torch.Tensor]:
         """Static ``H_res`` ``(n, n)``, ``H_pre`` ``(n,)``, ``H_post`` ``(n,)``, detached."""
         H_res, H_pre, H_post = self.mixing_matrices()

@@ -9,7 +9,7 @@ from torch import nn
 
 from .base import DepthBlock, _positive_int, tanh_layer
 
-__all__ = ['SmoothBlock', 'DenseBlock']
+__all__ = ["SmoothBlock", "DenseBlock"]
 
 
 class _LagBlock(DepthBlock):

@@ -9,7 +9,7 @@ from torch import nn
 
 from .base import DepthBlock, _eye, _finite
 
-__all__ = ['MomentumBlock']
+__all__ = ["MomentumBlock"]
 
 
 class MomentumBlock(DepthBlock):

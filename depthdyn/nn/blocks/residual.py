@@ -7,7 +7,7 @@ from torch import nn
 
 from .base import DepthBlock, _eye, _finite
 
-__all__ = ['ResidualBlock', 'ReZeroBlock', 'WeightedBlock', 'HighwayBlock']
+__all__ = ["ResidualBlock", "ReZeroBlock", "WeightedBlock", "HighwayBlock"]
 
 
 class ResidualBlock(DepthBlock):

@@ -93,7 +93,7 @@ def _bridge(stack, x: torch.Tensor) -> dict:
     out: dict = {}
     try:
         lin = linearize(stack, x)
-        out["agreement"] = response_agreement(stack, x).to_json()
+        out["agreement"] = response_agreement(stack, x, lin=lin).to_json()
     except (DepthdynError, NotImplementedError) as exc:
         return {"agreement": None, "placement": None, "note": str(exc)}
     try:
@@ -197,13 +197,14 @@ def train_to_dir(
         **block_options,
     )
     data = make_task(task, seed=seed)
-    model = model.to("cpu")
-    idx = _spread(torch.arange(data.size), DIAGNOSTIC_SAMPLES)
+    device = next(model.parameters()).device  # analysed where it trained, never moved
+    inputs, targets = data.inputs.to(device), data.targets.to(device)
+    idx = _spread(torch.arange(data.size), DIAGNOSTIC_SAMPLES).to(device)
     with torch.no_grad():
-        x = model.embed(data.inputs[idx])
-        trace = model.stack.trace(model.embed(data.inputs))
+        x = model.embed(inputs[idx])
+        trace = model.stack.trace(model.embed(inputs))
     loss = task_loss(data)
-    diag = diagnose(model.stack, x, loss_fn=lambda out: loss(model.head(out), data.targets[idx]))
+    diag = diagnose(model.stack, x, loss_fn=lambda out: loss(model.head(out), targets[idx]))
     bridge = _bridge(model.stack, x) if not result.diverged else {"note": "training diverged"}
     metrics = {
         "training": result.to_json(),

@@ -71,6 +71,7 @@ SEPARATION_WINDOW = (0.07, 0.14)
 SEPARATION_STEP = _SEPARATION["step"]
 """Documented step size ``h`` of the ``separation-1d`` experiment (inside :data:`SEPARATION_WINDOW`)."""
 
+
 def _seeds(seeds) -> tuple[int, ...]:
     seeds = tuple(seeds)
     if not seeds or any(isinstance(s, bool) or not isinstance(s, int) or s < 0 for s in seeds):
