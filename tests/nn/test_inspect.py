@@ -56,7 +56,7 @@ def test_user_modulelist_against_dense_jacobians(dense_max):
     ins = inspect(model, x, k=3, dense_max=dense_max, steps=12)
     assert ins.names == ("layers.0", "layers.1", "layers.2")
     assert ins.methods[0] == (
-        "dense" if dense_max else "lanczos (full space: exact), arnoldi (exact), hutchinson (16 probes)"
+        "dense" if dense_max else "dense (full Krylov space), arnoldi (exact), hutchinson (16 probes)"
     )
     with torch.no_grad():
         states = _states_by_loop(model, x)

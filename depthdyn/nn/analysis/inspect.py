@@ -6,7 +6,7 @@ stream with hooks during the model's own forward (:mod:`.record`), and returns
 * the depth profile: state norms per recorded depth, cosine of successive updates, the
   perturbation ratio ``||x_{l+1} - x_l|| / ||x_l||`` and per-depth gradient norms;
 * per layer and input, the top singular values and the spectral radius of the Jacobian
-  ``d x_{l+1} / d x_l`` (:mod:`.operators`: dense where small, Lanczos/Arnoldi otherwise;
+  ``d x_{l+1} / d x_l`` (:mod:`.operators`: dense where small, block Krylov / Arnoldi otherwise;
   for causal sequence layers per sampled token block), a Hutchinson trace, and the accuracy
   of each figure;
 * :meth:`Inspection.placement`: each layer as a depthdyn :class:`~depthdyn.Recurrence`
@@ -309,7 +309,7 @@ def inspect(
         ``None`` decides by a forward-mode check on the first layer; ``True`` on a layer
         that is not causal is an error; ``False`` analyses whole-sequence Jacobians.
     steps : int
-        Krylov steps (Lanczos / Arnoldi) where the problem is larger than ``dense_max``.
+        Krylov dimension (block Krylov / Arnoldi steps) where the problem is larger than ``dense_max``.
     dense_max : int
         Dense Jacobians (one ``vjp`` per row, chunked) for problems up to this size.
     probes : int
