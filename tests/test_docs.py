@@ -17,7 +17,7 @@ def test_docs_build_without_warnings(tmp_path):
     status = build_main(["-W", "--keep-going", "-E", "-b", "html", "-q", str(DOCS), str(tmp_path / "html")])
     assert status == 0
     out = tmp_path / "html"
-    for page in ("index", "theory", "cli", "nn", "notebooks", "api"):
+    for page in ("index", "theory", "cli", "nn", "inspect", "notebooks", "api"):
         assert (out / f"{page}.html").is_file()
     api = (out / "api.html").read_text(encoding="utf-8")
     modules = ("depthdyn.recurrence", "depthdyn.numeric.sweep", "depthdyn.claims.hyper", "depthdyn.cli")
