@@ -18,7 +18,9 @@ Cases (random weights, float32, each in a fresh subprocess so that its peak resi
   (width 768, 12 layers, 4 inputs here). The same stack, the same inputs, run through
   ``inspect``, side by side.
 
-The 60 s / 4 GB target of the model-scale cases is reported, never asserted.
+Each time is also given as a multiple of one plain forward pass of the same model on the same
+inputs, timed in the same process: on a shared machine the load changes the seconds, much
+less the ratio. The 60 s / 4 GB target of the model-scale cases is reported, never asserted.
 """
 
 from __future__ import annotations
@@ -43,19 +45,36 @@ def _case(name: str, steps: int) -> dict:
     from depthdyn.nn.experiments.zoo import GPT2Style, ResidualMLP
 
     torch.manual_seed(0)
-    t0 = time.perf_counter()
     info: dict = {"case": name}
+
+    def forward_time(model, inputs) -> float:
+        """Median of 3 plain forward passes: the baseline, timed in the same process."""
+        with torch.no_grad():
+            model(inputs)
+            times = []
+            for _ in range(3):
+                t = time.perf_counter()
+                model(inputs)
+                times.append(time.perf_counter() - t)
+        return sorted(times)[1]
+
     if name == "vector":
         model = ResidualMLP(dim=768, depth=12).eval()
         x = torch.randn(64, 768)
+        info["forward_seconds"] = forward_time(model, x)
+        t0 = time.perf_counter()
         ins = inspect(model, x, k=5, steps=steps, dense_max=0)
     elif name == "causal":
         model = GPT2Style(dim=256, depth=6, heads=4, vocab=512, context=256).eval()
         ids = torch.randint(0, 512, (1, 256))
+        info["forward_seconds"] = forward_time(model, ids)
+        t0 = time.perf_counter()
         ins = inspect(model, ids, k=5, tokens=8, steps=steps, dense_max=0)
     elif name in ("dense-small", "inspect-small"):
         stack = DepthStack(ResidualBlock(768, mlp(768)) for _ in range(12))
         x = torch.randn(4, 768)
+        info["forward_seconds"] = forward_time(stack, x)
+        t0 = time.perf_counter()
         if name == "dense-small":
             lin = linearize(stack, x)
             sj = torch.from_numpy(lin.state_jacobians)
@@ -94,12 +113,30 @@ def main() -> None:
         return
     rows = []
     for name in args.only:
-        cmd = [sys.executable, __file__, "--case", name, "--threads", str(args.threads), "--steps", str(args.steps)]
+        cmd = [
+            sys.executable,
+            __file__,
+            "--case",
+            name,
+            "--threads",
+            str(args.threads),
+            "--steps",
+            str(args.steps),
+        ]
         proc = subprocess.run(cmd, capture_output=True, text=True, check=True)
         rows.append(json.loads(proc.stdout.strip().splitlines()[-1]))
         r = rows[-1]
-        extra = f"  shape {r['shape']}  bounds sv {r['sv_bound_max']:.2g} rho {r['rho_bound_max']:.2g}" if "shape" in r else ""
-        print(f"{name:<14} {r['seconds']:8.1f} s  peak {r['peak_rss_mb']:8.0f} MB{extra}", flush=True)
+        extra = (
+            f"  shape {r['shape']}  bounds sv {r['sv_bound_max']:.2g} rho {r['rho_bound_max']:.2g}"
+            if "shape" in r
+            else ""
+        )
+        fw = r["seconds"] / r["forward_seconds"]
+        print(
+            f"{name:<14} {r['seconds']:8.1f} s = {fw:8.0f} forward passes"
+            f"  peak {r['peak_rss_mb']:6.0f} MB{extra}",
+            flush=True,
+        )
     by = {r["case"]: r for r in rows}
     if "dense-small" in by and "inspect-small" in by:
         import numpy as np
