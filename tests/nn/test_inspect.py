@@ -128,6 +128,7 @@ def test_causal_decoders_per_token_blocks(cls):
     model = cls(dim=8, depth=2).double().eval()
     ids = torch.randint(0, 50, (2, 7))
     ins = inspect(model, ids, k=2, tokens=[0, 3, 6], dense_max=0, steps=8)
+    every = inspect(model, ids, k=1, tokens=7)  # all token blocks, dense
     assert ins.causal
     layers = find_layers(model)
     assert [n for n, _ in layers] == list(ins.names)
@@ -144,7 +145,6 @@ def test_causal_decoders_per_token_blocks(cls):
             assert _close(ins.top_singular_values[layer, row], sv)
             assert _close(ins.spectral_radius[layer, row], rho)
         # the eigenvalues of the whole causal Jacobian are those of the diagonal blocks
-        every = inspect(model, ids, k=1, tokens=7)
         whole = float(torch.linalg.eigvals(J.reshape(56, 56)).abs().max())
         rows = every.blocks[:, 0] == 1
         assert _close(every.spectral_radius[layer, rows].max(), whole)

@@ -27,7 +27,7 @@ from ...errors import ParameterError, ShapeError
 from ...families import build
 from ...numeric.masks import stability_mask
 from ..blocks.base import DepthBlock
-from .linearize import _layer_recurrences
+from .linearize import _frozen, _layer_recurrences
 from .operators import (
     LayerOperator,
     _quiet,
@@ -39,12 +39,6 @@ from .operators import (
 from .record import _first_tensor, record
 
 __all__ = ["Inspection", "LayerPlacement", "inspect"]
-
-
-def _frozen(a) -> np.ndarray:
-    a = np.array(a)
-    a.flags.writeable = False
-    return a
 
 
 def _to(inputs, device, dtype):
