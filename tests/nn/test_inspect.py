@@ -386,3 +386,46 @@ def test_linearize_takes_hc_lam_at_the_branch_input_and_no_two_stream_conditions
     assert placed.conditions == ()  # not the 2-stream family's
     two = make_stack("hyper_connection", layers=2, dim=3, n=2).double()
     assert stability_placement(linearize(two, torch.randn(2, 3, dtype=torch.float64))).conditions
+
+
+class _Basic(nn.Module):
+    """A torchvision-style BasicBlock: conv-bn-relu-conv-bn plus a (downsampling) shortcut."""
+
+    def __init__(self, cin, cout, stride):
+        super().__init__()
+        self.conv1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
+        self.bn1, self.bn2 = nn.BatchNorm2d(cout), nn.BatchNorm2d(cout)
+        self.conv2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
+        self.downsample = None if stride == 1 and cin == cout else nn.Conv2d(cin, cout, 1, stride, bias=False)
+
+    def forward(self, x):
+        out = self.bn2(self.conv2(torch.relu(self.bn1(self.conv1(x)))))
+        return torch.relu(out + (x if self.downsample is None else self.downsample(x)))
+
+
+class _MiniResNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Conv2d(1, 2, 3, padding=1)
+        widths = [(2, 2, 1), (2, 3, 2), (3, 3, 1), (3, 3, 1)]
+        for i, (a, b, s) in enumerate(widths, 1):
+            setattr(self, f"layer{i}", nn.Sequential(_Basic(a, b, s), _Basic(b, b, 1)))
+
+    def forward(self, x):
+        x = self.stem(x)
+        for i in range(1, 5):
+            x = getattr(self, f"layer{i}")(x)
+        return x.mean((2, 3))
+
+
+def test_resnet_stages_are_found_and_reported_per_stage():
+    model = _MiniResNet().double().eval()
+    x = torch.randn(2, 1, 4, 4, dtype=torch.float64)
+    ins = inspect(model, x, k=2)
+    assert ins.names == tuple(f"layer{i}.{j}" for i in range(1, 5) for j in range(2))
+    assert ins.stages.tolist() == [0, 0, 1, 1, 1, 1, 1, 1]  # layer2.0 halves the map, widens to 3
+    assert ins.shapes[2] == (2, 4, 4) and ins.shapes[3] == (3, 2, 2)
+    assert np.isnan(ins.spectral_radius[2]).all() and np.isfinite(ins.spectral_radius[3]).all()
+    J = torch.autograd.functional.jacobian(lambda t: model.layer2[0](t[None])[0], ins._states[2][0])
+    sv = torch.linalg.svdvals(J.reshape(12, 32))[:2].numpy()
+    assert _close(ins.top_singular_values[2, 0], sv)

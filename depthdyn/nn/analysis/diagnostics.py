@@ -23,6 +23,7 @@ import torch
 
 from ...errors import ParameterError, ShapeError
 from ..blocks.stack import DepthStack, Trace
+from .hyper import hc_profile
 from .linearize import _check_stack, _state_jacobians
 
 __all__ = [
@@ -276,7 +277,9 @@ def inversion_growth(stack: DepthStack, *, log10: bool = False) -> np.ndarray:
 class Diagnostics:
     """All depth diagnostics of one stack at one batch; :meth:`to_json` gives plain data.
 
-    ``grad_norms`` needs a ``loss_fn``; ``hc_gain`` is present for blocks with ``H_res``,
+    ``grad_norms`` needs a ``loss_fn``; ``hc_gain`` (static mixing) and ``hc_token_gain`` (the
+    per-token forward/backward gains of :func:`~depthdyn.nn.analysis.hyper.hc_profile`, from
+    the actual mixing of every input) are present for blocks with ``H_res``,
     ``inversion_log10_growth`` for blocks with a velocity carry ``m``; others are ``None``.
     ``jacobian_radius`` is the spectral radius of each layer's state Jacobian at the first input.
     """
@@ -292,6 +295,7 @@ class Diagnostics:
     grad_norms: np.ndarray | None
     hc_gain: HCGain | None
     inversion_log10_growth: np.ndarray | None
+    hc_token_gain: dict | None = None
 
     def to_json(self) -> dict:
         def plain(v):
@@ -326,5 +330,6 @@ def diagnose(stack: DepthStack, x: torch.Tensor, loss_fn: Callable | None = None
         jacobian_radius=np.abs(spectra[:, 0]),
         grad_norms=None if loss_fn is None else grad_norms(stack, x, loss_fn),
         hc_gain=hc_gain(stack) if "H_res" in coeffs else None,
+        hc_token_gain=hc_profile(stack, x).to_json() if "H_res" in coeffs else None,
         inversion_log10_growth=inversion_growth(stack, log10=True) if "m" in coeffs else None,
     )
