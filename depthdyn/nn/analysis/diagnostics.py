@@ -279,7 +279,8 @@ class Diagnostics:
 
     ``grad_norms`` needs a ``loss_fn``; ``hc_gain`` (static mixing) and ``hc_token_gain`` (the
     per-token forward/backward gains of :func:`~depthdyn.nn.analysis.hyper.hc_profile`, from
-    the actual mixing of every input) are present for blocks with ``H_res``,
+    the actual mixing of every input; blocks with ``mixing_matrices``) are present for blocks
+    with ``H_res``,
     ``inversion_log10_growth`` for blocks with a velocity carry ``m``; others are ``None``.
     ``jacobian_radius`` is the spectral radius of each layer's state Jacobian at the first input.
     """
@@ -330,6 +331,6 @@ def diagnose(stack: DepthStack, x: torch.Tensor, loss_fn: Callable | None = None
         jacobian_radius=np.abs(spectra[:, 0]),
         grad_norms=None if loss_fn is None else grad_norms(stack, x, loss_fn),
         hc_gain=hc_gain(stack) if "H_res" in coeffs else None,
-        hc_token_gain=hc_profile(stack, x).to_json() if "H_res" in coeffs else None,
+        hc_token_gain=hc_profile(stack, x).to_json() if hasattr(stack.blocks[0], "mixing_matrices") else None,
         inversion_log10_growth=inversion_growth(stack, log10=True) if "m" in coeffs else None,
     )
