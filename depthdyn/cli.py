@@ -347,7 +347,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def _torch_part():
     try:
-        from .nn import command
+        from .nn.experiments import command
     except ImportError as exc:
         if isinstance(exc, DepthdynError):
             raise
@@ -482,7 +482,7 @@ def _verify(args) -> int:
     results = run_claims(args.source)
     if args.trained:
         _torch_part()
-        from .nn.claims import run_trained_claims
+        from .nn.experiments.claims import run_trained_claims
 
         results += run_trained_claims(args.source)
     if args.json:

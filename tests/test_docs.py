@@ -18,12 +18,12 @@ def test_docs_build_without_warnings(tmp_path):
     status = build_main(["-W", "--keep-going", "-E", "-b", "html", "-q", str(DOCS), str(tmp_path / "html")])
     assert status == 0
     out = tmp_path / "html"
-    for page in ("index", "theory", "stability", "cli", "compare", "gallery", "nn", "notebooks", "api"):
+    for page in ("index", "theory", "stability", "cli", "compare", "gallery", "nn", "inspect", "notebooks", "api"):
         assert (out / f"{page}.html").is_file()
     api = (out / "api.html").read_text(encoding="utf-8")
     modules = ("depthdyn.recurrence", "depthdyn.numeric.sweep", "depthdyn.claims.hyper", "depthdyn.cli",
                "depthdyn.literature", "depthdyn.compare", "depthdyn.claims.literature")
-    for module in (*modules, "depthdyn.nn.linearize"):
+    for module in (*modules, "depthdyn.nn.analysis.linearize"):
         assert f'id="module-{module}"' in api
     listing = (out / "notebooks.html").read_text(encoding="utf-8")
     for nb in sorted((DOCS.parent / "notebooks").glob("*.ipynb")):

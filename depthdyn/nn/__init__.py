@@ -1,7 +1,16 @@
-"""Residual-family blocks in torch: train them, trace their depth dynamics, linearise them.
+"""Residual-family blocks in torch, the depth dynamics of any torch model, and experiments.
 
-This subpackage needs the optional extra ``pip install "depthdyn[torch]"`` (which pins
-the CPU build ``torch==2.13.0``); ``import depthdyn`` never imports it.
+Three rooms:
+
+* :mod:`depthdyn.nn.blocks`: one ``torch.nn`` block per family and the :class:`DepthStack`
+  that runs them;
+* :mod:`depthdyn.nn.analysis`: the analysis of a model: :func:`inspect` for any user model
+  (hooks during the real forward, matrix-free layer Jacobians), the diagnostics and
+  linearisation of depthdyn's own stacks, hyper-connection gains;
+* :mod:`depthdyn.nn.experiments`: tasks, training, the trained claims and ``depthdyn train``.
+
+This subpackage needs the optional extra ``pip install "depthdyn[torch]"`` (any
+``torch>=2.1``); ``import depthdyn`` never imports it.
 """
 
 from __future__ import annotations
@@ -12,22 +21,10 @@ except ImportError as exc:  # pragma: no cover - exercised without torch install
     from ..errors import OptionalDependencyError
 
     raise OptionalDependencyError(
-        'depthdyn.nn needs torch: pip install "depthdyn[torch]" (or pip install torch==2.13.0)'
+        'depthdyn.nn needs torch: pip install "depthdyn[torch]" (or pip install torch)'
     ) from exc
 
-from .blocks import (
-    DenseBlock,
-    DepthBlock,
-    HighwayBlock,
-    MomentumBlock,
-    ResidualBlock,
-    ReZeroBlock,
-    SmoothBlock,
-    WeightedBlock,
-    mlp,
-    tanh_layer,
-)
-from .diagnostics import (
+from .analysis.diagnostics import (
     Diagnostics,
     diagnose,
     grad_norms,
@@ -38,9 +35,9 @@ from .diagnostics import (
     perturbation_ratio,
     update_cosine,
 )
-from .entangled import ConvEntangledBlock, EntangledBlock
-from .hyper import HyperConnectionBlock, sinkhorn
-from .linearize import (
+from .analysis.hyper import HCProfile, hc_profile
+from .analysis.inspect import Inspection, LayerPlacement, inspect
+from .analysis.linearize import (
     Agreement,
     Linearization,
     Placement,
@@ -50,9 +47,53 @@ from .linearize import (
     response_agreement,
     stability_placement,
 )
-from .stack import BLOCKS, DepthStack, Trace, block_class, make_stack, pick_device
+from .analysis.operators import (
+    LayerOperator,
+    hutchinson_trace,
+    ritz_values,
+    spectral_radius,
+    top_singular_values,
+)
+from .analysis.record import LAYOUTS, Recording, find_layers, record
+from .blocks import (
+    BLOCKS,
+    ConvEntangledBlock,
+    DenseBlock,
+    DepthBlock,
+    DepthStack,
+    EntangledBlock,
+    HighwayBlock,
+    HyperConnectionBlock,
+    MomentumBlock,
+    ResidualBlock,
+    ReZeroBlock,
+    SmoothBlock,
+    Trace,
+    WeightedBlock,
+    block_class,
+    make_stack,
+    mlp,
+    pick_device,
+    sinkhorn,
+    tanh_layer,
+)
 
 __all__ = [
+    # any model: inspect, its operators, hyper-connection gains per token
+    "inspect",
+    "Inspection",
+    "LayerPlacement",
+    "find_layers",
+    "record",
+    "Recording",
+    "LAYOUTS",
+    "LayerOperator",
+    "top_singular_values",
+    "spectral_radius",
+    "ritz_values",
+    "hutchinson_trace",
+    "hc_profile",
+    "HCProfile",
     "BLOCKS",
     "DepthBlock",
     "ResidualBlock",

@@ -110,14 +110,14 @@ def test_sizes_past_the_caps_exit_2_naming_the_cap(tmp_path, capsys, extra, mess
     assert message in err and err.count("\n") == 1
     assert not (tmp_path / "o").exists()  # refused before anything was written
     # just inside the cap the same option is accepted by the check
-    from depthdyn.nn.command import LIMITS, _check_limits
+    from depthdyn.nn.experiments.command import LIMITS, _check_limits
 
     _check_limits(LIMITS["layers"], LIMITS["steps"], {"k": LIMITS["k"]})
 
 
 def test_p_n_sets_the_stream_count_not_the_sample_count():
-    from depthdyn.nn.tasks import make_task
-    from depthdyn.nn.train import run
+    from depthdyn.nn.experiments.tasks import make_task
+    from depthdyn.nn.experiments.train import run
 
     model, result = run("hyper_connection", "blobs", n=8, layers=2, steps=1, device="cpu")
     assert {block.n for block in model.stack.blocks} == {8}
@@ -140,8 +140,8 @@ def test_divergence_exits_2_with_metrics_saying_so(tmp_path, capsys):
 
 
 def test_exploding_loss_counts_as_divergence():
-    from depthdyn.nn.tasks import make_task
-    from depthdyn.nn.train import EXPLODED, run
+    from depthdyn.nn.experiments.tasks import make_task
+    from depthdyn.nn.experiments.train import EXPLODED, run
 
     _, res = run("residual", "cubic", layers=3, steps=5, lr=1e9, device="cpu")
     assert res.diverged and ("exploded" in res.diverged or "nan" in res.diverged or "inf" in res.diverged)
@@ -152,7 +152,7 @@ def test_exploding_loss_counts_as_divergence():
 
 def test_nan_data_is_refused_up_front():
     from depthdyn.errors import ParameterError
-    from depthdyn.nn.tasks import Task
+    from depthdyn.nn.experiments.tasks import Task
 
     x = torch.zeros(4, 1)
     x[2, 0] = float("nan")
@@ -178,3 +178,28 @@ def test_out_refuses_a_foreign_directory_and_reuses_its_own(tmp_path, capsys):
     assert main([*argv, "--out", str(own)]) == 0  # a rerun into its own directory
     assert main([*argv, "--out", str(foreign), "--force"]) == 0
     assert (foreign / "notes.txt").read_text() == "mine"
+
+
+def test_train_analyses_the_model_where_it_is_and_linearises_once(tmp_path, monkeypatch):
+    from depthdyn.nn.analysis import linearize as lz
+    from depthdyn.nn.experiments import command
+
+    built, moved = [], []
+    real_lin, real_run = lz.linearize, command.run
+
+    def counting(*args, **kwargs):
+        built.append(1)
+        return real_lin(*args, **kwargs)
+
+    def pinned(*args, **kwargs):
+        model, result = real_run(*args, **kwargs)
+        model.to = lambda *a, **k: moved.append(a) or model  # any move after training is recorded
+        model.cpu = lambda *a, **k: moved.append("cpu") or model
+        return model, result
+
+    monkeypatch.setattr(lz, "linearize", counting)
+    monkeypatch.setattr(command, "linearize", counting)
+    monkeypatch.setattr(command, "run", pinned)
+    metrics = command.train_to_dir("momentum", "cubic", out=tmp_path, layers=3, steps=2, device="cpu")
+    assert metrics["bridge"]["agreement"] is not None
+    assert built == [1] and moved == []

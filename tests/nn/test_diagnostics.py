@@ -10,7 +10,7 @@ torch = pytest.importorskip("torch", reason="depthdyn.nn needs the optional torc
 
 from depthdyn.errors import ParameterError, ShapeError  # noqa: E402
 from depthdyn.nn import DepthBlock, DepthStack, MomentumBlock, ResidualBlock  # noqa: E402
-from depthdyn.nn.diagnostics import (  # noqa: E402
+from depthdyn.nn.analysis.diagnostics import (  # noqa: E402
     Diagnostics,
     diagnose,
     grad_norms,

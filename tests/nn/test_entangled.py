@@ -9,7 +9,7 @@ import sympy as sp  # noqa: E402
 from scipy.optimize import linear_sum_assignment  # noqa: E402
 
 from depthdyn.errors import DegreeTooLargeError, ParameterError, ShapeError  # noqa: E402
-from depthdyn.nn.entangled import ConvEntangledBlock, EntangledBlock  # noqa: E402
+from depthdyn.nn.blocks.entangled import ConvEntangledBlock, EntangledBlock  # noqa: E402
 from depthdyn.numeric.conv import conv_kernel  # noqa: E402
 
 torch.set_num_threads(1)

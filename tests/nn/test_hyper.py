@@ -10,7 +10,7 @@ import sympy as sp  # noqa: E402
 
 from depthdyn.errors import DegreeTooLargeError, ParameterError, ShapeError  # noqa: E402
 from depthdyn.nn import DepthStack, ResidualBlock, mlp  # noqa: E402
-from depthdyn.nn.hyper import HyperConnectionBlock, sinkhorn  # noqa: E402
+from depthdyn.nn.blocks.hyper import HyperConnectionBlock, sinkhorn  # noqa: E402
 
 torch.set_num_threads(1)
 

@@ -14,8 +14,8 @@ import sympy as sp  # noqa: E402
 from depthdyn import closed_form, momentum, stability_conditions  # noqa: E402
 from depthdyn.errors import ParameterError, ShapeError  # noqa: E402
 from depthdyn.nn import DepthStack, MomentumBlock, ResidualBlock, SmoothBlock, mlp, tanh_layer  # noqa: E402
-from depthdyn.nn.diagnostics import jacobian_spectra  # noqa: E402
-from depthdyn.nn.linearize import (  # noqa: E402
+from depthdyn.nn.analysis.diagnostics import jacobian_spectra  # noqa: E402
+from depthdyn.nn.analysis.linearize import (  # noqa: E402
     Linearization,
     linearize,
     measure_response,

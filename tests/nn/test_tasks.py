@@ -1,4 +1,4 @@
-"""Tasks of depthdyn.nn.tasks: shapes, exact class balance, determinism, models built for them."""
+"""Tasks of depthdyn.nn.experiments.tasks: shapes, exact class balance, determinism, models built for them."""
 
 import pytest
 
@@ -6,8 +6,8 @@ torch = pytest.importorskip("torch", reason="depthdyn.nn needs the optional torc
 
 from depthdyn.errors import ParameterError, UnknownFamilyError  # noqa: E402
 from depthdyn.nn import experiments  # noqa: E402
-from depthdyn.nn.stack import block_class  # noqa: E402
-from depthdyn.nn.tasks import (  # noqa: E402
+from depthdyn.nn.blocks.stack import block_class  # noqa: E402
+from depthdyn.nn.experiments.tasks import (  # noqa: E402
     TASKS,
     DepthModel,
     Task,
@@ -181,7 +181,7 @@ def test_build_model_rejects_bad_arguments():
 
 
 def test_hyper_connection_block_on_blobs():
-    hyper = pytest.importorskip("depthdyn.nn.hyper", reason="hyper-connection blocks not available yet")
+    hyper = pytest.importorskip("depthdyn.nn.blocks.hyper", reason="no hyper-connection blocks")
     family = hyper.HyperConnectionBlock
     try:
         family = block_class("hyper_connection")
@@ -193,7 +193,7 @@ def test_hyper_connection_block_on_blobs():
 
 
 def test_conv_entangled_block_on_bars():
-    entangled = pytest.importorskip("depthdyn.nn.entangled", reason="entangled blocks not available yet")
+    entangled = pytest.importorskip("depthdyn.nn.blocks.entangled", reason="no entangled blocks")
     t = make_task("bars", n=8)
     m = build_model(entangled.ConvEntangledBlock, t, layers=2, kind="spatial")
     assert isinstance(m.embed, torch.nn.Conv2d)

@@ -15,8 +15,8 @@ from depthdyn.nn.experiments import (  # noqa: E402
     SEPARATION_STEPS,
     separation_window,
 )
-from depthdyn.nn.tasks import DepthModel, build_model, make_task  # noqa: E402
-from depthdyn.nn.train import TrainResult, evaluate, run, train  # noqa: E402
+from depthdyn.nn.experiments.tasks import DepthModel, build_model, make_task  # noqa: E402
+from depthdyn.nn.experiments.train import TrainResult, evaluate, run, train  # noqa: E402
 
 torch.set_num_threads(1)
 

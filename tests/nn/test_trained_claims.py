@@ -9,7 +9,7 @@ torch = pytest.importorskip("torch", reason="depthdyn.nn needs the optional torc
 
 from depthdyn.claims import VERDICTS  # noqa: E402
 from depthdyn.cli import main  # noqa: E402
-from depthdyn.nn.claims import CLAIMS, run_trained_claims  # noqa: E402
+from depthdyn.nn.experiments.claims import CLAIMS, run_trained_claims  # noqa: E402
 
 torch.set_num_threads(1)
 

@@ -40,7 +40,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from ..errors import ParameterError
+from ...errors import ParameterError
 from .tasks import TASKS
 from .train import TrainResult, run
 
@@ -70,6 +70,7 @@ SEPARATION_WINDOW = (0.07, 0.14)
 """Measured step sizes ``h`` (inclusive, grid spacing 0.01) where ``C^2`` >= 0.99 and ``C^1`` <= 0.76."""
 SEPARATION_STEP = _SEPARATION["step"]
 """Documented step size ``h`` of the ``separation-1d`` experiment (inside :data:`SEPARATION_WINDOW`)."""
+
 
 def _seeds(seeds) -> tuple[int, ...]:
     seeds = tuple(seeds)

@@ -21,9 +21,10 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ..errors import ParameterError, ShapeError
+from ...errors import ParameterError, ShapeError
+from ..blocks.stack import DepthStack, Trace
+from .hyper import hc_profile
 from .linearize import _check_stack, _state_jacobians
-from .stack import DepthStack, Trace
 
 __all__ = [
     "UpdateCosine",
@@ -150,23 +151,27 @@ def jacobian_spectra(stack: DepthStack, x: torch.Tensor) -> np.ndarray:
     Parameters
     ----------
     x : torch.Tensor
-        One input, shape ``(d,)`` or ``(1, d)``.
+        One input, with or without a leading batch axis of 1: ``(d,)`` or ``(1, d)`` for
+        vector blocks, ``(1, C, H, W)`` for convolutional ones.
 
     Returns
     -------
     ndarray
-        ``(L, S)`` complex, each row sorted by decreasing modulus.
+        ``(L, S)`` complex, each row sorted by decreasing modulus (``S`` the flattened state).
     """
     _check_stack(stack)
     if not isinstance(x, torch.Tensor):
         raise ParameterError(f"x must be a torch.Tensor, got {type(x).__name__}")
-    d = stack.blocks[0].dim
-    if x.shape not in ((d,), (1, d)):
+    x = x.detach()
+    if x.dim() < 2 or x.shape[0] != 1:
+        x = x.unsqueeze(0)
+    if x.dim() < 2 or x.shape[1] != stack.blocks[0].dim:
         raise ShapeError(
-            f"jacobian_spectra takes one input of shape ({d},) or (1, {d}), got {tuple(x.shape)}"
+            f"jacobian_spectra takes one input with {stack.blocks[0].dim} features (or channels) on its "
+            f"first axis, got {tuple(x.shape)}"
         )
     with torch.no_grad():
-        states = stack.trace(x.detach().reshape(1, d)).states
+        states = stack.trace(x).states
     J = _state_jacobians(stack, states)[:, 0].to(torch.float64)
     eig = torch.linalg.eigvals(J).cpu().numpy()
     order = np.argsort(-np.abs(eig), axis=-1, kind="stable")
@@ -272,7 +277,10 @@ def inversion_growth(stack: DepthStack, *, log10: bool = False) -> np.ndarray:
 class Diagnostics:
     """All depth diagnostics of one stack at one batch; :meth:`to_json` gives plain data.
 
-    ``grad_norms`` needs a ``loss_fn``; ``hc_gain`` is present for blocks with ``H_res``,
+    ``grad_norms`` needs a ``loss_fn``; ``hc_gain`` (static mixing) and ``hc_token_gain`` (the
+    per-token forward/backward gains of :func:`~depthdyn.nn.analysis.hyper.hc_profile`, from
+    the actual mixing of every input; blocks with ``mixing_matrices``) are present for blocks
+    with ``H_res``,
     ``inversion_log10_growth`` for blocks with a velocity carry ``m``; others are ``None``.
     ``jacobian_radius`` is the spectral radius of each layer's state Jacobian at the first input.
     """
@@ -288,6 +296,7 @@ class Diagnostics:
     grad_norms: np.ndarray | None
     hc_gain: HCGain | None
     inversion_log10_growth: np.ndarray | None
+    hc_token_gain: dict | None = None
 
     def to_json(self) -> dict:
         def plain(v):
@@ -322,5 +331,6 @@ def diagnose(stack: DepthStack, x: torch.Tensor, loss_fn: Callable | None = None
         jacobian_radius=np.abs(spectra[:, 0]),
         grad_norms=None if loss_fn is None else grad_norms(stack, x, loss_fn),
         hc_gain=hc_gain(stack) if "H_res" in coeffs else None,
+        hc_token_gain=hc_profile(stack, x).to_json() if hasattr(stack.blocks[0], "mixing_matrices") else None,
         inversion_log10_growth=inversion_growth(stack, log10=True) if "m" in coeffs else None,
     )

@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.axes import Axes
 
-from ..errors import ShapeError
-from ..plot import _axes, plot_stability_region
+from ...errors import ShapeError
+from ...plot import _axes, plot_stability_region
 
 __all__ = ["plot_loss", "plot_depth_profile", "plot_depth_trajectories", "plot_placement"]
 

@@ -12,11 +12,11 @@ import numpy as np
 import torch
 from torch import nn
 
-from ..errors import DomainError, ParameterError, ShapeError
-from ..families import entangled
-from ..numeric.conv import conv_kernel, conv_spectrum
-from ..recurrence import Recurrence
-from .blocks import DepthBlock, _finite, _positive_int
+from ...errors import DomainError, ParameterError, ShapeError
+from ...families import entangled
+from ...numeric.conv import conv_kernel, conv_spectrum
+from ...recurrence import Recurrence
+from .base import DepthBlock, _finite, _positive_int
 
 __all__ = ["EntangledBlock", "ConvEntangledBlock", "circular_conv2d"]
 

@@ -33,12 +33,12 @@ import numpy as np
 import sympy as sp
 import torch
 
-from ..errors import DepthdynError, ParameterError, ShapeError
-from ..families import build
-from ..numeric.bridge import batch_coefficients
-from ..numeric.masks import stability_mask
-from ..symbolic.stability import stability_conditions
-from .stack import DepthStack
+from ...errors import DepthdynError, ParameterError, ShapeError
+from ...families import build
+from ...numeric.bridge import batch_coefficients
+from ...numeric.masks import stability_mask
+from ...symbolic.stability import stability_conditions
+from ..blocks.stack import DepthStack
 
 __all__ = [
     "RECURRENCE_EXACT",
@@ -139,7 +139,8 @@ class Linearization:
     positions : ndarray
         ``(L + 1, B, d)`` unperturbed trajectory ``x_l``.
     jacobians : ndarray
-        ``(L, B, d, d)`` Jacobian of the branch ``h f(LN(x))`` at ``x_l`` (step and norm included).
+        ``(L, B, d, d)`` Jacobian of the branch ``h f(LN(x))`` at the branch input ``x_l``
+        (``H_pre X_l`` for hyper-connections; step and norm included).
     state_jacobians : ndarray
         ``(L, B, S, S)`` Jacobian of the whole block on its flattened state (``S = slots * d``).
     lam_eigenvalues : ndarray
@@ -223,8 +224,9 @@ def linearize(stack: DepthStack, x) -> Linearization:
     states, positions = tr.states, tr.positions
     first = stack.blocks[0]
     jac, lam_eigs, coeffs, recs = [], [], [], []
-    for block, xl in zip(stack.blocks, positions[:-1], strict=False):
-        J = _per_sample(lambda t, b=block: b.branch(t.unsqueeze(0)).squeeze(0), xl)
+    for block, state in zip(stack.blocks, states[:-1], strict=False):
+        u = block.branch_input(state)  # x_l; H_pre X_l for hyper-connections
+        J = _per_sample(lambda t, b=block: b.branch(t.unsqueeze(0)).squeeze(0), u)
         jac.append(J)
         c = {k: v.detach().to("cpu", torch.float64).numpy() for k, v in block.coefficients().items()}
         scale = block.step if "h" in c else 1.0  # the family then carries the step as h
@@ -241,6 +243,10 @@ def linearize(stack: DepthStack, x) -> Linearization:
     init = torch.func.jacrev(lambda t: stack.initial_state(t.unsqueeze(0)).reshape(-1))(x[0]).detach()
     read = torch.func.jacrev(lambda s: stack.position(s.unsqueeze(0)).reshape(-1))(states[0][0]).detach()
     try:
+        # exact conditions of the symbolic n-stream family take minutes beyond n = 2: the
+        # placement of such layers rests on the numeric mask alone
+        if first.family == "hyper_connection" and first.n > 2:
+            raise DepthdynError("no exact conditions for n > 2 streams")
         fam = build(first.family, **first.structure())
     except DepthdynError:
         fam = None
@@ -506,14 +512,25 @@ def _relative(pred: np.ndarray, meas: np.ndarray) -> np.ndarray:
 
 
 def response_agreement(
-    stack: DepthStack, x, delta=None, eps: float = 1e-6, *, eps_large: float = 1e-2, method: str = "auto"
+    stack: DepthStack,
+    x,
+    delta=None,
+    eps: float = 1e-6,
+    *,
+    eps_large: float = 1e-2,
+    method: str = "auto",
+    lin: Linearization | None = None,
 ) -> Agreement:
     """Compare :func:`predict_response` with :func:`measure_response` at two step sizes.
 
-    ``delta`` defaults to a fixed standard-normal draw (seed 0) of the input's shape.
+    ``delta`` defaults to a fixed standard-normal draw (seed 0) of the input's shape. ``lin``:
+    the stack's :func:`linearize` at ``x`` where the caller has it already (it is not rebuilt).
     """
     _check_stack(stack)
-    lin = linearize(stack, x)
+    if lin is None:
+        lin = linearize(stack, x)
+    elif not isinstance(lin, Linearization):
+        raise ParameterError(f"lin must be a Linearization, got {type(lin).__name__}")
     if delta is None:
         g = torch.Generator().manual_seed(0)
         delta = torch.randn(lin.x.shape, generator=g, dtype=torch.float64).numpy()

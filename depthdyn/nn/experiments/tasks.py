@@ -35,9 +35,9 @@ from types import MappingProxyType
 import torch
 from torch import nn
 
-from ..errors import ParameterError, UnknownFamilyError
-from .blocks import DepthBlock, mlp, tanh_layer
-from .stack import DepthStack, block_class, check_options
+from ...errors import ParameterError, UnknownFamilyError
+from ..blocks import DepthBlock, mlp, tanh_layer
+from ..blocks.stack import DepthStack, block_class, check_options
 
 __all__ = [
     "Task",

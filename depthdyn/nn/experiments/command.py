@@ -13,12 +13,12 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ..errors import DegreeTooLargeError, DepthdynError, ParameterError
-from ..families import MAX_ORDER
-from ..report import atomic_write, claim_directory
-from .diagnostics import diagnose
-from .linearize import linearize, response_agreement, stability_placement
-from .stack import BLOCKS
+from ...errors import DegreeTooLargeError, DepthdynError, ParameterError
+from ...families import MAX_ORDER
+from ...report import atomic_write, claim_directory
+from ..analysis.diagnostics import diagnose
+from ..analysis.linearize import linearize, response_agreement, stability_placement
+from ..blocks.stack import BLOCKS
 from .tasks import TASKS, make_task, task_names
 from .train import run, task_loss
 
@@ -116,7 +116,7 @@ def _bridge(stack, x: torch.Tensor) -> dict:
     out: dict = {}
     try:
         lin = linearize(stack, x)
-        out["agreement"] = response_agreement(stack, x).to_json()
+        out["agreement"] = response_agreement(stack, x, lin=lin).to_json()
     except (DepthdynError, NotImplementedError) as exc:
         return {"agreement": None, "placement": None, "note": str(exc)}
     try:
@@ -134,7 +134,7 @@ def _bridge(stack, x: torch.Tensor) -> dict:
 def _figures(out: Path, model, task, result, trace, diag, bridge) -> list[str]:
     from matplotlib.figure import Figure
 
-    from ..families import momentum
+    from ...families import momentum
     from .figures import plot_depth_profile, plot_depth_trajectories, plot_loss, plot_placement
 
     written = []
@@ -224,14 +224,15 @@ def train_to_dir(
         **block_options,
     )
     data = make_task(task, seed=seed)
-    model = model.to("cpu")
-    idx = _spread(torch.arange(data.size), DIAGNOSTIC_SAMPLES)
+    device = next(model.parameters()).device  # analysed where it trained, never moved
+    inputs, targets = data.inputs.to(device), data.targets.to(device)
+    idx = _spread(torch.arange(data.size), DIAGNOSTIC_SAMPLES).to(device)
     with torch.no_grad():
-        x = model.embed(data.inputs[idx])
-        trace = model.stack.trace(model.embed(data.inputs))
+        x = model.embed(inputs[idx])
+        trace = model.stack.trace(model.embed(inputs))
     loss = task_loss(data)
     try:
-        diag = diagnose(model.stack, x, loss_fn=lambda out: loss(model.head(out), data.targets[idx]))
+        diag = diagnose(model.stack, x, loss_fn=lambda out: loss(model.head(out), targets[idx]))
     except DepthdynError:
         if not result.diverged:
             raise

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from ..errors import ParameterError
-from .stack import DepthStack, pick_device
+from ...errors import ParameterError
+from ..blocks.stack import DepthStack, pick_device
 from .tasks import TASKS, Task, build_model, make_task
 
 __all__ = ["TrainResult", "train", "run", "evaluate", "task_loss", "EXPLODED"]

@@ -9,19 +9,13 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from ..errors import ParameterError, UnknownFamilyError
-from .blocks import (
-    DenseBlock,
-    DepthBlock,
-    HighwayBlock,
-    MomentumBlock,
-    ResidualBlock,
-    ReZeroBlock,
-    SmoothBlock,
-    WeightedBlock,
-)
+from ...errors import ParameterError, UnknownFamilyError
+from .base import DepthBlock
 from .entangled import EntangledBlock
 from .hyper import HyperConnectionBlock
+from .lag import DenseBlock, SmoothBlock
+from .momentum import MomentumBlock
+from .residual import HighwayBlock, ResidualBlock, ReZeroBlock, WeightedBlock
 
 __all__ = ["BLOCKS", "DepthStack", "Trace", "make_stack", "pick_device", "block_class", "check_options"]
 

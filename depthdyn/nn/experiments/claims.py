@@ -19,10 +19,10 @@ import functools
 import numpy as np
 import torch
 
-from ..claims import SOURCES, resolve_sources
-from ..claims.base import Claim, Outcome, check_claims, verdict
-from .diagnostics import diagnose, hc_gain
-from .experiments import SEPARATION_LAYERS, SEPARATION_STEP, SEPARATION_WINDOW
+from ...claims import SOURCES, resolve_sources
+from ...claims.base import Claim, Outcome, check_claims, verdict
+from ..analysis.diagnostics import diagnose, hc_gain
+from .separation import SEPARATION_LAYERS, SEPARATION_STEP, SEPARATION_WINDOW
 from .tasks import make_task
 from .train import run, task_loss
 

@@ -18,10 +18,10 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ..errors import ParameterError, ShapeError
-from ..families import hyper_connection
-from ..recurrence import Recurrence
-from .blocks import DepthBlock, _finite, _positive_int
+from ...errors import ParameterError, ShapeError
+from ...families import hyper_connection
+from ...recurrence import Recurrence
+from .base import DepthBlock, _finite, _positive_int
 
 __all__ = ["sinkhorn", "HyperConnectionBlock"]
 
@@ -247,6 +247,11 @@ class HyperConnectionBlock(DepthBlock):
         """Stream 0 (equal to the mean of the streams at init)."""
         return state[:, 0]
 
+    def branch_input(self, state: torch.Tensor) -> torch.Tensor:
+        """``H_pre X``: the branch input (with the dynamic ``H_pre`` of this state)."""
+        _, H_pre, _ = self.mixing_matrices(state)
+        return (H_pre.unsqueeze(-2) @ state).squeeze(-2)
+
     # -- mixing --------------------------------------------------------------------------
     def _static_res(self) -> torch.Tensor:
         if self.mixing == "sinkhorn":
@@ -272,10 +277,14 @@ class HyperConnectionBlock(DepthBlock):
                 f"expected states of shape (B, {self.n}, {self.dim}), got {tuple(state.shape)}"
             )
         H_res, H_pre, H_post = self.mixing_matrices(state)
-        x = (H_pre.unsqueeze(-2) @ state).squeeze(-2)
+        x = (H_pre.unsqueeze(-2) @ state).squeeze(-2)  # = branch_input(state)
         return H_res @ state + H_post.unsqueeze(-1) * self.branch(x).unsqueeze(-2)
 
     # -- analysis ------------------------------------------------------------------------
+    def structure(self) -> dict:
+        """The stream count (and the doubly stochastic constraint of Sinkhorn mixing)."""
+        return {"n": self.n, "doubly_stochastic": self.mixing == "sinkhorn"}
+
     def coefficients(self) -> dict[str, torch.Tensor]:
         """Static ``H_res`` ``(n, n)``, ``H_pre`` ``(n,)``, ``H_post`` ``(n,)``, detached."""
         H_res, H_pre, H_post = self.mixing_matrices()

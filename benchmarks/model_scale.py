@@ -1,0 +1,157 @@
+"""Model-scale layer spectra: ``depthdyn.nn.inspect`` against today's dense ``linearize``.
+
+Usage::
+
+    python benchmarks/model_scale.py [--json FILE] [--threads N] [--steps S]
+
+Cases (random weights, float32, each in a fresh subprocess so that its peak resident memory,
+``ru_maxrss``, is its own):
+
+* ``vector``: a pre-norm residual MLP stack of width 768 (hidden 3072), 12 layers, 64
+  inputs; per layer and input the top-5 singular values and the spectral radius of the
+  ``768 x 768`` layer Jacobian (Lanczos / Arnoldi, ``S`` steps), plus a Hutchinson trace.
+* ``causal``: a GPT-2-style decoder of width 256, 6 layers, one sequence of 256 tokens; the
+  same per sampled token block (8 tokens), where the whole-sequence Jacobian would be
+  ``65536 x 65536``.
+* ``dense-small`` vs ``inspect-small``: the baseline. Today's ``linearize`` builds dense
+  per-sample Jacobians of a float64 copy of a ``DepthStack``; it fits only a reduced case
+  (width 768, 12 layers, 4 inputs here). The same stack, the same inputs, run through
+  ``inspect``, side by side.
+
+Each time is also given as a multiple of one plain forward pass of the same model on the same
+inputs, timed in the same process: on a shared machine the load changes the seconds, much
+less the ratio. The 60 s / 4 GB target of the model-scale cases is reported, never asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+def _case(name: str, steps: int) -> dict:
+    import numpy as np
+    import torch
+
+    from depthdyn.nn import DepthStack, ResidualBlock, inspect, linearize, mlp
+    from depthdyn.nn.experiments.zoo import GPT2Style, ResidualMLP
+
+    torch.manual_seed(0)
+    info: dict = {"case": name}
+
+    def forward_time(model, inputs) -> float:
+        """Median of 3 plain forward passes: the baseline, timed in the same process."""
+        with torch.no_grad():
+            model(inputs)
+            times = []
+            for _ in range(3):
+                t = time.perf_counter()
+                model(inputs)
+                times.append(time.perf_counter() - t)
+        return sorted(times)[1]
+
+    if name == "vector":
+        model = ResidualMLP(dim=768, depth=12).eval()
+        x = torch.randn(64, 768)
+        info["forward_seconds"] = forward_time(model, x)
+        t0 = time.perf_counter()
+        ins = inspect(model, x, k=5, steps=steps, dense_max=0)
+    elif name == "causal":
+        model = GPT2Style(dim=256, depth=6, heads=4, vocab=512, context=256).eval()
+        ids = torch.randint(0, 512, (1, 256))
+        info["forward_seconds"] = forward_time(model, ids)
+        t0 = time.perf_counter()
+        ins = inspect(model, ids, k=5, tokens=8, steps=steps, dense_max=0)
+    elif name in ("dense-small", "inspect-small"):
+        stack = DepthStack(ResidualBlock(768, mlp(768)) for _ in range(12))
+        x = torch.randn(4, 768)
+        info["forward_seconds"] = forward_time(stack, x)
+        t0 = time.perf_counter()
+        if name == "dense-small":
+            lin = linearize(stack, x)
+            sj = torch.from_numpy(lin.state_jacobians)
+            sv = torch.linalg.svdvals(sj)[..., :5].numpy()
+            rho = torch.linalg.eigvals(sj).abs().amax(-1).numpy()
+            info["sigma_1"] = sv[..., 0].tolist()
+            info["rho"] = rho.tolist()
+        else:
+            ins = inspect(stack, x, k=5, steps=steps, dense_max=0)
+    else:
+        raise SystemExit(f"unknown case {name}")
+    info["seconds"] = time.perf_counter() - t0
+    if name != "dense-small":
+        info["sigma_1"] = ins.top_singular_values[..., 0].tolist()
+        info["rho"] = ins.spectral_radius.tolist()
+        info["sv_bound_max"] = float(np.max(ins.accuracy["singular_values"]))
+        info["rho_bound_max"] = float(np.max(ins.accuracy["spectral_radius"]))
+        info["shape"] = list(ins.top_singular_values.shape)
+    info["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return info
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", type=Path)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--case")
+    parser.add_argument("--only", nargs="*", default=["vector", "causal", "dense-small", "inspect-small"])
+    args = parser.parse_args()
+    if args.case:
+        import torch
+
+        torch.set_num_threads(args.threads)
+        print(json.dumps(_case(args.case, args.steps)))
+        return
+    rows = []
+    for name in args.only:
+        cmd = [
+            sys.executable,
+            __file__,
+            "--case",
+            name,
+            "--threads",
+            str(args.threads),
+            "--steps",
+            str(args.steps),
+        ]
+        proc = subprocess.run(cmd, capture_output=True, text=True, check=True)
+        rows.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+        r = rows[-1]
+        extra = (
+            f"  shape {r['shape']}  bounds sv {r['sv_bound_max']:.2g} rho {r['rho_bound_max']:.2g}"
+            if "shape" in r
+            else ""
+        )
+        fw = r["seconds"] / r["forward_seconds"]
+        print(
+            f"{name:<14} {r['seconds']:8.1f} s = {fw:8.0f} forward passes"
+            f"  peak {r['peak_rss_mb']:6.0f} MB{extra}",
+            flush=True,
+        )
+    by = {r["case"]: r for r in rows}
+    if "dense-small" in by and "inspect-small" in by:
+        import numpy as np
+
+        d, i = by["dense-small"], by["inspect-small"]
+        rel = np.abs(np.array(i["rho"]) - np.array(d["rho"])) / np.array(d["rho"])
+        rel1 = np.abs(np.array(i["sigma_1"]) - np.array(d["sigma_1"])) / np.array(d["sigma_1"])
+        print(
+            f"reduced case (768 x 12 layers x 4 inputs): inspect / dense linearize time "
+            f"{i['seconds'] / d['seconds']:.3f}, peak memory {i['peak_rss_mb'] / d['peak_rss_mb']:.3f}; "
+            f"max relative difference sigma_1 {rel1.max():.2e}, rho {rel.max():.2e}"
+        )
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,12 @@
+"""The analysis room: what a model does over depth.
+
+* :mod:`.record`: find a model's residual layers and record its residual stream with hooks
+  during the model's own forward (masks, caches and dtypes as the model uses them);
+* :mod:`.operators`: each layer's Jacobian as a matrix-free operator (``vjp``/``jvp`` on
+  the recorded graph) with Lanczos, Arnoldi and Hutchinson; dense only where small;
+* :mod:`.inspect`: :func:`~depthdyn.nn.analysis.inspect.inspect`, the one entry point for
+  any model: depth profile, per-layer operators, per-layer recurrences;
+* :mod:`.hyper`: hyper-connection gains and stream homogenisation per token;
+* :mod:`.diagnostics`, :mod:`.linearize`: the diagnostics and the bridge to the theory for
+  depthdyn's own :class:`~depthdyn.nn.DepthStack`.
+"""

@@ -1,0 +1,16 @@
+"""The "analyse your own model" page (docs/inspect.md) runs as written: its output is executed."""
+
+import doctest
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch", reason="depthdyn.nn needs the optional torch extra")
+
+PAGE = Path(__file__).resolve().parents[2] / "docs" / "inspect.md"
+
+
+def test_inspect_page_examples():
+    result = doctest.testfile(str(PAGE), module_relative=False, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted >= 10
+    assert result.failed == 0
