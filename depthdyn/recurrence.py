@@ -25,6 +25,7 @@ import sympy as sp
 
 from .errors import DomainError, ParameterError, ParseError, ShapeError, UnknownParameterError
 from .parse import parse_expr, parse_value
+from .symbolic.records import tex
 
 __all__ = [
     "r",
@@ -165,7 +166,7 @@ class Realisation:
         return f"{self.name}: states {', '.join(self.states)}\nA = {self.A.tolist()}"
 
     def _repr_latex_(self) -> str:
-        return f"$A_{{\\mathrm{{{self.name}}}}} = {sp.latex(self.A)}$"
+        return f"$A_{{\\mathrm{{{self.name}}}}} = {tex(self.A)}$"
 
 
 def as_square_matrix(value, what: str, *, allow_scalar: bool = False) -> sp.ImmutableMatrix:
@@ -468,4 +469,4 @@ class Recurrence:
         return "\n".join(lines)
 
     def _repr_latex_(self) -> str:
-        return f"${sp.latex(self.charpoly())} = 0$"
+        return f"${tex(self.charpoly())} = 0$"
