@@ -227,14 +227,12 @@ def _jacobian(cl):
     row = compare_exact(f.jacobian(xs) + G, J).holds
     xr = sp.Matrix([list(xs)])  # row vectors, as eq. 6 writes c_t Gamma: R(x) = f(x) + x Gamma
     Jrow = (f.T + xr * G).jacobian(xs)  # d R_i / d x_j
+    ensure(not row or col or compare_exact(f.jacobian(xs) + G.T, Jrow).holds, "the row-vector reading")
     return Outcome(
         f"Gamma x (column vectors): J = df/dx + Gamma = {sp.sstr(J)}",
-        "holds"
-        if col
-        else "holds-with-caveat"
-        if row and compare_exact(f.jacobian(xs) + G.T, Jrow).holds
-        else "fails",
-        "Gamma^T is right for row vectors (x Gamma, as eq. 6 writes c_t Gamma) or a symmetric Gamma "
+        "holds" if col else "fails",  # eq. 2 as printed writes Gamma x (column vectors)
+        "false for eq. 2 as printed (Gamma x): Gamma^T is right only for row vectors (x Gamma, as eq. 6 "
+        "writes c_t Gamma) or a symmetric Gamma "
         "(the uniform one); eq. 2 writes Gamma x, whose Jacobian is df/dx + Gamma",
     )
 

@@ -155,11 +155,11 @@ def _no_oscillation(cl):
     domain = cl.premises["alpha_over_L"]  # the range of alpha/L the sentence speaks about
     osc = sp.solveset(ratio**2 <= 1, u, domain).intersect(sp.solveset(ratio < 0, u, domain))
     positive = sp.solveset(ratio > 0, u, sp.S.Reals)
-    outcome = ("holds" if osc.is_empty else "holds-with-caveat" if osc.intersect(positive).is_empty
-               else "fails")
-    return Outcome(f"bounded sign-alternating x_l for alpha/L in {sp.sstr(osc)}", outcome,
-                   "" if outcome == "holds" else "true for a positive ratio 1 + alpha/L > 0 only: "
-                   "alpha in [-2L, -L) gives a bounded, sign-alternating trajectory")
+    outcome = "holds" if osc.is_empty else "fails"  # as printed: no restriction on alpha in this sentence
+    note = "" if outcome == "holds" else (
+        "alpha in [-2L, -L) gives a bounded, sign-alternating trajectory; true only for a positive ratio "
+        "1 + alpha/L > 0" + (" (there no such regime exists)" if osc.intersect(positive).is_empty else ""))
+    return Outcome(f"bounded sign-alternating x_l for alpha/L in {sp.sstr(osc)}", outcome, note)
 
 
 _add("000-s1-no-oscillation", "§1",
@@ -522,9 +522,9 @@ def _small_j(cl):
     sides = {sign: all(sc.holds(m=m, eta=1, lam=sign * eps) for m in ms) for sign in cl.premises["signs"]}
     at_zero = root_condition(rec.subs(m=sp.Rational(1, 2), eta=1, lam=0))
     above = root_condition(rec.subs(m=sp.Rational(1, 2), eta=1, lam=eps))
-    outcome = "holds" if all(sides.values()) else "holds-with-caveat" if any(sides.values()) else "fails"
+    outcome = "holds" if all(sides.values()) else "fails"  # "j small" as printed: either sign
     return Outcome(f"|r| < 1 iff {sp.sstr(sc.solve_for('lam'))}", outcome,
-                   f"needs eta j < 0: at j = 0 a root is 1 (spectral radius {at_zero.spectral_radius:.6g}); "
+                   f"true only for small eta j < 0: at j = 0 a root is 1 (spectral radius {at_zero.spectral_radius:.6g}); "
                    f"m = 1/2, eta = 1, j = {eps}: spectral radius {above.spectral_radius:.9g} > 1")
 
 
