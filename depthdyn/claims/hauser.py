@@ -671,4 +671,58 @@ _add("002-s2.3-dimension", "§2.3",
      "number of initial values of dense(k).kron(d) (charpoly degree less zero roots), k = 1..4, d = 1, 2",
      _dense_dimension)
 
+
+# ============================================================== eq. 15 and eq. 23 as printed
+_EQ15_LAST = "Sum((-1)**j*binomial(k - 1, j)*q(k), (j, 0, k - 1))"  # eq. 15's last argument as printed
+
+
+def _eq15_last(cl):
+    bad = []
+    for k in range(2, 6):
+        qs = sp.symbols(f"q1:{k + 1}")
+        printed = _at(cl.stated, k=k).replace(q, lambda i, qs=qs: qs[int(i) - 1])
+        want = (signed_pascal(k).inv() * sp.Matrix(qs))[k - 1]  # x^(l-k+1) in the states
+        if not compare_exact(want, printed).holds:
+            bad.append(f"k = {k}: printed {sp.sstr(sp.expand(printed))}, x^(l-k+1) = {sp.sstr(want)}")
+    return Outcome("; ".join(bad[:2]) if bad else "the argument is x^(l-k+1) for k = 2..5", verdict(not bad),
+                   "the printed summand q_k ignores the summation index, so the sum is 0 for k >= 2")
+
+
+_add("002-eq15-printed-argument", "eq. 15", "the last input of eq. 15 as printed is "
+     "sigma^(l-k+1)(sum_n (-1)^n C(k-1, n) q_k) Delta l, i.e. sigma^(l-k+1) of x^(l-k+1)", _EQ15_LAST,
+     "the printed argument at k = 2..5 against x^(l-k+1) = (P^-1 q)_k", _eq15_last,
+     mutant={"stated": "Sum((-1)**j*binomial(k - 1, j)*q(j + 1), (j, 0, k - 1))"})
+
+
+def _eq15_rows(cl):
+    rows = [[int(v) for v in r.split(",")] for r in cl.stated.split(";")]
+    P = signed_pascal(len(rows[-1]))
+    bad = [f"row {i + 1}: printed {r}, P has {list(P.row(i)[:len(r)])}" for i, r in enumerate(rows)
+           if list(P.row(i)[:len(r)]) != r]
+    return Outcome("; ".join(bad) if bad else "rows equal P's", verdict(not bad), "P = signed_pascal(k)")
+
+
+_add("002-eq15-printed-matrix", "eq. 15", "the input matrix of eq. 15 as printed has rows 1; 1, -1; 1, -21, 1",
+     "1; 1, -1; 1, -21, 1", "the printed rows against signed_pascal(3)", _eq15_rows,
+     mutant={"stated": "1; 1, -1; 1, -2, 1"})
+
+
+def _eq23(cl):
+    t = sp.Symbol("t")
+    q1, q2, q3, q4 = (sp.Function(f"q{i}")(t) for i in range(1, 5))
+    phi = sp.Function("varphi")
+    system = {q1.diff(t): q2, q2.diff(t): q3, q3.diff(t): q4, q4.diff(t): phi(q1, q2, q3, q4)}  # eq. 24a-d
+    deriv, order = q1, 0
+    while not deriv.has(phi):
+        deriv, order = deriv.diff(t).subs(system), order + 1
+    return Outcome(f"eq. 24a-d give x^({order}) = varphi(x, x^(1), x^(2), x^(3)) (x = q_1)",
+                   verdict(order == int(cl.stated)),
+                   "a k = 4 system is fourth order: its highest derivative is x^(4); eq. 23 prints x^(3) on the "
+                   "left, the same derivative as its last argument")
+
+
+_add("002-eq23", "eq. 23, 24", "a k = 4 general nonlinear system has the form x^(3) = varphi(x, x^(1), x^(2), "
+     "x^(3)) (the order of the derivative on the left)", "3",
+     "derivatives of q_1 along eq. 24a-d until varphi appears (SymPy)", _eq23, mutant={"stated": "4"})
+
 CLAIMS: tuple[Claim, ...] = tuple(_CLAIMS)

@@ -5,8 +5,9 @@ Doubly stochastic matrices are taken from :func:`depthdyn.families.hyper_connect
 Birkhoff-polytope facts are checked by exact linear algebra and enumeration, the norm
 statements exactly or on random samples with a stated tolerance, Sinkhorn by iteration, and
 the Jacobian-product statements (eq. 7-12 and the ``exp`` proposition) with non-commuting
-SymPy symbols and explicit matrices. Unfinished parts of the note (the fibre-bundle chapter,
-the DenseNet path count) state nothing checkable and are left out.
+SymPy symbols and explicit matrices; the §5.1 norm definitions against the definition of the
+induced norm; the DenseNet path count by powers of the DAG's adjacency matrix. The unfinished
+fibre-bundle chapter states nothing checkable (see :mod:`depthdyn.claims.unchecked`).
 """
 
 from __future__ import annotations
@@ -768,5 +769,127 @@ _add(
     _activations,
     mutant={"stated": "f' < 2"},
 )
+
+
+# ============================================================== §5.1 norm definitions and names
+def _sample_matrices():
+    """Exact integer test matrices: random entries, a rank-one column, a permutation."""
+    rng = np.random.default_rng(5)
+    mats = [sp.Matrix(rng.integers(-5, 6, size=(3, 3))) for _ in range(6)]
+    return mats + [sp.Matrix([[1, 0, 0], [2, 0, 0], [-3, 0, 0]]), sp.eye(3).permute([2, 0, 1])]
+
+
+def _induced_sup(A, p):
+    """sup ||Ax||_p / ||x||_p from the definition: over the extreme points of the unit ball (p = 1, oo),
+    or sqrt of the largest value of x^T A^T A x on the unit sphere (p = 2)."""
+    n = A.shape[1]
+    if p == 1:
+        return max(sum(abs(v) for v in A * sp.eye(n).col(j)) for j in range(n))
+    if p == "oo":
+        return max(max(abs(v) for v in A * sp.Matrix(s_)) for s_ in itertools.product((1, -1), repeat=n))
+    return sp.sqrt(max((A.T * A).eigenvals(), key=lambda e: sp.re(sp.N(e, 30))))
+
+
+def _svals(A):
+    return [sp.sqrt(v) for v, mult in (A.T * A).eigenvals().items() for _ in range(mult)]
+
+
+_FORMULAS = {"max column sum": lambda A: max(sum(abs(v) for v in A.col(j)) for j in range(A.shape[1])),
+             "max row sum": lambda A: max(sum(abs(v) for v in A.row(i)) for i in range(A.shape[0])),
+             "largest singular value": lambda A: max(_svals(A), key=lambda e: sp.re(sp.N(e, 30))),
+             "smallest singular value": lambda A: min(_svals(A), key=lambda e: sp.re(sp.N(e, 30)))}
+
+
+def _induced(cl):
+    p, bad = cl.premises["p"], []
+    for A in _sample_matrices():
+        sup, named = _induced_sup(A, p), _FORMULAS[cl.stated](A)
+        if abs(sp.N(sup - named, 30)) > 1e-20:
+            bad.append(f"A = {A.tolist()}: sup = {sp.sstr(sup)}, {cl.stated} = {sp.sstr(named)}")
+    return Outcome(bad[0] if bad else f"equal on {len(_sample_matrices())} exact 3 x 3 matrices", verdict(not bad))
+
+
+for _p, _name, _wrong in ((2, "largest singular value", "smallest singular value"),
+                          (1, "max column sum", "max row sum"), ("oo", "max row sum", "max column sum")):
+    _add(f"003-s5.1-induced-{_p}", "§5.1.1", f"the induced norm ||A||_p for p = {_p} is the {_name}", _name,
+         "sup of ||Ax||_p/||x||_p over the unit ball's extreme points (exact), against the named formula",
+         _induced, premises={"p": _p}, mutant={"stated": _wrong})
+
+
+def _schatten(cl):
+    bad, p = [], cl.premises["p"]
+    for A in _sample_matrices()[:4]:
+        sv = _svals(A)
+        sch = max(sv, key=lambda e: sp.re(sp.N(e, 30))) if p == "oo" else sp.Add(*[v**p for v in sv]) ** sp.Rational(1, p)
+        named = {"Frobenius": sp.sqrt(sum(v**2 for v in A)), "spectral": _induced_sup(A, 2),
+                 "nuclear": sp.Add(*sv)}[cl.stated]
+        if abs(sp.N(sch - named, 30)) > 1e-20:
+            bad.append(f"A = {A.tolist()}: Schatten-{p} = {sp.re(sp.N(sch, 8))}, {cl.stated} = {sp.re(sp.N(named, 8))}")
+    outcome = "fails" if bad else "holds-with-caveat" if p == "oo" else "holds"
+    note = "the definition takes 1 <= p < oo; p = oo is its limit (the largest singular value)" if p == "oo" else ""
+    return Outcome(bad[0] if bad else "equal on 4 exact 3 x 3 matrices", outcome,
+                   note or ("the nuclear norm is the Schatten norm with p = 1 only" if cl.stated == "nuclear" else ""))
+
+
+_add("003-s5.1-schatten-2", "§5.1.2", "the Schatten norm for p = 2 is the Frobenius norm", "Frobenius",
+     "Schatten-2 from the exact singular values against sqrt(sum A_ij^2)", _schatten, premises={"p": 2},
+     mutant={"stated": "nuclear"})
+_add("003-s5.1-schatten-oo", "§5.1.2", "the Schatten norm for p = oo is the spectral norm", "spectral",
+     "largest singular value against the induced 2-norm; the definition's range 1 <= p < oo", _schatten,
+     premises={"p": "oo"}, mutant={"stated": "nuclear"})
+_add("003-s5.1-schatten-name", "§5.1.2", "the Schatten norm is also called the nuclear norm", "nuclear",
+     "Schatten-p against the nuclear norm (sum of singular values) at p = 2", _schatten,
+     premises={"p": 2}, mutant={"premises": {"p": 1}})
+
+
+# ============================================================== DenseNet paths
+def _dense_paths(cl):
+    L, reading = cl.premises["L"], cl.premises["reading"]
+    adj = sp.Matrix(L + 1, L + 1, lambda i, j: 1 if i < j else 0)  # X_j takes every earlier X_i
+    paths, power = sp.zeros(L + 1, L + 1), sp.eye(L + 1)
+    for _ in range(L):
+        power = power * adj
+        paths += power
+    bad = []
+    for layer in range(1, L):
+        got = paths[0, layer] if reading == "from the input" else paths[layer, L]
+        want = stated_expr(cl.stated, "l", "L").subs({sp.Symbol("l"): layer, sp.Symbol("L"): L})
+        if got != want:
+            bad.append(f"l = {layer}: {got} paths, stated {want}")
+    return Outcome("; ".join(bad[:3]) if bad else f"equal for l = 1..{L - 1}", verdict(not bad),
+                   f"paths {reading} in the DAG X_i -> X_j (i < j) of a DenseNet with L = {L}, counted by "
+                   "powers of its adjacency matrix")
+
+
+_add("003-densenet-paths-input", "§3 DenseNet", "layer l receives 2^(l+1) gradient paths (read as paths from "
+     "the input X_0 to X_l)", "2**(l + 1)", "exact path counts in the dense DAG, L = 6", _dense_paths,
+     premises={"L": 6, "reading": "from the input"}, mutant={"stated": "2**(l - 1)"},
+     reading_of="003-densenet-paths")
+_add("003-densenet-paths-output", "§3 DenseNet", "layer l receives 2^(l+1) gradient paths (read as paths from "
+     "X_l to the output X_L, along which gradients flow back)", "2**(l + 1)",
+     "exact path counts in the dense DAG, L = 6", _dense_paths,
+     premises={"L": 6, "reading": "to the output"}, mutant={"stated": "2**(L - l - 1)"},
+     reading_of="003-densenet-paths")
+
+
+def _sinkhorn_finite(cl):
+    K = sp.Matrix(cl.premises["K"])
+    n = K.shape[0]
+    u, v = sp.ones(n, 1), sp.ones(n, 1)
+    for _ in range(cl.premises["T"]):  # the printed loop, in exact arithmetic
+        u = (K * v).applyfunc(lambda e: 1 / e)
+        v = (K.T * u).applyfunc(lambda e: 1 / e)
+    A = sp.diag(*u) * K * sp.diag(*v)
+    rows, cols = [sum(A.row(i)) for i in range(n)], [sum(A.col(j)) for j in range(n)]
+    exact = all(r == 1 for r in rows) and all(c == 1 for c in cols)
+    return Outcome(f"T = {cl.premises['T']}: row sums {sp.sstr(rows)}, column sums {sp.sstr(cols)}",
+                   verdict(exact), "after the final v update the columns sum to 1 exactly, the rows only in "
+                   "the limit T -> oo (unless K has rank one, when one step is exact)")
+
+
+_add("003-s5.2.1-sinkhorn-finite", "§5.2.1 algorithm", "the algorithm with T iterations outputs A = diag(u) K "
+     "diag(v) in D_n (at the finite T it is run with)", "A in D_n",
+     "the printed loop in exact rational arithmetic, T = 3, K = [[1, 2], [3, 1]]", _sinkhorn_finite,
+     premises={"K": [[1, 2], [3, 1]], "T": 3}, mutant={"premises": {"K": [[1, 2], [2, 4]]}})
 
 CLAIMS: tuple[Claim, ...] = tuple(_CLAIMS)

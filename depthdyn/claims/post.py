@@ -667,4 +667,40 @@ _add("000-s8-residual-start", "§8",
      "charpoly of momentum(m=0, eta=1) and exact block trajectories vs residual()",
      _residual_start)
 
+
+# ============================================================== §5 parameters, §3 vs §2
+def _parameter_count(cl):
+    d = cl.premises["d"]
+    a, b = sp.symbols(f"a1:{d + 1}", real=True), sp.symbols(f"b1:{d + 1}", real=True)
+    m = [1 / (1 + sp.exp(-t)) for t in a]  # §8: m_l = sigmoid(a_l), eta_l = softplus(b_l), a_l, b_l in R^d
+    eta = [sp.log(1 + sp.exp(t)) for t in b]
+    count = len(set().union(*(e.free_symbols for e in m + eta)))
+    return Outcome(f"{count} learnable numbers per layer for d = {d} channels (m_l, eta_l in R^d, §2, §8)",
+                   verdict(count == stated_expr(cl.stated)),
+                   "two per channel: a scalar pair per layer only for d = 1")
+
+
+_add("000-s5-parameter-count", "§5", "the second-order residual has only two learnable scalars per layer "
+     "(m_l, eta_l)", "2", "free parameters of §8's m_l = sigmoid(a_l), eta_l = softplus(b_l) with a_l, b_l "
+     "in R^d, d = 4", _parameter_count, premises={"d": 4}, mutant={"premises": {"d": 1}})
+
+
+def _toy_carry(cl):
+    toy, block = oscillator(form="block"), momentum()
+    m, eta, lam = (block.symbols[k] for k in ("m", "eta", "lam"))
+    j = sp.Symbol("j")  # eta*lam as one unknown
+    diff = sp.expand(block.charpoly().xreplace({eta: 1, lam: j}) - toy.charpoly())
+    (sol,) = sp.solve(sp.Poly(diff, _r).all_coeffs(), [m, j], dict=True)
+    domain = cl.premises["m_domain"]
+    inside = bool(domain.contains(sol[m]))
+    return Outcome(f"the toy is the §2 block with m = {sp.sstr(sol[m])}, eta lam = {sp.sstr(sol[j])}",
+                   verdict(inside), f"§2 (and §8's m = sigmoid(a)) restrict m to {sp.sstr(domain)}; the toy is "
+                   "the undamped limit m -> 1 of the block, which the block itself never reaches")
+
+
+_add("000-s3-toy-is-block", "§3 vs §2, §8", "the scalar second-order toy of §3 is the §2 block (with its "
+     "carry m_l in [0, 1)) applied to a linear restoring force", "m in [0, 1)",
+     "charpoly of oscillator(form='block') matched to momentum(): solve for m and eta lam", _toy_carry,
+     premises={"m_domain": sp.Interval.Ropen(0, 1)}, mutant={"premises": {"m_domain": sp.Interval(0, 1)}})
+
 CLAIMS: tuple[Claim, ...] = tuple(_CLAIMS)
