@@ -215,11 +215,13 @@ def _parser() -> argparse.ArgumentParser:
     region.add_argument("--out", metavar="FILE.png", help="write the figure here")
     verify = sub.add_parser("verify", help="check the source documents' claims by computation")
     verify.add_argument("--source", help="only this source (e.g. 000 or post); default: all")
-    verify.add_argument("--json", action="store_true", help="emit a JSON list of claim results")
+    verify.add_argument("--json", action="store_true",
+                        help="emit JSON: claims, not_checked, coverage and the per-source summary")
     verify.add_argument(
         "--trained",
         action="store_true",
-        help="also check the experimental claims by training torch blocks (needs the torch extra; 1-2 min)",
+        help="also check the experimental claims by training torch blocks (needs the torch extra; about "
+        "200 s of one CPU core; progress on stderr)",
     )
     rep = sub.add_parser("report", help="write report.md, claims.json and the figures into a directory")
     rep.add_argument("--out", default="report", metavar="DIR", help="output directory (default: report)")
@@ -343,16 +345,25 @@ def _region(args) -> int:
 
 
 def _verify(args) -> int:
-    from .claims import format_table, run_claims, summary
+    from .claims import NOT_CHECKED, coverage, format_table, resolve_sources, run_claims, source_summary, summary
 
     results = run_claims(args.source)
     if args.trained:
         _torch_part()
         from .nn.claims import run_trained_claims
 
-        results += run_trained_claims(args.source)
+        def progress(done, total, claim_id, seconds):
+            what = f"training for {claim_id}" if claim_id else "done"
+            sys.stderr.write(f"[trained claims {done}/{total}, {seconds:.0f} s] {what}\n")
+
+        results += run_trained_claims(args.source, progress=progress)
     if args.json:
-        json.dump([res.to_json() for res in results], sys.stdout, ensure_ascii=False, indent=2)
+        keys = {s.key for s in resolve_sources(args.source)}
+        listed = [u for u in NOT_CHECKED if u.source in keys]
+        out = {"claims": [res.to_json() for res in results], "not_checked": [u.to_json() for u in listed],
+               "coverage": coverage(results, listed),
+               "summary": {k: v for k, v in source_summary(results, listed).items() if k in keys}}
+        json.dump(out, sys.stdout, ensure_ascii=False, indent=2)
         sys.stdout.write("\n")
     else:
         counts = summary(results)

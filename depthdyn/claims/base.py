@@ -136,8 +136,10 @@ def wrong_value(stated) -> str | None:
     if dec is not None and dec.is_finite():
         return str(dec + Decimal(7).scaleb(dec.as_tuple().exponent))
     try:
-        parse_expr(stated, {n: sp.Symbol(n) for n in free_names(stated)})
+        expr = parse_expr(stated, {n: sp.Symbol(n) for n in free_names(stated)})
     except Exception:  # not a formula: the claim gives its own mutant
+        return None
+    if isinstance(expr, sp.Symbol) and len(expr.name) > 3:  # a word such as "monotone", not a variable
         return None
     return f"({stated}) + 1"
 

@@ -70,6 +70,8 @@ _MUTANTS = {
 
 
 def _add(id, section, statement, stated, method, check, premises=None, mutant=None, reading_of="") -> None:
+    if not reading_of and id.endswith(("-printed", "-reading")):  # two readings of one garbled equation
+        reading_of = id.rsplit("-", 1)[0]
     if mutant is None:
         mutant = {"stated": _MUTANTS[id]} if id in _MUTANTS else (
             {"stated": wrong_value(stated)} if wrong_value(stated) is not None else None)
