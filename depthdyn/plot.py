@@ -198,7 +198,8 @@ def _draw_conditions(ax: Axes, reg: StabilityRegion) -> list:
             continue
         xy = np.concatenate([np.vstack([r, [np.nan, np.nan]]) for r in kept])[:-1]
         text = sp.sstr(expr)  # the gid keeps the expression whole and parsable; the legend is mathtext
-        label = f"${tex(expr)} = 0$" if len(text) <= 60 else f"${tex(expr)[:70]}\\ldots = 0$"
+        # TeX cannot be cut: a long condition is named in the legend, written out in full in the gid
+        label = f"${tex(expr)} = 0$" if len(text) <= 60 else f"$q_{{{i + 1}}} = 0$ (exact condition {i + 1})"
         (line,) = ax.plot(*xy.T, color=f"C{(i + 1) % 10}", lw=1.4, zorder=3, label=label, gid=f"{text} = 0")
         lines.append(line)
     return lines

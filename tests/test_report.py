@@ -72,6 +72,33 @@ def test_each_family_has_a_section_with_region_trajectories_and_modes(report):
     assert text.count("\ncharpoly:       ") == len(FAMILIES)
 
 
+def test_first_page_is_the_per_source_summary(report, claim_results):
+    from depthdyn.claims import NOT_CHECKED, SOURCES, source_summary
+
+    summ, _ = report
+    text = summ.report.read_text(encoding="utf-8")
+    sections = re.findall(r"^## (.+)$", text, flags=re.M)
+    assert sections[0].startswith("What can I trust?")
+    first = text.split("\n## ")[1]
+    table = source_summary(claim_results)
+    for key, row in table.items():  # one row per source with the statement counts
+        assert re.search(rf"^\| {key}: .* \| {row['total']} \| {row['holds']} \| \*\*{row['fails']}\*\* \| "
+                         rf"{row['holds-with-caveat']} \| {row['not checked']} \|$", first, flags=re.M), key
+    assert len(SOURCES) == len(table)
+    assert sections.index("False as printed") < sections.index("All claims") < sections.index("Not checked")
+    nc = text.split("\n## Not checked\n")[1].split("\n## ")[0]
+    assert nc.count("\n| ") - 1 == len(NOT_CHECKED)  # header row, then one row per statement
+
+
+def test_every_figure_names_its_recurrence_and_source_equation(report):
+    summ, _ = report
+    text = summ.report.read_text(encoding="utf-8")
+    n_fig = len(IMAGE.findall(text))
+    assert text.count("*Recurrence drawn:*") == n_fig and text.count("*Source equation:*") == n_fig
+    dense = text.split("\n### dense\n")[1].split("\n### ")[0]
+    assert "not 002's eq. 9 system" in dense and "002-eq15-recurrence" in dense
+
+
 def test_claims_json_matches_run_claims(report, claim_results):
     summ, _ = report
     data = json.loads(summ.claims.read_text(encoding="utf-8"))
