@@ -70,6 +70,7 @@ __all__ = [
     "show",
     "verdict",
     "wrong_value",
+    "stated_matrix",
     "ensure",
     "format_table",
 ]
@@ -142,6 +143,23 @@ def wrong_value(stated) -> str | None:
     if isinstance(expr, sp.Symbol) and len(expr.name) > 3:  # a word such as "monotone", not a variable
         return None
     return f"({stated}) + 1"
+
+
+def stated_matrix(text: str, names: dict, spellings=()) -> sp.Matrix:
+    """A stated matrix formula in a source's spelling, built from named matrices.
+
+    ``spellings`` are ``(as printed, name)`` pairs (``("dF/dx", "J")``); juxtaposition is a
+    product (``H_post^T F' H_pre``). Only our own transcriptions are parsed here.
+
+    >>> stated_matrix("J + I", {"J": sp.Matrix([[0, 1], [2, 3]]), "I": sp.eye(2)})
+    Matrix([
+    [1, 1],
+    [2, 4]])
+    """
+    for printed, name in spellings:
+        text = text.replace(printed, name)
+    text = " ".join(text.split()).replace(" ", "*").replace("*+*", " + ").replace("*-*", " - ")
+    return sp.Matrix(sp.sympify(text, locals=names))
 
 
 def verdict(ok: bool) -> str:

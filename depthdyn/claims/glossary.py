@@ -15,7 +15,7 @@ import sympy as sp
 
 from ..families import residual, rezero, weighted
 from ..symbolic.polynomial import roots
-from .base import Claim, Outcome, compare_exact, ensure, stated_expr, verdict
+from .base import Claim, Outcome, compare_exact, ensure, stated_expr, stated_matrix, verdict
 
 __all__ = ["SOURCE", "CLAIMS"]
 
@@ -30,10 +30,7 @@ def _add(id, section, statement, stated, method, check, premises=None, mutant=No
 
 
 def _stated_matrix(text: str, names: dict) -> sp.Matrix:
-    """A stated Jacobian in the page's spelling (``dF/dx + I``, ``dF/dx + W_s``) from named matrices."""
-    for a, b in (("dF/dx", "J"), ("W_s", "Ws")):
-        text = text.replace(a, b)
-    return sp.Matrix(sp.sympify(text, locals=names))
+    return stated_matrix(text, names, (("dF/dx", "J"), ("W_s", "Ws")))
 
 
 def _xs(n: int = 3):

@@ -20,7 +20,7 @@ import sympy as sp
 
 from ..families import hyper_connection
 from ..parse import parse_expr
-from .base import Claim, Outcome, compare_exact, ensure, stated_expr, verdict, wrong_value
+from .base import Claim, Outcome, compare_exact, ensure, stated_expr, stated_matrix, verdict, wrong_value
 
 __all__ = ["SOURCE", "CLAIMS"]
 
@@ -114,12 +114,11 @@ _add(
 )
 
 
+_SPELLING = (("dF/dx", "J"), ("H_post^T", "HpostT"), ("H_res", "Hres"), ("H_pre", "Hpre"), ("F'", "Fp"))
+
+
 def _stated_matrix(text: str, names: dict) -> sp.Matrix:
-    """A stated Jacobian in the note's spelling (``dF/dx``, ``H_post^T``, ``F'``) from named matrices."""
-    for a, b in (("dF/dx", "J"), ("H_post^T", "HpostT"), ("H_res", "Hres"), ("H_pre", "Hpre"), ("F'", "Fp")):
-        text = text.replace(a, b)
-    return sp.Matrix(sp.sympify(text.replace(" ", "*").replace("*+*", " + ").replace("*-*", " - "),
-                                locals=names))
+    return stated_matrix(text, names, _SPELLING)
 
 
 def _jacobians(cl):

@@ -133,21 +133,23 @@ def _ratio_in_u():
 
 def _neutral(cl):
     u, ratio = _ratio_in_u()
-    neutral = sp.solveset(sp.Eq(ratio**2, 1), u, sp.S.Reals)  # |r| = 1 for a real root
+    domain = cl.premises["alpha_over_L"]  # the range of alpha/L the sentence speaks about
+    neutral = sp.solveset(sp.Eq(ratio**2, 1), u, domain)  # |r| = 1 for a real root
     positive = neutral.intersect(sp.solveset(ratio > 0, u, sp.S.Reals))
     stated = sp.FiniteSet(stated_expr(cl.stated.split("=")[1]))
-    outcome = "holds" if neutral == stated else "holds-with-caveat" if positive == stated else "fails"
+    outcome = "holds" if neutral == stated else "fails"  # as printed: no restriction on alpha here
     notes = [f"alpha = {sp.sstr(o)}*L gives r = {sp.sstr(ratio.xreplace({u: o}))}: x_l = "
              f"({sp.sstr(ratio.xreplace({u: o}))})**l x_0, neutral and sign-alternating"
              for o in sorted(neutral - stated, key=str)]
-    if outcome == "holds-with-caveat":
-        notes.append("alpha = 0 is the only neutral point with a positive ratio, as §1 assumes")
+    if outcome == "fails" and positive == stated:
+        notes.append("alpha = 0 is the only neutral point with a positive ratio, as the previous sentence "
+                     "assumes")
     return Outcome(f"|1 + alpha/L| = 1 for alpha/L in {sp.sstr(neutral)}", outcome, "; ".join(notes))
 
 
 _add("000-s1-neutral", "§1", "the only exactly neutral point (|r| = 1) is alpha = 0", "alpha = 0",
      "solve |1 + alpha/L| = 1 for real alpha (L > 0) from the residual root", _neutral,
-     mutant={"stated": "alpha = 1"})
+     premises={"alpha_over_L": sp.S.Reals}, mutant={"premises": {"alpha_over_L": sp.Interval.open(-1, sp.oo)}})
 
 
 def _no_oscillation(cl):
