@@ -35,7 +35,8 @@ def _parse(text):
     return sp.sympify(text, locals={n: sp.Symbol(n) for n in ("beta", "gamma", "L", "lam")})
 
 
-KEYS = {"id", "source", "section", "statement", "stated", "computed", "verdict", "method", "note"}
+KEYS = {"id", "source", "section", "statement", "stated", "computed", "verdict", "method", "note",
+        "statement_key"}
 
 
 @pytest.fixture(scope="module")
@@ -179,6 +180,7 @@ def test_result_record_prints_and_serialises():
     assert res.to_json() == {
         "id": "999-x-toy", "source": "toy.txt", "section": "§0", "statement": "a toy claim",
         "stated": "1", "computed": "1/2", "verdict": "fails", "method": "test", "note": "because",
+        "statement_key": "999-x-toy",
     }
     assert "[fails] 999-x-toy" in str(res)
     table = format_table([res])

@@ -13,7 +13,8 @@ import pytest
 
 from depthdyn.claims import SOURCES, VERDICTS, claims, run_claims
 
-KEYS = {"id", "source", "section", "statement", "stated", "computed", "verdict", "method", "note"}
+KEYS = {"id", "source", "section", "statement", "stated", "computed", "verdict", "method", "note",
+        "statement_key"}
 MINIMUM = {"001": 8, "003": 10, "004": 4}
 
 
