@@ -369,6 +369,13 @@ def _verify(args) -> int:
         counts = summary(results)
         tally = ", ".join(f"{counts[v]} {v}" for v in counts if v != "total")
         sys.stdout.write(f"{format_table(results)}\n\n{counts['total']} claims: {tally}\n")
+        keys = {s.key for s in resolve_sources(args.source)}
+        listed = [u for u in NOT_CHECKED if u.source in keys]
+        for key, row in source_summary(results, listed).items():  # counted per source statement
+            if key in keys:
+                sys.stdout.write(f"source {key}: {row['total']} statements: {row['holds']} hold, {row['fails']} "
+                                 f"fail, {row['holds-with-caveat']} hold with a caveat, {row['not checked']} "
+                                 "not checked\n")
     return 0  # verdicts are results, not errors
 
 

@@ -60,9 +60,11 @@ NOT_CHECKED: tuple[Unchecked, ...] = (
     Unchecked("002-s4-experiments", "002", "§4.1-4.3", "C^1 cannot and C^k (k > 1) can separate the data; "
               "perturbation ratios 0.0389 and 1.31", _TRAINED),
     Unchecked("002-ck-spectrum", "002", "§2.2, §3", "the spectrum of the C^k network for k >= 3", "002 "
-              "states nothing about it. depthdyn's smooth(k) analysis (docs/theory.md) shows that for "
-              "k >= 3 some root of (r - 1)^k = h^k lam r^(k-1) leaves the unit circle for every small "
-              "lam != 0, but that is our finding, not a claim of the source"),
+              "states nothing about it. Our own analysis (docs/theory.md §4): the root product is 1 for "
+              "k >= 2, so C^k is never strictly stable; for k >= 3 the roots near 1 are "
+              "r = 1 + (h^k lam)^(1/k) w with the k-th roots of unity w, one of which has a positive "
+              "real part, so a root leaves the unit circle for every small lam != 0 (k = 3, lam = "
+              "-1/1000: spectral radius 1.05). A finding about the family, not a claim of the source"),
     Unchecked("002-s3-manifolds", "002", "§1, §3", "data manifolds in the plane can pass over each other in a "
               "higher-dimensional embedding", "a topological picture without a statement to compute; the "
               "dimension count it rests on is 002-s2-dimension"),
