@@ -24,7 +24,6 @@ from depthdyn.claims import (
     compare_exact,
     compare_rounded,
     format_table,
-    run_claims,
     summary,
 )
 from depthdyn.errors import DepthdynError, ParameterError
@@ -40,8 +39,8 @@ KEYS = {"id", "source", "section", "statement", "stated", "computed", "verdict",
 
 
 @pytest.fixture(scope="module")
-def results():
-    return {res.id: res for res in run_claims()}
+def results(all_claim_results):
+    return {res.id: res for res in all_claim_results}
 
 
 def _claim(cid):

@@ -11,7 +11,7 @@ import dataclasses
 
 import pytest
 
-from depthdyn.claims import NOT_CHECKED, ClaimError, claims, coverage, run_claims, source_summary
+from depthdyn.claims import NOT_CHECKED, ClaimError, claims, coverage, source_summary
 from depthdyn.claims.base import wrong_value
 
 #: Claims allowed to keep their verdict under their mutant, with the reason. Empty: none is.
@@ -19,8 +19,8 @@ EXEMPT: dict[str, str] = {}
 
 
 @pytest.fixture(scope="module")
-def originals():
-    return {res.id: res for res in run_claims()}
+def originals(all_claim_results):
+    return {res.id: res for res in all_claim_results}
 
 
 def test_every_claim_has_a_mutant_or_a_listed_exemption():

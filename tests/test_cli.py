@@ -205,3 +205,15 @@ def test_region_json_and_figure(capsys, tmp_path):
 def test_region_bad_axes(capsys, axis):
     assert main(["region", "momentum", "--x", axis, "--y", "eta:0:1:10"]) == 2
     assert capsys.readouterr().err.startswith("depthdyn: error:")
+
+
+def test_verify_text_ends_with_per_source_statement_counts(capsys):
+    from depthdyn.claims import NOT_CHECKED, run_claims, source_summary
+
+    assert main(["verify", "--source", "004"]) == 0
+    out = capsys.readouterr().out
+    row = source_summary(run_claims("004"), [u for u in NOT_CHECKED if u.source == "004"])["004"]
+    assert out.rstrip().splitlines()[-1] == (
+        f"source 004: {row['total']} statements: {row['holds']} hold, {row['fails']} fail, "
+        f"{row['holds-with-caveat']} hold with a caveat, {row['not checked']} not checked")
+    assert "source 000" not in out

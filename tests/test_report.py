@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from depthdyn import FAMILIES
-from depthdyn.claims import run_claims, summary
+from depthdyn.claims import summary
 from depthdyn.cli import main
 from depthdyn.errors import ParameterError
 from depthdyn.report import MARKER, atomic_write, write_report
@@ -25,8 +25,8 @@ def report(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def claim_results():
-    return run_claims()
+def claim_results(all_claim_results):
+    return list(all_claim_results)
 
 
 def test_files_written(report):

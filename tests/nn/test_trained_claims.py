@@ -43,7 +43,9 @@ def test_the_stated_value_is_an_input(results):
 
 def test_verify_trained_from_the_command_line(results, capsys):
     assert main(["verify", "--source", "003", "--trained", "--json"]) == 0
-    ids = [r["id"] for r in json.loads(capsys.readouterr().out)]
+    captured = capsys.readouterr()
+    ids = [r["id"] for r in json.loads(captured.out)["claims"]]
+    assert "[trained claims 0/" in captured.err and "] done" in captured.err  # progress on stderr
     assert "003-s5-trained-composite" in ids and all(i.startswith("003-") for i in ids)
     assert [r.id for r in run_trained_claims("post")] == [c.id for c in CLAIMS if c.id.startswith("000-")]
 
