@@ -119,7 +119,6 @@ def test_summary_counts_match(report, claim_results):
     md = summ.report.read_text(encoding="utf-8")
     assert f"**{counts['holds']} hold**, **{counts['fails']} fail**" in md
     assert md.count("| **fails** |") == counts["fails"]
-    assert summ.seconds < 120
 
 
 def test_refuses_foreign_nonempty_dir_then_force(tmp_path, capsys, monkeypatch):
