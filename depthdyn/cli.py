@@ -304,11 +304,13 @@ def _parser() -> argparse.ArgumentParser:
     solve.add_argument("--terms", type=int, default=6, help="how many first terms to print (default 6)")
     verify = sub.add_parser("verify", help="check the source documents' claims by computation")
     verify.add_argument("--source", help="only this source (e.g. 000 or post); default: all")
-    verify.add_argument("--json", action="store_true", help="emit a JSON list of claim results")
+    verify.add_argument("--json", action="store_true",
+                        help="emit JSON: claims, not_checked, coverage and the per-source summary")
     verify.add_argument(
         "--trained",
         action="store_true",
-        help="also check the experimental claims by training torch blocks (needs the torch extra; 1-2 min)",
+        help="also check the experimental claims by training torch blocks (needs the torch extra; about "
+        "200 s of one CPU core; progress on stderr)",
     )
     cmp_ = sub.add_parser("compare", help="families side by side: a table of stability facts and an overlay")
     cmp_.add_argument("families", nargs="+", metavar="FAMILY[:NAME=VALUE,...]",
@@ -477,21 +479,37 @@ def _region(args) -> int:
 
 
 def _verify(args) -> int:
-    from .claims import format_table, run_claims, summary
+    from .claims import NOT_CHECKED, coverage, format_table, resolve_sources, run_claims, source_summary, summary
 
     results = run_claims(args.source)
     if args.trained:
         _torch_part()
         from .nn.experiments.claims import run_trained_claims
 
-        results += run_trained_claims(args.source)
+        def progress(done, total, claim_id, seconds):
+            what = f"training for {claim_id}" if claim_id else "done"
+            sys.stderr.write(f"[trained claims {done}/{total}, {seconds:.0f} s] {what}\n")
+
+        results += run_trained_claims(args.source, progress=progress)
     if args.json:
-        json.dump([res.to_json() for res in results], sys.stdout, ensure_ascii=False, indent=2)
+        keys = {s.key for s in resolve_sources(args.source)}
+        listed = [u for u in NOT_CHECKED if u.source in keys]
+        out = {"claims": [res.to_json() for res in results], "not_checked": [u.to_json() for u in listed],
+               "coverage": coverage(results, listed),
+               "summary": {k: v for k, v in source_summary(results, listed).items() if k in keys}}
+        json.dump(out, sys.stdout, ensure_ascii=False, indent=2)
         sys.stdout.write("\n")
     else:
         counts = summary(results)
         tally = ", ".join(f"{counts[v]} {v}" for v in counts if v != "total")
         sys.stdout.write(f"{format_table(results)}\n\n{counts['total']} claims: {tally}\n")
+        keys = {s.key for s in resolve_sources(args.source)}
+        listed = [u for u in NOT_CHECKED if u.source in keys]
+        for key, row in source_summary(results, listed).items():  # counted per source statement
+            if key in keys:
+                sys.stdout.write(f"source {key}: {row['total']} statements: {row['holds']} hold, {row['fails']} "
+                                 f"fail, {row['holds-with-caveat']} hold with a caveat, {row['not checked']} "
+                                 "not checked\n")
     return 0  # verdicts are results, not errors
 
 

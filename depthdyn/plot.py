@@ -1,4 +1,4 @@
-"""Pictures: stability regions, root loci, trajectories over depth and spectra.
+r"""Pictures: stability regions, root loci, trajectories over depth and spectra.
 
 Every function takes ``ax=None`` and returns the :class:`matplotlib.axes.Axes` it drew
 into; without ``ax`` it makes a new :class:`matplotlib.figure.Figure` (never through
@@ -9,7 +9,10 @@ import this module (nor matplotlib).
 >>> from depthdyn import momentum
 >>> ax = plot_stability_region(momentum(), x=("re(lam)", -5, 1, 61), y=("m", 0, 0.99, 30), eta=1)
 >>> ax.get_xlabel(), ax.get_ylabel(), ax.get_title()
-('re(lam)', 'm', 'stability region: momentum (eta=1)')
+('$\\mathrm{Re}\\,\\lambda$', '$m$', 'stability region: momentum ($\\eta = 1$)')
+
+Labels, legends and titles are matplotlib mathtext (``$\lambda$``, ``$\eta = 1$``), so the
+figures go into a paper as they are; a plain parameter name is printed as its letter.
 """
 
 from __future__ import annotations
@@ -29,12 +32,17 @@ from .numeric.region import StabilityRegion, stability_region
 from .numeric.simulate import simulate
 from .numeric.spectra import roots
 from .recurrence import Recurrence
+from .symbolic.records import tex
 
 __all__ = ["plot_stability_region", "plot_root_locus", "plot_trajectories", "plot_spectrum"]
 
 _STABLE = "#bcd7ee"  # light fill of the strictly stable grid points
 _MARGINAL = "#6f9bd1"  # marginally stable (simple unit roots) but not strictly
 _OVERLAYS = ("auto", "locus", "conditions", "both", "none")
+_SCALES = ("linear", "log", "symlog")
+#: The structural size of a family shown in titles: (symbol, attribute of the Recurrence).
+_STRUCTURE = {"smooth": ("k", "order"), "dense": ("k", "order"), "entangled": ("n", "dim"),
+              "hyper_connection": ("n", "dim")}
 
 
 def _axes(ax) -> Axes:
@@ -52,9 +60,40 @@ def _fmt(v) -> str:
     return f"{complex(a).real:g}" if complex(a).imag == 0 else f"{complex(a):g}"
 
 
-def _fixed_text(fixed: dict, names=None) -> str:
-    items = [f"{k}={_fmt(v)}" for k, v in fixed.items() if names is None or k in names]
+def _name_tex(name: str) -> str:
+    """Mathtext (without the dollars) for a parameter or axis name: ``re(lam)`` -> ``\\mathrm{Re}\\,\\lambda``."""
+    if name[:3] in ("re(", "im(") and name.endswith(")"):
+        return f"\\mathrm{{{name[:2].capitalize()}}}\\,{_name_tex(name[3:-1])}"
+    try:
+        return tex(sp.Symbol(name))
+    except Exception:  # not a symbol name: shown as upright text
+        return f"\\mathrm{{{name}}}"
+
+
+def _math(name: str) -> str:
+    """A parameter or axis name as a mathtext label."""
+    return f"${_name_tex(name)}$"
+
+
+def _value_tex(name: str, v) -> str:
+    return f"${_name_tex(name)} = {_fmt(v)}$"
+
+
+def _fixed_text(fixed: dict, names=None, rec=None) -> str:
+    """`` (k = 2, $\\eta = 1$)``: the family's structural size and the fixed parameter values."""
+    items = []
+    if rec is not None and rec.name in _STRUCTURE:
+        sym, attr = _STRUCTURE[rec.name]
+        items.append(f"${sym} = {getattr(rec, attr)}$")
+    items += [_value_tex(k, v) for k, v in fixed.items()
+              if (names is None or k in names) and k not in ("tol", "method", "conditions", "convention",
+                                                             "threshold")]
     return f" ({', '.join(items)})" if items else ""
+
+
+def _same_plane(x_name: str, y_name: str) -> bool:
+    """The axes are the real and imaginary parts of one parameter: a complex plane."""
+    return ({x_name[:3], y_name[:3]} == {"re(", "im("} and x_name[3:] == y_name[3:])
 
 
 def _legend(ax: Axes, handles=None) -> None:
@@ -76,7 +115,8 @@ def _complex_plane(ax: Axes, what: str) -> None:
     _circle(ax, 1.0, color="0.35", lw=0.9, ls="--", label="unit circle")
     ax.axhline(0, color="0.8", lw=0.6, zorder=0)
     ax.axvline(0, color="0.8", lw=0.6, zorder=0)
-    ax.set(aspect="equal", xlabel=f"Re {what}".strip(), ylabel=f"Im {what}".strip())
+    ax.set(aspect="equal", xlabel=f"$\\mathrm{{Re}}\\,{what}$" if what else "real part",
+           ylabel=f"$\\mathrm{{Im}}\\,{what}$" if what else "imaginary part")
     ax.set_adjustable("datalim")
 
 
@@ -157,10 +197,10 @@ def _draw_conditions(ax: Axes, reg: StabilityRegion) -> list:
         if not kept:
             continue
         xy = np.concatenate([np.vstack([r, [np.nan, np.nan]]) for r in kept])[:-1]
-        text = sp.sstr(expr)  # the legend shortens long expressions; the gid keeps them whole
-        short = text if len(text) <= 44 else text[:40] + " ..."
-        (line,) = ax.plot(*xy.T, color=f"C{(i + 1) % 10}", lw=1.4, zorder=3, label=f"{short} = 0",
-                          gid=f"{text} = 0")
+        text = sp.sstr(expr)  # the gid keeps the expression whole and parsable; the legend is mathtext
+        # TeX cannot be cut: a long condition is named in the legend, written out in full in the gid
+        label = f"${tex(expr)} = 0$" if len(text) <= 60 else f"$q_{{{i + 1}}} = 0$ (exact condition {i + 1})"
+        (line,) = ax.plot(*xy.T, color=f"C{(i + 1) % 10}", lw=1.4, zorder=3, label=label, gid=f"{text} = 0")
         lines.append(line)
     return lines
 
@@ -249,7 +289,9 @@ def plot_stability_region(region_or_rec, ax=None, *, x=None, y=None, overlay: st
     matplotlib.axes.Axes
         The strictly stable grid points are an image (``ax.images[0]``, data = the mask);
         locus curves are lines labelled ``boundary locus``; each condition's boundary piece
-        is a line whose ``gid`` is ``"<expr> = 0"``.
+        is a line whose ``gid`` is ``"<expr> = 0"`` (SymPy text) and whose label is its
+        mathtext (``$- \\eta \\lambda = 0$``). Axis labels are mathtext; a complex plane
+        (``re(p)`` against ``im(p)``) is drawn at equal aspect.
 
     Raises
     ------
@@ -258,6 +300,7 @@ def plot_stability_region(region_or_rec, ax=None, *, x=None, y=None, overlay: st
     """
     if overlay not in _OVERLAYS:
         raise ParameterError(f"overlay must be one of {_OVERLAYS}, got {overlay!r}")
+    rec = None
     if isinstance(region_or_rec, Recurrence):
         rec = region_or_rec
         if x is None or y is None:
@@ -301,8 +344,10 @@ def plot_stability_region(region_or_rec, ax=None, *, x=None, y=None, overlay: st
             handles += _draw_conditions(ax, reg)
         elif reg.conditions.never:
             handles.append(Line2D([], [], ls="none", label="exact: never strictly stable"))
-    ax.set(xlim=extent[:2], ylim=extent[2:], xlabel=reg.x_name, ylabel=reg.y_name,
-           title=f"stability region: {reg.family}{_fixed_text(reg.fixed)}")
+    ax.set(xlim=extent[:2], ylim=extent[2:], xlabel=_math(reg.x_name), ylabel=_math(reg.y_name),
+           title=f"stability region: {reg.family}{_fixed_text(reg.fixed, rec=rec)}")
+    if _same_plane(reg.x_name, reg.y_name):
+        ax.set_aspect("equal", adjustable="box")  # circles in the complex plane look round
     if numbers is not None and numbers is not False:
         names = {reg.x_name, reg.y_name}
         if not {n[:3] for n in names} == {"re(", "im("}:
@@ -361,18 +406,19 @@ def plot_root_locus(rec, param: str, values, ax=None, *, colorbar: bool = True, 
     _complex_plane(ax, "r")
     sc = ax.scatter(z.real.ravel(), z.imag.ravel(), c=c, cmap="viridis", s=10, zorder=3, label="roots")
     ax.scatter(z[0].real, z[0].imag, marker="o", s=70, facecolors="none", edgecolors="tab:green",
-               linewidths=1.5, zorder=4, label=f"start: {param}={_fmt(vals[0])}")
+               linewidths=1.5, zorder=4, label=f"start: {_value_tex(param, vals[0])}")
     ax.scatter(z[-1].real, z[-1].imag, marker="X", s=60, color="tab:red", zorder=4,
-               label=f"end: {param}={_fmt(vals[-1])}")
+               label=f"end: {_value_tex(param, vals[-1])}")
     if colorbar:
-        ax.figure.colorbar(sc, ax=ax, label=param if real else f"index of {param}")
-    ax.set_title(f"root locus: {rec.name}, {param} from {_fmt(vals[0])} to {_fmt(vals[-1])}"
-                 f"{_fixed_text(fixed)}")
+        ax.figure.colorbar(sc, ax=ax, label=_math(param) if real else f"index of {_math(param)}")
+    ax.set_title(f"root locus: {rec.name}, {_math(param)} from {_fmt(vals[0])} to {_fmt(vals[-1])}"
+                 f"{_fixed_text(fixed, rec=rec)}")
     _legend(ax)
     return ax
 
 
-def plot_trajectories(rec, initial, L, /, ax=None, *, param: str | None = None, values=(), **fixed) -> Axes:
+def plot_trajectories(rec, initial, L, /, ax=None, *, param: str | None = None, values=(), scale: str = "linear",
+                      linthresh: float = 1.0, **fixed) -> Axes:
     """``x_l`` over depth, one line per parameter value.
 
     Parameters
@@ -387,14 +433,20 @@ def plot_trajectories(rec, initial, L, /, ax=None, *, param: str | None = None, 
         The parameter that differs between the lines; omitted: a single line.
     values : sequence
         Its values, one line each.
+    scale : {"linear", "log", "symlog"}
+        The y scale: ``log`` for trajectories that grow or decay geometrically (``|x_l|``
+        of matrix families, positive ``x_l``), ``symlog`` for sign-alternating ones
+        (logarithmic beyond ``linthresh``, linear inside; the y label says so).
+    linthresh : float
+        The linear range ``[-linthresh, linthresh]`` of ``symlog``.
     **fixed
         Values of the other parameters, and ``convention`` / ``threshold`` for ``simulate``.
 
     Returns
     -------
     matplotlib.axes.Axes
-        One line per value labelled ``param=value``, ``y`` data the simulated ``x_l``
-        (its real part if complex; the Euclidean norm ``|x_l|`` for matrix families).
+        One line per value labelled ``$param = value$`` (mathtext), ``y`` data the simulated
+        ``x_l`` (its real part if complex; the Euclidean norm ``|x_l|`` for matrix families).
 
     Raises
     ------
@@ -406,10 +458,14 @@ def plot_trajectories(rec, initial, L, /, ax=None, *, param: str | None = None, 
     >>> from depthdyn import momentum
     >>> ax = plot_trajectories(momentum(), [1.0, 1.0], 20, param="m", values=[0.0, 0.9], lam=-0.3, eta=1)
     >>> [line.get_label() for line in ax.get_lines()]
-    ['m=0', 'm=0.9']
+    ['$m = 0$', '$m = 0.9$']
     """
     if not isinstance(rec, Recurrence):
         raise ParameterError(f"expected a Recurrence, got {type(rec).__name__}")
+    if scale not in _SCALES:
+        raise ParameterError(f"scale must be one of {_SCALES}, got {scale!r}")
+    if not (np.isfinite(linthresh) and linthresh > 0):
+        raise ParameterError(f"linthresh must be a positive number, got {linthresh!r}")
     vals = _array(values, "values")
     if param is None:
         if vals.size:
@@ -421,18 +477,26 @@ def plot_trajectories(rec, initial, L, /, ax=None, *, param: str | None = None, 
         if vals.ndim != 1 or vals.size == 0:
             raise ShapeError(f"values must be a non-empty 1-D sequence, got shape {vals.shape}")
         data = simulate(rec, initial, L, values={param: vals}, **fixed).values
-        labels = [f"{param}={_fmt(v)}" for v in vals]
+        labels = [_value_tex(param, v) for v in vals]
     if not rec.is_scalar:
         data = np.linalg.norm(data, axis=-1)
-    ylabel = "|x_l|" if not rec.is_scalar else "Re x_l" if np.iscomplexobj(data) else "x_l"
+    ylabel = "$|x_l|$" if not rec.is_scalar else "$\\mathrm{Re}\\,x_l$" if np.iscomplexobj(data) else "$x_l$"
     data = np.real(data)
+    if scale == "log" and not np.all(data > 0):
+        raise ParameterError("scale='log' needs positive values; use scale='symlog' for sign changes")
     ax = _axes(ax)
     layers = np.arange(data.shape[0])
     for j, label in enumerate(labels):
         ax.plot(layers, data[:, j], lw=1.4, marker="." if data.shape[0] <= 60 else None, label=label)
     ax.grid(True, color="0.9", lw=0.6)
-    ax.set(xlabel="layer l", ylabel=ylabel, title=f"{rec.name}: {ylabel} over depth"
-           f"{_fixed_text(fixed, rec.param_names)}")
+    title = f"{rec.name}: {ylabel} over depth{_fixed_text(fixed, rec.param_names, rec=rec)}"
+    if scale == "symlog":
+        ax.set_yscale("symlog", linthresh=linthresh)
+        ylabel += f" (symmetric log scale, linear in $[-{_fmt(linthresh)}, {_fmt(linthresh)}]$)"
+    elif scale == "log":
+        ax.set_yscale("log")
+        ylabel += " (log scale)"
+    ax.set(xlabel="layer $l$", ylabel=ylabel, title=title)
     ax.legend(loc="best", fontsize="small")
     return ax
 
@@ -468,7 +532,7 @@ def plot_spectrum(rec_or_matrix, ax=None, *, eigenvalues: bool = False, **fixed)
     if isinstance(rec_or_matrix, Recurrence):
         rec = rec_or_matrix
         z = roots(batch_coefficients(rec, **fixed), matrix=not rec.is_scalar)
-        what = f"{rec.name}{_fixed_text(fixed)}"
+        what = f"{rec.name}{_fixed_text(fixed, rec=rec)}"
     else:
         if fixed:
             raise ParameterError(f"parameter values {sorted(fixed)} need a Recurrence, not an array")
@@ -488,7 +552,7 @@ def plot_spectrum(rec_or_matrix, ax=None, *, eigenvalues: bool = False, **fixed)
         raise ShapeError("no eigenvalues to draw")
     rho = float(np.abs(z).max())
     ax = _axes(ax)
-    _complex_plane(ax, "")
+    _complex_plane(ax, "z")
     _circle(ax, rho, color="tab:red", lw=0.8, ls=":", label=f"spectral radius {rho:.4g}")
     ax.scatter(z.real, z.imag, s=18, color="tab:blue", zorder=3, label=f"eigenvalues ({z.size})")
     ax.set_title(f"spectrum of the one-step map: {what}")

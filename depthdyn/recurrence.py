@@ -24,6 +24,7 @@ import sympy as sp
 
 from .errors import DomainError, ParameterError, ParseError, ShapeError, UnknownParameterError
 from .parse import as_sympy, parse_value
+from .symbolic.records import tex
 
 __all__ = [
     "r",
@@ -214,7 +215,7 @@ class Realisation:
         return f"{self.name}: states {', '.join(self.states)}\nA = {self.A.tolist()}"
 
     def _repr_latex_(self) -> str:
-        return f"$A_{{\\mathrm{{{self.name}}}}} = {sp.latex(self.A)}$"
+        return f"$A_{{\\mathrm{{{self.name}}}}} = {tex(self.A)}$"
 
 
 def as_square_matrix(value, what: str, *, allow_scalar: bool = False) -> sp.ImmutableMatrix:
@@ -541,4 +542,4 @@ class Recurrence:
         return "\n".join(lines)
 
     def _repr_latex_(self) -> str:
-        return f"${sp.latex(self.charpoly())} = 0$"
+        return f"${tex(self.charpoly())} = 0$"

@@ -5,8 +5,12 @@ figure and a trajectory figure for each family of the sources in :data:`~depthdy
 (plus a root locus where the region alone says little), derives each family's
 characteristic polynomial, roots, modes and exact stability conditions, and writes
 
-* ``report.md``: summary, claims table, failing claims with the correct values, one
-  section per family with its figures linked as relative PNG paths and captioned;
+* ``report.md``: first the answer to "what can I trust?": a per-source table of source
+  statements that hold, fail, hold with a caveat or are not checked (a statement with
+  several readings counts once); then the statements that are false as printed, each with
+  the correct value or a counterexample; the caveats; the full claims table; the table of
+  statements not checked and why; and one section per family whose figures say which
+  recurrence they draw, from which source equation, and where it differs from it;
 * ``claims.json``: one JSON object per claim (as ``depthdyn verify --json``);
 * ``figures/*.png``.
 
@@ -150,9 +154,7 @@ def _region(rec_fn, x, y, **fixed):
     def draw(fig):
         from .plot import plot_stability_region
 
-        ax = plot_stability_region(rec_fn(), ax=fig.add_subplot(), x=x, y=y, **fixed)
-        if x[0].startswith("re(") and y[0].startswith("im("):
-            ax.set_aspect("equal", adjustable="box")  # the complex plane: circles look round
+        plot_stability_region(rec_fn(), ax=fig.add_subplot(), x=x, y=y, **fixed)  # complex plane: equal aspect
 
     return draw
 
@@ -161,14 +163,8 @@ def _traj(rec_fn, initial, L, param, values, yscale=None, **fixed):
     def draw(fig):
         from .plot import plot_trajectories
 
-        ax = plot_trajectories(rec_fn(), initial, L, ax=fig.add_subplot(), param=param, values=values,
-                               **fixed)
-        if yscale == "symlog":
-            ax.set_yscale("symlog", linthresh=1.0)
-            ax.set_ylabel(f"{ax.get_ylabel()} (symmetric log scale, linear in [-1, 1])")
-        elif yscale:
-            ax.set_yscale(yscale)
-            ax.set_ylabel(f"{ax.get_ylabel()} ({yscale} scale)")
+        plot_trajectories(rec_fn(), initial, L, ax=fig.add_subplot(), param=param, values=values,
+                          scale=yscale or "linear", **fixed)
 
     return draw
 
@@ -193,11 +189,11 @@ def _oscillator_traj(fig):
         rec = oscillator(form=form, L=depth)
         plot_trajectories(rec, [1.0, 1.0], layers, ax=ax, param="beta", values=[beta])
     block, explicit = ax.get_lines()[:2]
-    block.set_label("block form: x[l+1] - (2 - beta^2/L^2) x[l] + x[l-1] = 0")
-    explicit.set_label("explicit form (as printed): x[l+1] - 2 x[l] + (1 + beta^2/L^2) x[l-1] = 0")
+    block.set_label(r"block form: $x_{l+1} - (2 - \beta^2/L^2)\,x_l + x_{l-1} = 0$")
+    explicit.set_label(r"explicit form (as printed): $x_{l+1} - 2x_l + (1 + \beta^2/L^2)\,x_{l-1} = 0$")
     ll = np.linspace(0, layers, 400)
-    ax.plot(ll, np.cos(beta * ll / depth), color="0.3", lw=1.0, ls="--", label="continuum cos(beta l / L)")
-    ax.set_title(f"oscillator toy: x_l over depth (beta=pi/2, L={depth})")
+    ax.plot(ll, np.cos(beta * ll / depth), color="0.3", lw=1.0, ls="--", label=r"continuum $\cos(\beta l / L)$")
+    ax.set_title(rf"oscillator toy: $x_l$ over depth ($\beta = \pi/2$, $L = {depth}$)")
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12), fontsize="small", frameon=False)
 
 
@@ -257,6 +253,36 @@ _NOTES = {
     "milne_simpson": "Milne–Simpson with `k = 2` steps (Simpson's rule).",
     "lmm": "A method given by its coefficients: `alpha = [-1, 1]`, `beta = [1/2, 1/2]` (the trapezoidal "
            "rule).",
+}
+
+
+#: For each family's figures: (the recurrence drawn, its source equation, where it differs from it).
+_MODELS = {
+    "residual": ("x[l+1] = (1 + lam) x[l]", "004 y = F(x) + x; 000 §1; 002 eq. 2",
+                 "the block linearised, F(x) = lam x (one eigenmode)"),
+    "rezero": ("x[l+1] = (1 + a lam) x[l]", "004 alternatives table (ReZero)", "F linearised as lam x"),
+    "weighted": ("x[l+1] = (a + lam) x[l]", "004 alternatives table (weighted residual)", "F linearised as lam x"),
+    "highway": ("x[l+1] = (1 - g + g lam) x[l]", "004 alternatives table (highway networks)",
+                "the learned gate T(x) is a fixed number g in [0, 1]; F linearised as lam x"),
+    "momentum": ("x[l+2] = (1 + m + eta lam) x[l+1] - m x[l]", "000 §2 block, §6 characteristic equation",
+                 "f(LN(x)) linearised as lam x with scalar m, eta (the post has per-channel vectors)"),
+    "oscillator": ("x[l+2] = (2 - beta^2/L^2) x[l+1] - x[l]", "000 §3 toy, block form (its §2 update)",
+                   "not the recurrence 000 §3 prints, x[l+1] - 2 x[l] + (1 + beta^2/L^2) x[l-1] = 0 (the "
+                   "explicit form, drawn beside it in the trajectory figure); see claims 000-s3-*"),
+    "smooth": ("(x[l+2] - 2 x[l+1] + x[l]) = h^2 lam x[l+1] (k = 2)", "002 eq. 4c (and its state space, eq. 7, 8)",
+               "sigma linearised as lam x; k = 2, h = 1 in the figures"),
+    "dense": ("x[l+2] = x[l] + h lam (x[l+1] + x[l]) (k = 2)", "002 eq. 9, its first row (n = 0) imposed at "
+              "every layer", "not 002's eq. 9 system nor its state space eq. 14/15: imposing every row of "
+              "eq. 9 makes eq. 15's matrix (1 + h lam) I for one linear sigma, the residual mode k times, "
+              "while this row-0 recurrence adds k - 1 roots of unity (claim 002-eq15-recurrence)"),
+    "entangled": ("x[l+1] = (Gamma + lam I) x[l], Gamma = (gamma/3) 1 1^T + (1 - gamma) I", "001 eq. 2, 4",
+                  "f linearised as lam x on n = 3 features"),
+    "hyper_connection": ("X[l+1] = (H_res + lam H_post^T H_pre) X[l]", "003 eq. (3), (10)",
+                         "F linearised as lam; n = 2 streams with H_pre = [1, 0], H_post = [1, 1] fixed and "
+                         "H_res doubly stochastic with one free entry"),
+    "general": ("x[l+2] = (1 + 3 lam/2) x[l+1] - (lam/2) x[l]", "000 §7 (a p-th order depth model)",
+                "no source gives this instance: Adams-Bashforth 2 chosen as an example of a general order-2 "
+                "model"),
 }
 
 
@@ -525,34 +551,67 @@ def _code(text: str, width: int = 90) -> str:
     return f"`{cell}`" if cell else ""
 
 
+def _summary_md(results) -> list[str]:
+    """The first page: per source, how many of its statements hold, fail, hold with a caveat, are not checked."""
+    from .claims import NOT_CHECKED, SOURCES, coverage, source_summary
+
+    table, cov = source_summary(results), coverage(results)
+    lines = ["## What can I trust? Statements of each source", "",
+             "| source | statements | holds | fails (false as printed) | holds with a caveat | not checked |",
+             "|---|---|---|---|---|---|"]
+    for key, row in table.items():
+        lines.append(f"| {key}: {_cell(SOURCES[key].title, 70)} | {row['total']} | {row['holds']} | "
+                     f"**{row['fails']}** | {row['holds-with-caveat']} | {row['not checked']} |")
+    tot = {k: sum(row[k] for row in table.values()) for k in next(iter(table.values()))}
+    lines += [f"| **all** | {tot['total']} | {tot['holds']} | **{tot['fails']}** | {tot['holds-with-caveat']} | "
+              f"{tot['not checked']} |", "",
+              f"Counted per source statement: {cov['covered']} statements are checked by {len(results)} claims "
+              "(an ambiguous statement gives one claim per reading, a compound one a claim per part, and counts "
+              f"once), {len(NOT_CHECKED)} are listed below as not checked, with the reason.", "",
+              "Verdict policy: **fails** means false under the plain reading of the sentence as printed (even "
+              "where a charitable reading would make it true: the note gives that reading); **holds with a "
+              "caveat** means true as printed only with a condition the source leaves unstated, or only in a "
+              "limit it implies (the note names it); a statement whose readings disagree counts as a caveat. "
+              "Every verdict is computed from the source's premises and changes when the stated value or a "
+              "premise is changed (tests/test_claims_mutation.py).", ""]
+    return lines
+
+
 def _claims_md(results, counts) -> list[str]:
-    lines = ["## Claims", "",
-             f"{counts['total']} claims from the source documents, each checked by computation with depthdyn "
-             "(`depthdyn verify` prints the same table; `claims.json` holds the full records). "
-             "The experimental claims (002 §4, 000 §8, 003 §5) need trained networks: "
-             "`depthdyn verify --trained` with the torch extra.", "",
-             "| id | § | verdict | statement | stated | computed |", "|---|---|---|---|---|---|"]
-    for res in results:
-        j = res.to_json()
-        lines.append(f"| {_cell(j['id'])} | {_cell(j['section'], 30)} | **{j['verdict']}** | "
-                     f"{_cell(j['statement'], 140)} | {_code(j['stated'])} | {_code(j['computed'])} |")
+    from .claims import NOT_CHECKED, SOURCES
+
     fails = [r.to_json() for r in results if r.verdict == "fails"]
-    lines += ["", "### Claims that fail", ""]
-    if not fails:
-        lines.append("None.")
+    lines = ["## False as printed", "",
+             f"{len(fails)} claims are false under the plain reading; each with the correct value or a "
+             "counterexample.", ""]
     for j in fails:
-        lines += [f"* **{j['id']}** ({j['source']} {j['section']}): {' '.join(j['statement'].split())}",
-                  f"  * stated: `{_cell(j['stated'], 400)}`",
+        lines += [f"* **{j['id']}** ({j['source'][:3]} {j['section']}): {' '.join(j['statement'].split())}",
+                  f"  * as printed: `{_cell(j['stated'], 400)}`",
                   f"  * correct / counterexample: `{_cell(j['computed'], 400)}`"]
         if j["note"]:
             lines.append(f"  * note: {' '.join(j['note'].split())}")
     caveats = [r.to_json() for r in results if r.verdict == "holds-with-caveat"]
-    lines += ["", "### Claims that hold only with a caveat", ""]
+    lines += ["", "## True only with a caveat", ""]
     if not caveats:
         lines.append("None.")
     for j in caveats:
         note = " ".join(j["note"].split()) or "see claims.json"
-        lines.append(f"* **{j['id']}** ({j['source']} {j['section']}): {note}")
+        lines.append(f"* **{j['id']}** ({j['source'][:3]} {j['section']}): {' '.join(j['statement'].split())}. "
+                     f"*Condition:* {note}")
+    lines += ["", "## All claims", "",
+              f"{counts['total']} claims, each checked by computation with depthdyn (`depthdyn verify` prints "
+              "the same table; `claims.json` holds the full records, `statement_key` naming the source "
+              "statement a reading belongs to). The experimental claims (002 §4, 000 §8, 003 §5) need "
+              "trained networks: `depthdyn verify --trained` with the torch extra.", "",
+              "| id | § | verdict | statement | stated | computed |", "|---|---|---|---|---|---|"]
+    for res in results:
+        j = res.to_json()
+        lines.append(f"| {_cell(j['id'])} | {_cell(j['section'], 30)} | **{j['verdict']}** | "
+                     f"{_cell(j['statement'], 140)} | {_code(j['stated'])} | {_code(j['computed'])} |")
+    lines += ["", "## Not checked", "", "| source | § | statement | why not |", "|---|---|---|---|"]
+    for u in NOT_CHECKED:
+        lines.append(f"| {u.source} ({_cell(SOURCES[u.source].short)}) | {_cell(u.section, 30)} | "
+                     f"{_cell(u.statement, 140)} | {_cell(u.reason, 240)} |")
     return lines
 
 
@@ -569,9 +628,12 @@ def _family_md(name, fam, rec, derived, figures) -> list[str]:
         lines += ["The modes are those of `det(r I - M)`; every component of `x_l` is a combination of them "
                   "(terms `l r^l` of a repeated eigenvalue vanish when the one-step map is "
                   "diagonalisable).", ""]
+    drawn, equation, differs = _MODELS[name]
     for number, rel, caption in figures:
         alt = Path(rel).stem.replace("_", " ").replace("-", " ")
-        lines += [f"![{alt}]({rel})", "", f"*Figure {number}.* {caption}", ""]
+        lines += [f"![{alt}]({rel})", "", f"*Figure {number}.* {caption}", "",
+                  f"*Recurrence drawn:* `{drawn}`. *Source equation:* {equation}. *Differs from the source:* "
+                  f"{differs}.", ""]
     return lines
 
 
@@ -665,17 +727,15 @@ def _build(out: Path) -> ReportSummary:
         "# depthdyn report", "",
         f"Written by `depthdyn report` (depthdyn {__version__}). Re-run it with "
         f"`depthdyn report --out {out.as_posix()}`; every number below is computed, none is copied.", "",
+        *_summary_md(results),
         "## Summary", "",
         f"* {counts['total']} claims from the five source documents and the literature: {tally}.",
         f"* {len(families)} families of the sources, each with its exact characteristic polynomial, roots, modes and "
         f"Schur–Cohn stability conditions, and {len(written)} figures.",
         "* Files: `claims.json` (one object per claim: id, source, section, statement, stated, computed, "
         "verdict, method, note) and `figures/*.png`.", "",
-        "Verdicts: `holds` (agrees to the digits printed, or exactly), `fails` (the computed column holds "
-        "the "
-        "correct value or a counterexample), `holds-with-caveat` (true only under a condition the source "
-        "does "
-        "not state; the note says which).", "",
+        "Each family's figures name the recurrence they draw, its source equation and where the two differ.",
+        "",
         "Stability below means all characteristic roots strictly inside the unit circle (`lam` real unless "
         "the "
         "figure uses the complex `lam` plane). In the region figures the light fill marks strictly stable "

@@ -12,3 +12,11 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 @pytest.fixture(autouse=True)
 def _agg_backend(monkeypatch):
     monkeypatch.setenv("MPLBACKEND", "Agg")
+
+
+@pytest.fixture(scope="session")
+def all_claim_results():
+    """Every claim run once per test session (a tuple of frozen records, shared by the claims tests)."""
+    from depthdyn.claims import run_claims
+
+    return tuple(run_claims())

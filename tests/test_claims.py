@@ -24,7 +24,6 @@ from depthdyn.claims import (
     compare_exact,
     compare_rounded,
     format_table,
-    run_claims,
     summary,
 )
 from depthdyn.errors import DepthdynError, ParameterError
@@ -35,12 +34,13 @@ def _parse(text):
     return sp.sympify(text, locals={n: sp.Symbol(n) for n in ("beta", "gamma", "L", "lam")})
 
 
-KEYS = {"id", "source", "section", "statement", "stated", "computed", "verdict", "method", "note"}
+KEYS = {"id", "source", "section", "statement", "stated", "computed", "verdict", "method", "note",
+        "statement_key"}
 
 
 @pytest.fixture(scope="module")
-def results():
-    return {res.id: res for res in run_claims()}
+def results(all_claim_results):
+    return {res.id: res for res in all_claim_results}
 
 
 def _claim(cid):
@@ -179,6 +179,7 @@ def test_result_record_prints_and_serialises():
     assert res.to_json() == {
         "id": "999-x-toy", "source": "toy.txt", "section": "§0", "statement": "a toy claim",
         "stated": "1", "computed": "1/2", "verdict": "fails", "method": "test", "note": "because",
+        "statement_key": "999-x-toy",
     }
     assert "[fails] 999-x-toy" in str(res)
     table = format_table([res])
@@ -287,7 +288,7 @@ def test_small_j_stability_needs_negative_j(results):
     for j, stable in ((-1e-3, True), (1e-3, False)):
         rho = max(abs(np.roots([1.0, -(1 + m + eta * j), m])))
         assert bool(rho < 1) is stable
-    assert results["000-s6-small-j"].verdict == "holds-with-caveat"
+    assert results["000-s6-small-j"].verdict == "fails"  # "j small" as printed includes j > 0
 
 
 def test_hauser_garbled_equations_by_hand(results):

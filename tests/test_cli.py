@@ -162,13 +162,18 @@ def test_check_exits_1_on_disagreement(capsys, monkeypatch):
 
 def test_verify_json(capsys):
     assert main(["verify", "--source", "000", "--json"]) == 0
-    results = json.loads(capsys.readouterr().out)
-    keys = {"id", "source", "section", "statement", "stated", "computed", "verdict", "method"}
+    out = json.loads(capsys.readouterr().out)
+    assert set(out) == {"claims", "not_checked", "coverage", "summary"}
+    results = out["claims"]
+    keys = {"id", "source", "section", "statement", "stated", "computed", "verdict", "method", "statement_key"}
     assert results and all(keys <= set(res) for res in results)
-    assert {res["source"] for res in results} == {"000_c40155c17ead4a32.txt"} or all(
-        res["source"].startswith("000") for res in results
-    )
+    assert all(res["source"].startswith("000") for res in results)
     assert {res["verdict"] for res in results} <= {"holds", "fails", "holds-with-caveat"}
+    assert out["not_checked"] and all(u["source"] == "000" and u["reason"] for u in out["not_checked"])
+    cov = out["coverage"]  # statements covered by claims plus those listed as not checked
+    assert cov["statements"] == cov["covered"] + cov["not_checked"]
+    assert cov["covered"] == len({res["statement_key"] for res in results}) < len(results)  # readings count once
+    assert set(out["summary"]) == {"000"} and out["summary"]["000"]["total"] == cov["statements"]
     assert main(["verify", "--source", "nosuch"]) == 2
 
 
@@ -201,3 +206,15 @@ def test_region_json_and_figure(capsys, tmp_path):
 def test_region_bad_axes(capsys, axis):
     assert main(["region", "momentum", "--x", axis, "--y", "eta:0:1:10"]) == 2
     assert capsys.readouterr().err.startswith("depthdyn: error:")
+
+
+def test_verify_text_ends_with_per_source_statement_counts(capsys):
+    from depthdyn.claims import NOT_CHECKED, run_claims, source_summary
+
+    assert main(["verify", "--source", "004"]) == 0
+    out = capsys.readouterr().out
+    row = source_summary(run_claims("004"), [u for u in NOT_CHECKED if u.source == "004"])["004"]
+    assert out.rstrip().splitlines()[-1] == (
+        f"source 004: {row['total']} statements: {row['holds']} hold, {row['fails']} fail, "
+        f"{row['holds-with-caveat']} hold with a caveat, {row['not checked']} not checked")
+    assert "source 000" not in out

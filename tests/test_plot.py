@@ -86,9 +86,9 @@ def test_region_boundary_is_exact(momentum_region):
     assert np.all(near0 | near2)
     for near in (near0, near2):  # both lines, across the whole m range
         assert near.sum() > 10 and m[near].min() < 0.05 and m[near].max() > 0.94
-    assert {"lam + 2*m + 2 = 0", "-lam = 0"} <= set(legend_texts(ax))
-    assert ax.get_xlabel() == "re(lam)" and ax.get_ylabel() == "m"
-    assert "momentum" in ax.get_title() and "eta=1" in ax.get_title()
+    assert {r"$\lambda + 2 m + 2 = 0$", r"$- \lambda = 0$"} <= set(legend_texts(ax))  # mathtext, not code
+    assert ax.get_xlabel() == r"$\mathrm{Re}\,\lambda$" and ax.get_ylabel() == "$m$"
+    assert "momentum" in ax.get_title() and r"$\eta = 1$" in ax.get_title()
     assert not [ln for ln in ax.get_lines() if ln.get_label() == "boundary locus"]
 
 
@@ -183,7 +183,7 @@ def test_root_locus_scatter_is_the_roots():
     assert same_multiset(end[:, 0] + 1j * end[:, 1], ref[-1])
     assert len(unit_circles(ax)) == 1 and unit_circles(ax)[0].get_label() == "unit circle"
     assert len(ax.figure.axes) == 2  # with the colour bar
-    assert "momentum" in ax.get_title() and "m from 0 to 0.99" in ax.get_title()
+    assert "momentum" in ax.get_title() and "$m$ from 0 to 0.99" in ax.get_title()
 
 
 def test_root_locus_matrix_family_and_errors():
@@ -217,8 +217,8 @@ def test_trajectories_lines_are_the_simulation():
             x.append((0.7 + m) * x[-1] - m * x[-2])
         assert np.allclose(line.get_ydata(), x, rtol=1e-12, atol=1e-14)
         assert np.array_equal(line.get_xdata(), np.arange(L + 1))
-        assert line.get_label() == f"m={m:g}"
-    assert ax.get_xlabel() == "layer l" and "lam=-0.3" in ax.get_title()
+        assert line.get_label() == f"$m = {m:g}$"
+    assert ax.get_xlabel() == "layer $l$" and r"$\lambda = -0.3$" in ax.get_title()
 
 
 def test_trajectories_single_matrix_and_errors():
@@ -231,7 +231,7 @@ def test_trajectories_single_matrix_and_errors():
     for line, lam in zip(ax.get_lines(), [-0.2, 0.1], strict=True):
         ref = [np.linalg.norm(np.linalg.matrix_power(G + lam * np.eye(2), k) @ [1.0, 0.0]) for k in range(9)]
         assert np.allclose(line.get_ydata(), ref)
-    assert ax.get_ylabel() == "|x_l|"
+    assert ax.get_ylabel() == "$|x_l|$"
     with pytest.raises(ParameterError):
         plot_trajectories(momentum(), [1.0, 1.0], 5, values=[0.1], lam=-0.3, m=0.2, eta=1)
     with pytest.raises(UnknownParameterError):
@@ -316,3 +316,57 @@ def test_stability_numbers_marks():
     assert np.allclose(seg.get_xdata(), 0)
     with pytest.raises(ParameterError, match="re\\(lam\\), im\\(lam\\)"):
         plot_stability_region(momentum(), x=("re(lam)", -5, 1, 21), y=("m", 0, 0.9, 11), eta=1, numbers=sn)
+
+
+# ------------------------------------------------------------------ publication-ready text
+def _drawn_text(ax) -> list[str]:
+    """Every text matplotlib draws for the axes: labels, title, legend entries, tick-free."""
+    fig = ax.figure
+    fig.canvas.draw()  # the mathtext parser runs here: malformed TeX would raise
+    texts = [ax.get_xlabel(), ax.get_ylabel(), ax.get_title()]
+    if ax.get_legend() is not None:
+        texts += [t.get_text() for t in ax.get_legend().get_texts()]
+    return texts
+
+
+def test_region_labels_legend_and_title_are_latex():
+    ax = plot_stability_region(momentum(), x=("re(lam)", -5, 1, 61), y=("m", 0, 0.99, 30), eta=1)
+    texts = _drawn_text(ax)
+    assert r"$\mathrm{Re}\,\lambda$" in texts and "$m$" in texts
+    assert not any("lam" in t.replace(r"\lambda", "") for t in texts), texts  # no code names left
+    conds = [t for t in texts if t.endswith("= 0$")]
+    assert len(conds) == 2 and all(t.startswith("$") for t in conds)
+
+
+def test_complex_plane_region_is_drawn_at_equal_aspect():
+    ax = plot_stability_region(momentum(), x=("re(lam)", -4, 1, 40), y=("im(lam)", -1, 1, 30), m=0.5, eta=1)
+    assert ax.get_aspect() == 1.0
+    other = plot_stability_region(momentum(), x=("re(lam)", -5, 1, 40), y=("m", 0, 0.99, 20), eta=1)
+    assert other.get_aspect() != 1.0  # a parameter plane keeps the auto aspect
+
+
+def test_titles_name_the_structural_parameters():
+    from depthdyn import dense, smooth
+
+    ax = plot_trajectories(dense(k=3), [1.0, 0.5, 0.2], 10, lam=-0.5, h=1)
+    assert "$k = 3$" in ax.get_title()
+    ax = plot_trajectories(smooth(k=2), [1.0, 1.0], 10, lam=-0.5, h=1)
+    assert "$k = 2$" in ax.get_title()
+    ax = plot_spectrum(entangled(n=4), gamma=0.5, lam=0.2)
+    assert "$n = 4$" in ax.get_title()
+
+
+def test_trajectory_scales():
+    from depthdyn import residual
+
+    ax = plot_trajectories(residual(), [1.0], 20, param="lam", values=[0.5, -1.5], scale="symlog")
+    assert ax.get_yscale() == "symlog" and "symmetric log" in ax.get_ylabel()
+    ax = plot_trajectories(residual(), [1.0], 20, param="lam", values=[0.5, -0.5], scale="log")
+    assert ax.get_yscale() == "log"
+    assert plot_trajectories(residual(), [1.0], 5, lam=0.1).get_yscale() == "linear"
+    with pytest.raises(ParameterError, match="positive values"):
+        plot_trajectories(residual(), [1.0], 20, param="lam", values=[-1.5], scale="log")  # sign changes
+    with pytest.raises(ParameterError, match="scale must be"):
+        plot_trajectories(residual(), [1.0], 5, lam=0.1, scale="loglog")
+    with pytest.raises(ParameterError, match="linthresh"):
+        plot_trajectories(residual(), [1.0], 5, lam=0.1, scale="symlog", linthresh=0)

@@ -31,6 +31,7 @@ from .base import (
     compare_rounded,
     format_table,
 )
+from .unchecked import NOT_CHECKED, Unchecked
 
 __all__ = [
     "VERDICTS",
@@ -49,6 +50,11 @@ __all__ = [
     "resolve_sources",
     "run_claims",
     "summary",
+    "statement_verdicts",
+    "source_summary",
+    "coverage",
+    "NOT_CHECKED",
+    "Unchecked",
 ]
 
 
@@ -149,3 +155,50 @@ def summary(results) -> dict[str, int]:
         counts[res.verdict] += 1
     counts["total"] = sum(counts[v] for v in VERDICTS)
     return counts
+
+
+def statement_verdicts(results) -> dict[str, str]:
+    """Verdict per source statement: its readings' verdict when they agree, else ``holds-with-caveat``.
+
+    A statement with several readings (claims sharing a ``statement_key``) holds or fails as a
+    whole only when every reading does; otherwise it is true under one reading only, which is
+    the condition the source leaves unstated.
+    """
+    by_key: dict[str, set] = {}
+    for res in results:
+        by_key.setdefault(res.statement_key or res.id, set()).add(res.verdict)
+    return {k: v.pop() if len(v) == 1 else "holds-with-caveat" for k, v in by_key.items()}
+
+
+def source_summary(results, not_checked=NOT_CHECKED) -> dict[str, dict[str, int]]:
+    """Per source key: source statements that hold, fail, hold with a caveat, are not checked, and the total.
+
+    Statements are counted once however many readings they have (:func:`statement_verdicts`).
+    """
+    table = {key: {v: 0 for v in (*VERDICTS, "not checked")} for key in SOURCES}
+    first = {}
+    for res in results:
+        first.setdefault(res.statement_key or res.id, res.id.split("-")[0])
+    for key, verdict_ in statement_verdicts(results).items():
+        table[first[key]][verdict_] += 1
+    for item in not_checked:
+        table[item.source]["not checked"] += 1
+    for row in table.values():
+        row["total"] = sum(row[v] for v in (*VERDICTS, "not checked"))
+    return table
+
+
+def coverage(results, not_checked=NOT_CHECKED) -> dict:
+    """The catalogue of source statements: checked ones (by statement key) and the not-checked table.
+
+    Returns ``{"statements", "covered", "not_checked"}``; raises :class:`ClaimError` when a
+    statement is both checked and listed as not checked, or a not-checked key repeats.
+    """
+    covered = set(statement_verdicts(results))
+    listed = [u.key for u in not_checked]
+    if len(set(listed)) != len(listed):
+        raise ClaimError(f"repeated not-checked keys: {sorted({k for k in listed if listed.count(k) > 1})}")
+    both = covered & set(listed)
+    if both:
+        raise ClaimError(f"statements both checked and listed as not checked: {sorted(both)}")
+    return {"statements": len(covered) + len(listed), "covered": len(covered), "not_checked": len(listed)}

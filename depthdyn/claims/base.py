@@ -1,17 +1,39 @@
 """Claims of the source documents as checkable records, and the verdict helpers.
 
-A :class:`Claim` holds what a source says (its statement in words and the stated value or
-formula, an *input*) and a ``check`` that computes the truth with depthdyn's own symbolic
-and numeric layers and returns an :class:`Outcome`: the computed value, a verdict and a
-note. Running a claim gives a :class:`ClaimResult`. The verdicts are
+A :class:`Claim` holds what a source says (its statement in words, the stated value or
+formula and the premises the source gives, all *inputs*) and a ``check`` that computes
+the truth from those premises with depthdyn's own symbolic and numeric layers and
+returns an :class:`Outcome`: the computed value, a verdict and a note. Running a claim
+gives a :class:`ClaimResult`.
+
+Verdict policy
+--------------
+The verdict judges the sentence **as printed**, under its plain reading:
 
 ``holds``
-    the computation agrees with the statement (rounded values: to the digits printed);
+    true as printed (rounded values: to the digits printed).
 ``fails``
-    it does not; ``computed`` then holds the correct value or a concrete counterexample;
+    false under the plain reading of the sentence as printed, even when a charitable
+    reading (another equation, another parameter, a limit) would make it true; the
+    correct statement or a concrete counterexample is then in ``computed`` and the
+    charitable reading, if any, in the note.
 ``holds-with-caveat``
-    true only under a condition or a reading that the source does not state (the note
-    says which).
+    true under the plain reading only with a condition the source leaves unstated
+    (a domain, a convention, a case excluded), or true only in a limit the source
+    implies (``L -> oo``, ``steps -> oo``); the note names the condition. Never used
+    for a sentence that the plain reading makes false.
+
+An ambiguous sentence gives one claim per reading, all with the same
+:attr:`Claim.statement_key`; a compound sentence ("A, but B") gives one claim per part.
+Summaries count source statements: one statement with several readings counts once
+(``holds``/``fails`` if every reading agrees, else ``holds-with-caveat``: true under one
+reading only, the reading being the unstated condition).
+
+Every verdict can go every way: each claim's check computes from ``stated`` and
+``premises``, and :attr:`Claim.mutant` names a changed stated value or premise under
+which the verdict must change (``tests/test_claims_mutation.py`` runs it for the whole
+catalogue). Statements of the sources that no claim checks are listed, each with its
+reason, in :mod:`depthdyn.claims.unchecked`.
 
 A check that raises is an internal failure, never a verdict: :meth:`Claim.run` re-raises
 it as :class:`ClaimError` naming the claim.
@@ -24,8 +46,8 @@ round-half-up and round-half-even printings both hold.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, replace
 from decimal import Decimal, InvalidOperation
 
 import sympy as sp
@@ -47,6 +69,8 @@ __all__ = [
     "stated_expr",
     "show",
     "verdict",
+    "wrong_value",
+    "stated_matrix",
     "ensure",
     "format_table",
 ]
@@ -100,6 +124,54 @@ def show(value, digits: int = 6) -> str:
 def stated_expr(text: str, *names: str) -> sp.Expr:
     """Parse a stated formula safely, with plain symbols for ``names`` (decimals exact)."""
     return parse_expr(text, {n: sp.Symbol(n) for n in names})
+
+
+def wrong_value(stated) -> str | None:
+    """A stated value changed so that a correct statement becomes wrong (a mutant's ``stated``).
+
+    A printed decimal moves by 7 units in its last digit (beyond any rounding tolerance), the
+    last entry of an ``a -> b -> c`` chain likewise, a formula gets ``+ 1``; ``None`` for
+    anything else (words), whose claims name their mutant themselves.
+
+    >>> wrong_value("1.25"), wrong_value("1 -> 0.75"), wrong_value("m*r")
+    ('1.32', '1 -> 0.82', '(m*r) + 1')
+    """
+    if not isinstance(stated, str):
+        return None
+    if "->" in stated:
+        head, _, last = stated.rpartition("->")
+        moved = wrong_value(last.strip())
+        return None if moved is None else f"{head}-> {moved}"
+    try:
+        dec = Decimal(stated.strip())
+    except InvalidOperation:
+        dec = None
+    if dec is not None and dec.is_finite():
+        return str(dec + Decimal(7).scaleb(dec.as_tuple().exponent))
+    try:
+        expr = parse_expr(stated, {n: sp.Symbol(n) for n in free_names(stated)})
+    except Exception:  # not a formula: the claim gives its own mutant
+        return None
+    if isinstance(expr, sp.Symbol) and len(expr.name) > 3:  # a word such as "monotone", not a variable
+        return None
+    return f"({stated}) + 1"
+
+
+def stated_matrix(text: str, names: dict, spellings=()) -> sp.Matrix:
+    """A stated matrix formula in a source's spelling, built from named matrices.
+
+    ``spellings`` are ``(as printed, name)`` pairs (``("dF/dx", "J")``); juxtaposition is a
+    product (``H_post^T F' H_pre``). Only our own transcriptions are parsed here.
+
+    >>> stated_matrix("J + I", {"J": sp.Matrix([[0, 1], [2, 3]]), "I": sp.eye(2)})
+    Matrix([
+    [1, 1],
+    [2, 4]])
+    """
+    for printed, name in spellings:
+        text = text.replace(printed, name)
+    text = " ".join(text.split()).replace(" ", "*").replace("*+*", " + ").replace("*-*", " - ")
+    return sp.Matrix(sp.sympify(text, locals=names))
 
 
 def verdict(ok: bool) -> str:
@@ -354,9 +426,10 @@ class ClaimResult(Record):
     verdict: str
     method: str
     note: str = ""
+    statement_key: str = ""
 
     def to_json(self) -> dict:
-        """Keys ``id, source, section, statement, stated, computed, verdict, method, note``."""
+        """Keys ``id, source, section, statement, stated, computed, verdict, method, note, statement_key``."""
         return {
             "id": self.id,
             "source": self.source,
@@ -367,6 +440,7 @@ class ClaimResult(Record):
             "verdict": self.verdict,
             "method": self.method,
             "note": self.note,
+            "statement_key": self.statement_key or self.id,
         }
 
     def _text(self) -> str:
@@ -400,7 +474,18 @@ class Claim:
     method : str
         How depthdyn checks it.
     check : callable
-        ``check(claim) -> Outcome``, computing with depthdyn.
+        ``check(claim) -> Outcome``, computing with depthdyn from ``claim.stated`` and
+        ``claim.premises``.
+    premises : mapping, optional
+        The source's premises the check starts from (parameter values, table entries,
+        dimensions), so that a test can change them.
+    mutant : mapping, optional
+        Field changes (``stated``, ``premises``; premises are merged) under which the
+        verdict must differ: a wrong value for a statement that holds, the correct one
+        for a statement that fails. ``None``: exempt, the reason in ``tests``.
+    reading_of : str, optional
+        The key of the source statement this claim is one reading (or one part) of;
+        claims sharing it count as one statement. Default: the claim's own id.
     """
 
     id: str
@@ -410,6 +495,29 @@ class Claim:
     stated: object
     method: str
     check: Callable[[Claim], Outcome] = field(repr=False, compare=False)
+    premises: Mapping = field(default_factory=dict, repr=False, compare=False)
+    mutant: Mapping | None = field(default=None, repr=False, compare=False)
+    reading_of: str = ""
+
+    @property
+    def statement_key(self) -> str:
+        """The source statement this claim belongs to (shared by all its readings)."""
+        return self.reading_of or self.id
+
+    def mutated(self) -> Claim:
+        """This claim with :attr:`mutant` applied (premises merged into the original ones).
+
+        Raises
+        ------
+        ClaimError
+            The claim has no mutant.
+        """
+        if self.mutant is None:
+            raise ClaimError(f"claim {self.id} has no mutant")
+        changes = dict(self.mutant)
+        if "premises" in changes:
+            changes["premises"] = {**self.premises, **changes["premises"]}
+        return replace(self, **changes)
 
     def run(self) -> ClaimResult:
         """Run the check; an exception inside it is re-raised as :class:`ClaimError`."""
@@ -421,7 +529,8 @@ class Claim:
         if not isinstance(outcome, Outcome):
             raise ClaimError(f"claim {self.id}: its check returned {outcome!r}, not an Outcome")
         return ClaimResult(self.id, self.source, self.section, self.statement, self.stated,
-                           outcome.computed, outcome.verdict, self.method, outcome.note)
+                           outcome.computed, outcome.verdict, self.method, outcome.note,
+                           self.statement_key)
 
 
 def check_claims(claims: Iterable[Claim]) -> list[ClaimResult]:

@@ -14,6 +14,7 @@ accuracies) cannot be checked by computation and are left out.
 
 from __future__ import annotations
 
+import re
 from functools import partial
 
 import sympy as sp
@@ -21,7 +22,7 @@ import sympy as sp
 from ..families import dense, residual, smooth
 from ..recurrence import Param, Recurrence
 from ..symbolic.statespace import realisation, signed_pascal, similarity
-from .base import Claim, Outcome, compare_exact, ensure, verdict
+from .base import Claim, Outcome, compare_exact, ensure, stated_expr, verdict, wrong_value
 
 __all__ = ["SOURCE", "CLAIMS"]
 
@@ -34,8 +35,48 @@ _r = sp.Symbol("r")
 _KS = range(1, 7)
 
 
-def _add(id, section, statement, stated, method, check) -> None:
-    _CLAIMS.append(Claim(id, SOURCE, section, statement, stated, method, check))
+#: The stated value under which each claim's verdict must change (a wrong formula for one that holds, the
+#: other reading for a garbled one); claims not listed use a premise mutant or ``wrong_value``.
+_MUTANTS = {
+    "002-eq4a": "x(l + 1) - 2*x(l)",
+    "002-eq4b": "x(l + 1) - 2*x(l) - x(l - 1)",
+    "002-eq4c": "Sum((-1)**i*binomial(k, i)*x(l - i), (i, 0, k))",
+    "002-eq5": "Sum((-1)**j*binomial(n, j)*x(l - j), (j, 0, n - 1))",
+    "002-eq6-recursion": "q_{n+1}^(l+1) = q_n^(l+1) + q_n^(l)",
+    "002-eq13-inversion": "P^-1 = P^T",
+    "002-eq13-printed": "x(l - n + 1) = Sum((-1)**j*binomial(n - 1, j)*q(j + 1), (j, 0, n - 1))",
+    "002-eq13-reading": "x(l - n) = Sum((-1)**j*binomial(n - 1, j)*q(n), (j, 0, n - 1))",
+    "002-eq18": "x(l+1) - x(l); x(l+1) - 2*x(l) + x(l-1); x(l+1) - 3*x(l) + 3*x(l-1) + x(l-2)",
+    "002-eq20": "x(l); x(l) - x(l-1); x(l) - 2*x(l-1) - x(l-2)",
+    "002-eq21": "[[1, 0, 0], [1, -1, 0], [1, -2, -1]]",
+    "002-eq7": "Sum(q(j), (j, n, k)) + h**k*lam*q(n)",
+    "002-eq8": "kron(I_d, eq. 7 matrix)",
+    "002-fig1": "q1 + q2 + lam*q1; q2",
+    "002-eq2": "residual with lam -> h**2*lam",
+    "002-s2.3-k1": "residual with lam -> h**2*lam",
+    "002-eq17": "sigma0(X1)*h + sigma1(X2)*h + sigma2(X3)*h + X3; sigma1(X2)*h + sigma2(X3)*h + X3; sigma2(X3)*h",
+    "002-eq11-printed": "Sum((-1)**a*binomial(n, a)*Sum(s(b, X(b + 1))*h, (b, a, k - 1)), (a, 0, n))",
+    "002-eq11-reading": "Sum((-1)**a*binomial(n, a)*Sum(s(b, X(a + 1))*h, (b, a, k - 1)), (a, 0, n))",
+    "002-eq14-printed": "Sum((-1)**a*binomial(n, a)*Sum(s(b, Sum((-1)**c*binomial(b, c)*q(c + 1), (c, 0, b)))*h, (b, a, k - 1)), (a, 0, n))",
+    "002-eq14-reading": "Sum((-1)**a*binomial(n, a)*Sum(s(b, Sum((-1)**c*binomial(a - 1, c)*q(a), (c, 0, a - 1)))*h, (b, a, k - 1)), (a, 0, n))",
+    "002-s2.3-differences": "(delta^-)^n sigma^(l) Delta l^2",
+    "002-eq19": "sigma0(X1)*h; sigma0(X1)*h - sigma1(X2)*h; sigma0(X1)*h - 2*sigma1(X2)*h - sigma2(X3)*h",
+    "002-eq15": "q' = q + u",
+    "002-eq16": "u_{n,k}(q_1..q_{n-1})",
+    "002-eq22": "q1; q1 - q2; q1 - 2*q2 - q3",
+    "002-s2-dimension": "d",
+    "002-s2.3-dimension": "d",
+}
+
+
+def _add(id, section, statement, stated, method, check, premises=None, mutant=None, reading_of="") -> None:
+    if not reading_of and id.endswith(("-printed", "-reading")):  # two readings of one garbled equation
+        reading_of = id.rsplit("-", 1)[0]
+    if mutant is None:
+        mutant = {"stated": _MUTANTS[id]} if id in _MUTANTS else (
+            {"stated": wrong_value(stated)} if wrong_value(stated) is not None else None)
+    _CLAIMS.append(Claim(id, SOURCE, section, statement, stated, method, check, premises or {}, mutant,
+                         reading_of))
 
 
 def _sig(j: int):
@@ -128,7 +169,11 @@ _add("002-eq5", "eq. 5, 12, 13 (left)",
 
 def _recursion(cl):
     qs = {n: _dm(x(l), n - 1) for n in range(1, 8)}
-    ok = all(compare_exact(qs[n].subs(l, l + 1) - qs[n], qs[n + 1].subs(l, l + 1)).holds for n in range(1, 7))
+    Q = sp.Function("Q")  # Q(j, i) = q_j^(i), read from the stated relation
+    text = re.sub(r"q_\{?([^}^]+)\}?\^\(([^)]+)\)", r"Q(\1, \2)", cl.stated)
+    lhs, rhs = (sp.sympify(t, locals={"Q": Q, "n": sp.Symbol("n"), "l": l}) for t in text.split("="))
+    ok = all(compare_exact(0, (lhs - rhs).subs(sp.Symbol("n"), n).replace(
+        Q, lambda j, i: qs[int(j)].subs(l, i))).holds for n in range(1, 7))
     return Outcome("q_(n+1)^(l+1) = q_n^(l+1) - q_n^(l) for n = 1..6", verdict(ok))
 
 
@@ -137,7 +182,9 @@ _add("002-eq6-recursion", "§2.2, eq. 6", "the states obey q_{n+1}^(l+1) = q_n^(
 
 
 def _involution(cl):
-    bad = [k for k in range(1, 9) if signed_pascal(k).inv() != signed_pascal(k)]
+    rhs = cl.stated.split("=")[1].strip()  # P, -P or P^T: the stated inverse
+    form = {"P": lambda P: P, "-P": lambda P: -P, "P^T": lambda P: P.T}[rhs]
+    bad = [k for k in range(1, 9) if signed_pascal(k).inv() != form(signed_pascal(k))]
     return Outcome("P^-1 = P for k = 1..8" if not bad else f"P^-1 != P for k = {bad}", verdict(not bad))
 
 
@@ -219,9 +266,9 @@ _add("002-eq21", "eq. 21",
 _EQ7 = "Sum(q(j), (j, n, k)) + h**k*lam*q(1)"  # eq. 7 with sigma(q_1) linearised as lam q_1
 
 
-def _eq7_matrix(k: int, lam) -> sp.Matrix:
+def _eq7_matrix(k: int, lam, text: str = _EQ7) -> sp.Matrix:
     qs = sp.symbols(f"q1:{k + 1}")
-    rows = [_at(_EQ7, n=n, k=k).replace(q, lambda i: qs[int(i) - 1]).xreplace({sp.Symbol("lam"): lam})
+    rows = [_at(text, n=n, k=k).replace(q, lambda i: qs[int(i) - 1]).xreplace({sp.Symbol("lam"): lam})
             for n in range(1, k + 1)]
     return sp.Matrix(rows).jacobian(qs)
 
@@ -231,7 +278,7 @@ def _eq7(cl):
     for k in _KS:
         rec = smooth(k=k)
         derived = realisation(rec, "difference").A  # derived through eq. 10, not from eq. 7
-        if not (compare_exact(_eq7_matrix(k, rec.lam_symbol), derived).holds
+        if not (compare_exact(_eq7_matrix(k, rec.lam_symbol, cl.stated), derived).holds
                 and similarity(rec, "companion", "difference").verified):
             bad.append(k)
     shown = f"difference realisation = eq. 7 for k = 1..{max(_KS)}" if not bad else f"differs for k = {bad}"
@@ -245,8 +292,13 @@ _add("002-eq7", "eq. 6, 7", "the C^k state space is q_n' = sum_{j=n}^{k} q_j + s
 
 
 def _eq8(cl):
+    first = cl.stated.replace(" ", "").startswith("kron(eq.7")  # the order of the Kronecker factors
+
+    def block(M):
+        return sp.kronecker_product(M, sp.eye(2)) if first else sp.kronecker_product(sp.eye(2), M)
+
     bad = [k for k in range(1, 5) if not compare_exact(
-        sp.kronecker_product(_eq7_matrix(k, smooth(k=k).lam_symbol), sp.eye(2)),
+        block(_eq7_matrix(k, smooth(k=k).lam_symbol)),
         realisation(smooth(k=k).kron(2), "difference").A).holds]
     return Outcome("block form (d = 2) equal for k = 1..4" if not bad else f"differs for k = {bad}",
                    verdict(not bad),
@@ -276,7 +328,8 @@ _add("002-fig1", "Fig. 1, §2.2", "C^2 state space: q_1' = q_1 + q_2 + sigma(q_1
 
 def _as_residual(family, cl):
     rec, lam = family(k=1), residual().lam_symbol
-    want = residual().charpoly().xreplace({lam: h * lam})
+    scaled = sp.sympify(cl.stated.split("->")[1], locals={"h": h, "lam": lam})
+    want = residual().charpoly().xreplace({lam: scaled})
     return Outcome(rec.charpoly(), compare_exact(want, rec.charpoly()).verdict)
 
 
@@ -284,16 +337,37 @@ _add("002-eq2", "eq. 2, 4a", "the C^1 network is the residual network x^(l+1) = 
      "residual with lam -> h*lam", "charpoly of smooth(k=1) vs residual()", partial(_as_residual, smooth))
 
 
+def _free_dimension(rec) -> int:
+    """The number of initial values a recurrence's trajectories depend on: the degree of its
+    characteristic polynomial less the multiplicity of the root 0 (a lag whose coefficient vanishes
+    carries no state), at a generic rational point of the parameters."""
+    point = {p.symbol: sp.Rational(3 + i, 7 + 2 * i) for i, p in enumerate(rec.params)}
+    poly = sp.Poly(sp.expand(rec.charpoly().xreplace(point)), _r)
+    zero = next((i for i, c in enumerate(reversed(poly.all_coeffs())) if c != 0), poly.degree())
+    return poly.degree() - zero
+
+
+def _dimension_check(family, cl):
+    rows, bad = [], []
+    for k in range(1, 5):
+        for d in (1, 2):
+            got = _free_dimension(family(k=k).kron(d))
+            want = stated_expr(cl.stated, "k", "d").xreplace({sp.Symbol("k"): k, sp.Symbol("d"): d})
+            rows.append(f"k={k}, d={d}: {got}")
+            if got != want:
+                bad.append(f"k = {k}, d = {d}: {got} initial values, stated {want}")
+    return Outcome("; ".join(bad[:2]) if bad else "; ".join(rows), verdict(not bad),
+                   "degree of det(sum_j A_j r^j) less the multiplicity of r = 0, at a generic point")
+
+
 def _dimension(cl):
-    bad = [(k, d) for k in range(1, 5) for d in (1, 2, 3)
-           if realisation(smooth(k=k).kron(d), "difference").A.shape != (k * d, k * d)]
-    return Outcome("state dimension k*d for k = 1..4, d = 1..3" if not bad else f"differs at (k, d) = {bad}",
-                   verdict(not bad), "order k on d-vectors: k*d initial values")
+    return _dimension_check(smooth, cl)
 
 
 _add("002-s2-dimension", "§2.2, abstract",
      "a C^k network with d nodes per layer has a state space of dimension k*d",
-     "k*d", "size of the difference realisation of smooth(k).kron(d)", _dimension)
+     "k*d", "number of initial values of smooth(k).kron(d) (charpoly degree less zero roots), k = 1..4, d = 1, 2",
+     _dimension)
 
 
 def _weights(k: int, d: int):
@@ -307,14 +381,18 @@ def _weights(k: int, d: int):
 
 
 def _parameters(cl):
-    d, lines, ok, structured = 2, [], True, False
+    d, lines, ok, structured = cl.premises["d"], [], True, False
     for k in range(1, 5):
         A, W = _weights(k, d)
-        free, size = len(A.free_symbols & set(W)), (k * d) ** 2
+        dim = int(stated_expr(cl.premises["first_order_dim"], "k", "d").xreplace(
+            {sp.Symbol("k"): k, sp.Symbol("d"): d}))
+        B, V = _weights(1, dim)  # the first-order network with that embedding dimension
+        free, size = len(A.free_symbols & set(W)), len(B.free_symbols & set(V))
         rank = (A - A.xreplace({w: 0 for w in W})).rank()
         ok = ok and compare_exact(_at(cl.stated, k=k), sp.Rational(free, size)).holds
         structured = structured or free < size
-        lines.append(f"k={k}: {free} weights in the {k * d}x{k * d} state matrix (a free one has {size}), "
+        lines.append(f"k={k}: {free} weights in the {k * d}x{k * d} state matrix (a first-order net of "
+                     f"dimension {dim} has {size}), "
                      f"perturbation rank {rank}")
     return Outcome("; ".join(lines), "fails" if not ok else "holds-with-caveat" if structured else "holds",
                    "d = 2. The ratio d^2/(kd)^2 = 1/k^2 compares parameter counts at equal state "
@@ -325,7 +403,9 @@ def _parameters(cl):
 
 _add("002-s3-parameters", "§3, abstract, §5", "k-th order smoothness needs 1/k^2 as many parameters as a "
      "first-order network with the same embedding dimension k*d", "1/k**2",
-     "weights in the difference state matrix of a C^k net with a d x d weight, k = 1..4", _parameters)
+     "weights in the difference state matrix of a C^k net with a d x d weight vs those of a first-order net "
+     "with a free weight of dimension k*d, k = 1..4, d = 2", _parameters,
+     premises={"d": 2, "first_order_dim": "k*d"}, mutant={"premises": {"first_order_dim": "d"}})
 
 
 # ============================================================== eq. 9-11, 14-17, 19, 22: dense networks
@@ -400,7 +480,8 @@ _add("002-eq11-reading", "eq. 11", "eq. 11 read with the argument x^(l-l'') (the
 def _zero_sum(cl):
     sums = {n: _binom_sum(n, lambda i: 1) for n in range(0, 9)}
     return Outcome(f"sum_l' (-1)^l' C(n, l') for n = 0..8: {list(sums.values())}",
-                   verdict(all(sums[n] == 0 for n in range(1, 9))), "zero for n >= 1, which eq. 10 uses")
+                   verdict(all(sums[n] == stated_expr(cl.stated) for n in range(1, 9))),
+                   "zero for n >= 1, which eq. 10 uses")
 
 
 _add("002-eq11-base", "§2.3", "the base term drops out: sum_l' (-1)^l' C(n, l') x^(l+1-k) = 0", "0",
@@ -408,8 +489,9 @@ _add("002-eq11-base", "§2.3", "the base term drops out: sum_l' (-1)^l' C(n, l')
 
 
 def _dense_differences(cl):
+    power = int(cl.stated.split("Delta l")[1].lstrip("^") or 1)  # the stated power of the step Delta l
     ok = all(compare_exact(_apply(_at(_EQ10, n=n + 1), win),
-                           _binom_sum(n, lambda i, w=win: _generic(i, w[i + 1])))
+                           h ** (power - 1) * _binom_sum(n, lambda i, w=win: _generic(i, w[i + 1])))
              for k in range(1, 6) for win in [_window(k)] for n in range(0, k))
     return Outcome("delta^+ (delta^-)^n x^(l) = (delta^-)^n sigma^(l) Delta l for n = 0..k-1, k = 1..5",
                    verdict(ok), "eq. 19a-c is the case k = 3")
@@ -434,7 +516,7 @@ _add("002-eq19", "eq. 19a-c",
      "sigma0(X1)*h - 2*sigma1(X2)*h + sigma2(X3)*h", "eq. 18 on the eq. 17 window, generic sigma", _eq19)
 
 
-def _update(k: int, args=None):
+def _update(k: int, args=None, with_P: bool = True):
     """(q^(l+1), eq. 15's right side) on the eq. 9 window.
 
     u_i = sigma^(l-i)(arg_i) Dl with arg = P^-1 q (binomial inversion) unless ``args`` are given.
@@ -443,7 +525,7 @@ def _update(k: int, args=None):
     qs = sp.Matrix(sp.symbols(f"q1:{k + 1}"))
     now = dict(zip(qs, P * sp.Matrix([win[n] for n in range(1, k + 1)]), strict=True))
     args = args if args is not None else list(P.inv() * qs)
-    rhs = qs + P * sp.Matrix([_generic(i, a) for i, a in enumerate(args)])
+    rhs = qs + (P if with_P else sp.eye(k)) * sp.Matrix([_generic(i, a) for i, a in enumerate(args)])
     return list(P * sp.Matrix([win[n] for n in range(k)])), [e.xreplace(now) for e in rhs]
 
 
@@ -506,7 +588,7 @@ def _eq15_matrix(k: int, lam) -> sp.Matrix:
 
 
 def _eq15(cl):
-    ok = all(compare_exact(*_update(k)).holds for k in range(1, 5))
+    ok = all(compare_exact(*_update(k, with_P="P u" in cl.stated)).holds for k in range(1, 5))
     lam = sp.Symbol("lam")
     mats = [_eq15_matrix(k, lam) for k in range(1, 5)]
     collapses = all(M == (1 + h * lam) * sp.eye(M.shape[0]) for M in mats)
@@ -525,13 +607,13 @@ _add("002-eq15", "eq. 14-16", "the dense network's state space: q^(l+1) = I q^(l
 
 def _eq15_recurrence(cl):
     lam, bad = dense().lam_symbol, []
-    for k in range(1, 5):
+    for k in cl.premises["ks"]:
         eq15 = _eq15_matrix(k, lam).charpoly(_r).as_expr()
         row0 = dense(k=k).charpoly()
         if not compare_exact(eq15, row0).holds:
             bad.append((k, sp.factor(eq15), sp.factor(row0)))
     if not bad:
-        return Outcome("equal characteristic polynomials for k = 1..4", "holds")
+        return Outcome(f"equal characteristic polynomials for k in {list(cl.premises['ks'])}", "holds")
     k, a, b = bad[0]
     A = realisation(dense(k=k), "difference").A
     return Outcome(f"k = {k}: eq. 15 has charpoly {sp.sstr(a)}, the dense recurrence (eq. 9, n = 0 row) "
@@ -545,15 +627,16 @@ _add("002-eq15-recurrence", "eq. 15, §2.3",
      "x^(l+1) = x^(l+1-k) + sum_j sigma^(l-j)(x^(l-j)) Delta l at every layer",
      "q' = q + P u realises the dense recurrence",
      "charpoly of eq. 15's matrix with sigma = lam vs dense(k), the n = 0 row of eq. 9 at every layer, "
-     "k = 1..4", _eq15_recurrence)
+     "k = 1..4", _eq15_recurrence, premises={"ks": (1, 2, 3, 4)}, mutant={"premises": {"ks": (1,)}})
 
 
 def _eq16(cl):
     ok = True
+    last = stated_expr(cl.stated.split("..q_")[1].strip(")").strip("{}"), "n")  # row n uses q_1..q_last
     for k in range(1, 6):
         qs, P = sp.Matrix(sp.symbols(f"q1:{k + 1}")), signed_pascal(k)
         step = P * sp.Matrix([_generic(i, a) for i, a in enumerate(P.inv() * qs)])
-        ok = ok and all(not step[n].has(*qs[n + 1:]) for n in range(k))
+        ok = ok and all(not step[n].has(*qs[int(last.subs(sp.Symbol("n"), n + 1)):]) for n in range(k))
     return Outcome("row n of q' - q depends on q_1..q_n only (k = 1..5)" if ok else "depends on later states",
                    verdict(ok))
 
@@ -579,14 +662,69 @@ _add("002-s2.3-k1", "§2.3", "for k = 1 the dense network collapses to the resid
 
 
 def _dense_dimension(cl):
-    ok = all(realisation(dense(k=k).kron(2), "companion").A.shape == (2 * k, 2 * k) for k in range(1, 5))
+    out = _dimension_check(dense, cl)
     polys = "; ".join(sp.sstr(sp.factor(dense(k=k).charpoly())) for k in range(1, 5))
-    return Outcome("state dimension k*d (d = 2, k = 1..4)", verdict(ok),
-                   f"charpolys {polys}: beside the residual mode r = 1 + h lam, k - 1 roots of unity")
+    return Outcome(out.computed, out.verdict,
+                   f"{out.note}; charpolys {polys}: beside the residual mode r = 1 + h lam, k - 1 roots of unity")
 
 
 _add("002-s2.3-dimension", "§2.3",
      "k lags increase the dense network's state dimension by a multiple of k", "k*d",
-     "size of the companion realisation of dense(k).kron(2)", _dense_dimension)
+     "number of initial values of dense(k).kron(d) (charpoly degree less zero roots), k = 1..4, d = 1, 2",
+     _dense_dimension)
+
+
+# ============================================================== eq. 15 and eq. 23 as printed
+_EQ15_LAST = "Sum((-1)**j*binomial(k - 1, j)*q(k), (j, 0, k - 1))"  # eq. 15's last argument as printed
+
+
+def _eq15_last(cl):
+    bad = []
+    for k in range(2, 6):
+        qs = sp.symbols(f"q1:{k + 1}")
+        printed = _at(cl.stated, k=k).replace(q, lambda i, qs=qs: qs[int(i) - 1])
+        want = (signed_pascal(k).inv() * sp.Matrix(qs))[k - 1]  # x^(l-k+1) in the states
+        if not compare_exact(want, printed).holds:
+            bad.append(f"k = {k}: printed {sp.sstr(sp.expand(printed))}, x^(l-k+1) = {sp.sstr(want)}")
+    return Outcome("; ".join(bad[:2]) if bad else "the argument is x^(l-k+1) for k = 2..5", verdict(not bad),
+                   "the printed summand q_k ignores the summation index, so the sum is 0 for k >= 2")
+
+
+_add("002-eq15-printed-argument", "eq. 15", "the last input of eq. 15 as printed is "
+     "sigma^(l-k+1)(sum_n (-1)^n C(k-1, n) q_k) Delta l, i.e. sigma^(l-k+1) of x^(l-k+1)", _EQ15_LAST,
+     "the printed argument at k = 2..5 against x^(l-k+1) = (P^-1 q)_k", _eq15_last,
+     mutant={"stated": "Sum((-1)**j*binomial(k - 1, j)*q(j + 1), (j, 0, k - 1))"})
+
+
+def _eq15_rows(cl):
+    rows = [[int(v) for v in r.split(",")] for r in cl.stated.split(";")]
+    P = signed_pascal(len(rows[-1]))
+    bad = [f"row {i + 1}: printed {r}, P has {list(P.row(i)[:len(r)])}" for i, r in enumerate(rows)
+           if list(P.row(i)[:len(r)]) != r]
+    return Outcome("; ".join(bad) if bad else "rows equal P's", verdict(not bad), "P = signed_pascal(k)")
+
+
+_add("002-eq15-printed-matrix", "eq. 15", "the input matrix of eq. 15 as printed has rows 1; 1, -1; 1, -21, 1",
+     "1; 1, -1; 1, -21, 1", "the printed rows against signed_pascal(3)", _eq15_rows,
+     mutant={"stated": "1; 1, -1; 1, -2, 1"})
+
+
+def _eq23(cl):
+    t = sp.Symbol("t")
+    q1, q2, q3, q4 = (sp.Function(f"q{i}")(t) for i in range(1, 5))
+    phi = sp.Function("varphi")
+    system = {q1.diff(t): q2, q2.diff(t): q3, q3.diff(t): q4, q4.diff(t): phi(q1, q2, q3, q4)}  # eq. 24a-d
+    deriv, order = q1, 0
+    while not deriv.has(phi):
+        deriv, order = deriv.diff(t).subs(system), order + 1
+    return Outcome(f"eq. 24a-d give x^({order}) = varphi(x, x^(1), x^(2), x^(3)) (x = q_1)",
+                   verdict(order == int(cl.stated)),
+                   "a k = 4 system is fourth order: its highest derivative is x^(4); eq. 23 prints x^(3) on the "
+                   "left, the same derivative as its last argument")
+
+
+_add("002-eq23", "eq. 23, 24", "a k = 4 general nonlinear system has the form x^(3) = varphi(x, x^(1), x^(2), "
+     "x^(3)) (the order of the derivative on the left)", "3",
+     "derivatives of q_1 along eq. 24a-d until varphi appears (SymPy)", _eq23, mutant={"stated": "4"})
 
 CLAIMS: tuple[Claim, ...] = tuple(_CLAIMS)

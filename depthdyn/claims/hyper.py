@@ -5,8 +5,9 @@ Doubly stochastic matrices are taken from :func:`depthdyn.families.hyper_connect
 Birkhoff-polytope facts are checked by exact linear algebra and enumeration, the norm
 statements exactly or on random samples with a stated tolerance, Sinkhorn by iteration, and
 the Jacobian-product statements (eq. 7-12 and the ``exp`` proposition) with non-commuting
-SymPy symbols and explicit matrices. Unfinished parts of the note (the fibre-bundle chapter,
-the DenseNet path count) state nothing checkable and are left out.
+SymPy symbols and explicit matrices; the §5.1 norm definitions against the definition of the
+induced norm; the DenseNet path count by powers of the DAG's adjacency matrix. The unfinished
+fibre-bundle chapter states nothing checkable (see :mod:`depthdyn.claims.unchecked`).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import sympy as sp
 
 from ..families import hyper_connection
 from ..parse import parse_expr
-from .base import Claim, Outcome, compare_exact, ensure, stated_expr, verdict
+from .base import Claim, Outcome, compare_exact, ensure, stated_expr, stated_matrix, verdict, wrong_value
 
 __all__ = ["SOURCE", "CLAIMS"]
 
@@ -29,8 +30,11 @@ _TOL = 1e-12
 _n = sp.Symbol("n")
 
 
-def _add(id, section, statement, stated, method, check) -> None:
-    _CLAIMS.append(Claim(id, SOURCE, section, statement, stated, method, check))
+def _add(id, section, statement, stated, method, check, premises=None, mutant=None, reading_of="") -> None:
+    if mutant is None and wrong_value(stated) is not None:
+        mutant = {"stated": wrong_value(stated)}
+    _CLAIMS.append(Claim(id, SOURCE, section, statement, stated, method, check, premises or {}, mutant,
+                         reading_of))
 
 
 def _hres(n: int, tag: str = "") -> sp.ImmutableMatrix:
@@ -67,7 +71,7 @@ def _ssm(cl):
     h, u0, u1 = (sp.Symbol(s, commutative=False) for s in ("h_t", "u_t", "u_t1"))
     h1 = A * h + B * u0
     y1 = sp.expand(C * h1 + D * u1)  # y_{t+1} = C h_{t+1} + D u_{t+1}
-    names = {"A": A, "B": B, "C": C, "D": D, "h_t": h, "u_t": u0}
+    names = {"A": A, "B": B, "C": C, "D": D, "h_t": h, "u_t": u0, "u_t1": u1}
     stated = sp.expand(parse_expr(cl.stated, names))
     ok = sp.expand(y1 - stated) == 0
     return Outcome(
@@ -84,6 +88,7 @@ _add(
     "C*A*h_t + (C*B + D)*u_t",
     "substitution with non-commuting symbols",
     _ssm,
+    mutant={"stated": "C*A*h_t + C*B*u_t + D*u_t1"},
 )
 
 
@@ -93,7 +98,7 @@ def _telescoping(cl):
     F = sp.symbols(f"F0:{L}")
     x = [sp.Symbol("x_0")]
     for i in range(L):
-        x.append(x[-1] + F[i])  # eq. 2: x_{i+1} = x_i + F(x_i)
+        x.append(x[-1] + cl.premises["step"] * F[i])  # eq. 2: x_{i+1} = x_i + F(x_i)
     ok = all(sp.expand(x[b] - (x[a] + sum(F[a:b]))) == 0 for a in range(L + 1) for b in range(a, L + 1))
     return Outcome("x_L - x_l = F_l + ... + F_(L-1) for all 0 <= l <= L <= 7", verdict(ok))
 
@@ -105,16 +110,25 @@ _add(
     "x_L = x_l + sum F",
     "exact unrolling of x_(i+1) = x_i + F_i",
     _telescoping,
+    premises={"step": 1}, mutant={"premises": {"step": 2}},
 )
 
 
+_SPELLING = (("dF/dx", "J"), ("H_post^T", "HpostT"), ("H_res", "Hres"), ("H_pre", "Hpre"), ("F'", "Fp"))
+
+
+def _stated_matrix(text: str, names: dict) -> sp.Matrix:
+    return stated_matrix(text, names, _SPELLING)
+
+
 def _jacobians(cl):
-    ok = True
-    # s1, s2 on R^2 with undefined F
+    parts = [t.strip() for t in cl.stated.split(";")]
     xs = sp.Matrix(sp.symbols("x1 x2"))
     F = sp.Matrix([sp.Function("F1")(*xs), sp.Function("F2")(*xs)])
-    ok = ok and compare_exact(F.jacobian(xs), F.jacobian(xs)).holds
-    ok = ok and compare_exact(sp.eye(2) + F.jacobian(xs), (xs + F).jacobian(xs)).holds
+    J = F.jacobian(xs)
+    plain, res = F.jacobian(xs), (xs + F).jacobian(xs)  # the layers x -> F(x) and x -> x + F(x)
+    ok = compare_exact(_stated_matrix(parts[0], {"J": J, "I": sp.eye(2)}), plain).holds
+    ok = ok and compare_exact(_stated_matrix(parts[1], {"J": J, "I": sp.eye(2)}), res).holds
     # s3: n = 3 streams, one channel; F a scalar function of H_pre x
     n = 3
     rec = hyper_connection(n=n)
@@ -125,12 +139,8 @@ def _jacobians(cl):
     phi = sp.Function("phi")
     z = (pre * X)[0]
     s3 = (H * X + post.T * phi(z)).jacobian(X)
-    stated = (
-        H
-        + post.T
-        * sp.Matrix([[sp.Subs(sp.Derivative(phi(sp.Symbol("z")), sp.Symbol("z")), sp.Symbol("z"), z).doit()]])
-        * pre
-    )
+    dphi = sp.Matrix([[sp.Subs(sp.Derivative(phi(sp.Symbol("z")), sp.Symbol("z")), sp.Symbol("z"), z).doit()]])
+    stated = _stated_matrix(parts[2], {"Hres": H, "HpostT": post.T, "Fp": dphi, "Hpre": pre})
     ok = ok and compare_exact(stated, s3).holds
     lam = rec.lam_symbol  # linearised, phi(z) = lam z: the family's step matrix
     lin = (H * X + post.T * lam * z).jacobian(X)
@@ -149,6 +159,7 @@ _add(
     "dF/dx; I + dF/dx; H_res + H_post^T F' H_pre",
     "SymPy Jacobians with undefined F; hyper_connection(n=3)",
     _jacobians,
+    mutant={"stated": "dF/dx; dF/dx; H_res + H_post^T F' H_pre"},
 )
 
 
@@ -189,17 +200,17 @@ _add(
     "sum over j1 <= j2",
     "expansion of (I + A_3)(I + A_2)(I + A_1) with non-commuting symbols",
     _expansion,
+    mutant={"stated": "sum over j1 < j2"},
 )
 
 
 def _exp_identity(cl):
-    A1 = sp.Matrix([[0, 1], [0, 0]])
-    A2 = sp.Matrix([[0, 0], [1, 0]])
+    A1, A2 = (sp.Matrix(cl.premises[k]) for k in ("A1", "A2"))
     J2 = (sp.eye(2) + A2) * (sp.eye(2) + A1)
     E = sp.simplify((A1 + A2).exp())
     ok = compare_exact(E, J2).holds
     return Outcome(
-        f"A1 = [[0, 1], [0, 0]], A2 = [[0, 0], [1, 0]]: (I + A2)(I + A1) = {sp.sstr(J2.tolist())} but "
+        f"A1 = {A1.tolist()}, A2 = {A2.tolist()}: (I + A2)(I + A1) = {sp.sstr(J2.tolist())}, "
         f"exp(A1 + A2) = {sp.sstr(E.rewrite(sp.exp).applyfunc(sp.simplify).tolist())} ≈ "
         f"{sp.sstr(E.evalf(5).tolist())}",
         verdict(ok),
@@ -214,6 +225,7 @@ _add(
     "J_2 = exp(sum A_j)",
     "exact 2x2 counterexample",
     _exp_identity,
+    premises={"A1": [[0, 1], [0, 0]], "A2": [[0, 0], [1, 0]]}, mutant={"premises": {"A2": [[0, 0], [0, 0]]}},
 )
 
 
@@ -244,7 +256,8 @@ def _exp_order(cl):
         for j in range(L):
             P = (np.eye(3) + B[0 if j < L // 2 else 1] / L) @ P
         ordered.append(float(np.abs(P - expm((B[0] + B[1]) / 2)).max()))
-    ok = abs(slope - 2) < 0.2
+    order = int(cl.stated.split("O(eps^")[1].rstrip(")")) if "O(eps^" in cl.stated else 2  # "≈": 1st order
+    ok = abs(slope - order) < 0.2
     return Outcome(
         f"error of prod(I + eps B_j) vs exp(eps sum B_j), 4 random 3x3 B_j: slope {slope:.3f} in eps "
         f"(second order); commuting diag steps still differ by {comm_err:.3g}; ordered halves of L "
@@ -263,6 +276,7 @@ _add(
     "J_2 ≈ exp(sum A_j)",
     "convergence slope of the error for A_j = eps B_j (float64, scipy expm); commuting and ordered examples",
     _exp_order,
+    mutant={"stated": "J_2 = exp(sum A_j) + O(eps^3)"},
 )
 
 
@@ -275,12 +289,15 @@ def _norm_inequality(cl):
     two = np.linalg.norm(A, 2, axis=(1, 2))
     one = np.abs(A).sum(axis=1).max(axis=1)
     inf = np.abs(A).sum(axis=2).max(axis=1)
-    ratio = two / np.sqrt(one * inf)
+    rhs = cl.stated.split("<=")[1].replace("||A||_1", "n1").replace("||A||_inf", "ninf").replace(" n", "*n")
+    n1s, nis = sp.symbols("n1 ninf", nonnegative=True)
+    bound = sp.sympify(rhs, locals={"n1": n1s, "ninf": nis})
+    ratio = two / sp.lambdify((n1s, nis), bound, "numpy")(one, inf)
     # exact: a rational matrix, ||A||_1 ||A||_inf I - A^T A positive semidefinite
     M = sp.Matrix([[1, -2, 3], [0, 4, -1], [2, 1, 1]])
     n1 = max(sum(abs(v) for v in M.col(j)) for j in range(3))
     ni = max(sum(abs(v) for v in M.row(i)) for i in range(3))
-    S = n1 * ni * sp.eye(3) - M.T * M  # PSD iff every principal minor is >= 0 (exact rationals)
+    S = bound.subs({n1s: n1, nis: ni}) ** 2 * sp.eye(3) - M.T * M  # PSD iff all principal minors >= 0
     exact = all(
         S.extract(list(c), list(c)).det() >= 0
         for k in range(1, 4)
@@ -288,8 +305,8 @@ def _norm_inequality(cl):
     )
     ok = bool(ratio.max() <= 1 + _TOL) and exact
     return Outcome(
-        f"max ||A||_2 / sqrt(||A||_1 ||A||_inf) = {ratio.max():.6f} over 500 random 5x5 A (tolerance "
-        f"1e-12); exact PSD check of ||A||_1 ||A||_inf I - A^T A for a 3x3 rational A",
+        f"max ||A||_2 / ({rhs.strip()}) = {ratio.max():.6f} over 500 random 5x5 A (tolerance "
+        f"1e-12); exact PSD check of bound^2 I - A^T A for a 3x3 rational A",
         verdict(ok),
         "Schur / Hoelder bound: ||A||_2^2 = rho(A^T A) <= ||A^T A||_1 <= ||A||_inf ||A||_1",
     )
@@ -302,6 +319,7 @@ _add(
     "||A||_2 <= sqrt(||A||_1 ||A||_inf)",
     "batched spectral, 1- and inf-norms of random matrices; exact PSD check for a rational matrix",
     _norm_inequality,
+    mutant={"stated": "||A||_2 <= sqrt(||A||_1 ||A||_inf)/2"},
 )
 
 
@@ -312,7 +330,9 @@ def _closure(cl):
     P = (A * B).applyfunc(sp.expand)
     one = sp.ones(n, 1)
     ok = compare_exact(one, P * one).holds and compare_exact(one.T, one.T * P).holds
-    ok = ok and compare_exact(sp.eye(n), sp.eye(n) * sp.eye(n)).holds and all(v >= 0 for v in sp.eye(n))
+    E = {"I_n": sp.eye(n), "J_n": sp.ones(n, n) / n}[cl.stated.split("unit ")[1].strip()]  # the stated unit
+    ok = ok and compare_exact(A, (E * A).applyfunc(sp.expand)).holds and compare_exact(A, (A * E).applyfunc(
+        sp.expand)).holds and all(v >= 0 for v in E) and compare_exact(one, E * one).holds
     rng = np.random.default_rng(1)
     Ds = _random_ds(rng, 4, 200)
     prods = Ds[:100] @ Ds[100:]
@@ -333,6 +353,7 @@ _add(
     "closed, unit I_n",
     "symbolic product of two general doubly stochastic H_res (n = 3); random products (n = 4)",
     _closure,
+    mutant={"stated": "closed, unit J_n"},
 )
 
 
@@ -365,6 +386,7 @@ _add(
     "n**2 - (2*n - 1) = (n - 1)**2",
     "exact rank of the 2n linear constraints, n = 1..6; free entries of hyper_connection's H_res",
     _dimension,
+    mutant={"stated": "n**2 - 2*n = (n - 1)**2"},
 )
 
 
@@ -393,6 +415,7 @@ _add(
     "n!",
     "enumeration of all 0/1 n x n matrices with unit row and column sums, n = 1..4",
     _vertices,
+    mutant={"stated": "n**2"},
 )
 
 
@@ -415,6 +438,7 @@ _add(
     "n > 2",
     "vertex count n! vs dimension + 1, n = 1..8",
     _not_simplex,
+    mutant={"stated": "n > 3"},
 )
 
 
@@ -427,7 +451,8 @@ def _spectral_norm(cl):
     rng = np.random.default_rng(2)
     Ds = np.concatenate([_random_ds(rng, 5, 300), _sinkhorn(np.exp(rng.normal(size=(5, 5))), 300)[None]])
     top = np.linalg.norm(Ds, 2, axis=(1, 2))
-    ok = ok and top.max() <= 1 + _TOL
+    bound = float(stated_expr(cl.stated.split("<=")[1]))
+    ok = ok and top.max() <= bound + _TOL
     return Outcome(
         f"||A||_1 = ||A||_inf = 1 exactly on D_3; max ||A||_2 = {top.max():.15f} over 301 random "
         "doubly stochastic 5x5 (tolerance 1e-12)",
@@ -443,6 +468,7 @@ _add(
     "||A||_2 <= 1",
     "exact row/column sums of the general H_res (n = 3); spectral norms of random doubly stochastic matrices",
     _spectral_norm,
+    mutant={"stated": "||A||_2 <= 0.9"},
 )
 
 
@@ -450,7 +476,8 @@ def _singular_one(cl):
     n = 3
     H = _hres(n)
     one = sp.ones(n, 1)
-    ok = compare_exact(one, (H.T * H * one).applyfunc(sp.expand)).holds
+    sigma = stated_expr(cl.stated.split("=")[1].split(",")[0])
+    ok = compare_exact(sigma**2 * one, (H.T * H * one).applyfunc(sp.expand)).holds
     return Outcome(
         "A^T A 1_n = 1_n for the general A in D_3: singular value 1 with right and left singular "
         "vector 1_n (the largest, by 003-s5.2-spectral-norm)",
@@ -466,6 +493,7 @@ _add(
     "sigma = 1, vector 1_n",
     "exact A^T A 1_n for the general doubly stochastic H_res (n = 3)",
     _singular_one,
+    mutant={"stated": "sigma = 2, vector 1_n"},
 )
 
 
@@ -489,7 +517,8 @@ def _unit_group(cl):
     Minv = M.inv()
     perms = [sp.eye(3).permute(list(p)) for p in itertools.permutations(range(3))]
     group = all(P.inv() == P.T and all(v >= 0 for v in P.T) for P in perms)
-    ok = n2 == sp.FiniteSet(0, 1) and min(Minv) < 0 and group and len(perms) == math.factorial(3)
+    units_are_perms = n2 == sp.FiniteSet(0, 1) and min(Minv) < 0 and group and len(perms) == math.factorial(3)
+    ok = units_are_perms == (cl.stated.split("=")[1].strip() == "Pi_n")  # stated: Pi_n, or all of D_n
     return Outcome(
         f"D_2 elements [[a, 1-a], [1-a, a]] with inverse in D_2: a in {sp.sstr(n2)} (the permutations); "
         f"a circulant non-permutation in D_3 has inverse {sp.sstr(Minv.tolist())}",
@@ -506,17 +535,35 @@ _add(
     "units = Pi_n",
     "exact inverses: all of D_2 (symbolic), a circulant in D_3, the 6 permutations of D_3",
     _unit_group,
+    mutant={"stated": "units = D_n"},
 )
 
 
 def _interior(cl):
-    n = 3
+    n = cl.premises["n"]
     dim = n * n - _constraint_rank(n)
+    cons = []  # the tangent space of D_n's affine hull: zero row and column sums
+    for i in range(n):
+        cons.append([1 if a == i else 0 for a in range(n) for _ in range(n)])
+        cons.append([1 if b == i else 0 for _ in range(n) for b in range(n)])
+    basis = [sp.Matrix(n, n, list(v)) for v in sp.Matrix(cons).nullspace()]
+    eps = sp.Rational(1, 10**6)
+    third, perm = sp.Rational(1, 3), sp.eye(n).permute([1, 2, 0] if n == 3 else list(range(n))[::-1])
+    points = [sp.ones(n, n) / n, (sp.eye(n) + perm) / 2, third * sp.eye(n) + 2 * third * perm, perm]
+    stated = cl.stated.replace("A_ij", "a")
+    rows = []
+    for P in points:
+        inside = all(min(P + t * eps * E) >= 0 for E in basis for t in (1, -1))  # a ball in the hull fits
+        says = all(bool(sp.sympify(stated, locals={"a": v})) for v in P)
+        rows.append((inside, says))
+    agree = all(i == s_ for i, s_ in rows)
+    outcome = ("holds-with-caveat" if dim < n * n else "holds") if agree else "fails"
     return Outcome(
-        f"dim D_3 = {dim} < 9: D_n has empty interior in R^(n x n); its relative interior (in the affine "
-        "hull) is {A in D_n : A_ij > 0}",
-        "holds-with-caveat" if dim < n * n else "holds",
-        "true for the relative interior; as a subset of R^(n x n) (n >= 2) the interior is empty",
+        f"dim D_{n} = {dim} < {n * n}: the interior in R^(n x n) is empty; in the affine hull, at 4 test points "
+        f"(uniform, two mixtures, a permutation): inside {[i for i, _ in rows]}, stated set {[s_ for _, s_ in rows]}",
+        outcome,
+        "true for the relative interior (in the affine hull), a condition the note leaves unstated; as a "
+        "subset of R^(n x n) (n >= 2) the interior is empty",
     )
 
 
@@ -525,9 +572,36 @@ _add(
     "§5.2 property",
     "the interior of D_n is {A in D_n : A_ij > 0}",
     "A_ij > 0",
-    "dimension of D_n vs n^2 (exact rank)",
+    "dimension of D_n vs n^2 (exact rank); exact membership of test points in the relative interior "
+    "(every tangent direction fits) vs the stated set",
     _interior,
+    premises={"n": 3}, mutant={"stated": "A_ij >= 0"},
 )
+
+
+def _chebyshev_centre(n: int):
+    """Centre and radius of the largest Frobenius ball inside D_n within its affine hull (linear programme).
+
+    Maximise t subject to A_ij >= t ||proj(E_ij)|| (distance to the facet A_ij = 0 inside the hull)
+    and unit row and column sums.
+    """
+    from scipy.optimize import linprog
+
+    cons = []
+    for i in range(n):
+        cons.append([1.0 if a == i else 0.0 for a in range(n) for _ in range(n)])
+        cons.append([1.0 if b == i else 0.0 for _ in range(n) for b in range(n)])
+    C = np.array(cons)
+    proj = np.eye(n * n) - np.linalg.pinv(C) @ C  # onto the tangent space
+    norms = np.linalg.norm(proj, axis=0)
+    c = np.zeros(n * n + 1)
+    c[-1] = -1.0
+    A_ub = np.hstack([-np.eye(n * n), norms[:, None]])
+    A_eq = np.hstack([C, np.zeros((2 * n, 1))])
+    res = linprog(c, A_ub=A_ub, b_ub=np.zeros(n * n), A_eq=A_eq, b_eq=np.ones(2 * n),
+                  bounds=[(0, None)] * (n * n + 1), method="highs")
+    ensure(res.status == 0, "the inscribed-ball linear programme")
+    return res.x[:-1].reshape(n, n), float(res.x[-1])
 
 
 def _uniform_centre(cl):
@@ -544,10 +618,13 @@ def _uniform_centre(cl):
     absorbing = compare_exact(U, (_hres(n, "b") * U).applyfunc(sp.expand)).holds  # A U = U for all A in D_n
     idempotents = [sp.eye(n), U]
     more = all(compare_exact(E, E * E).holds for E in idempotents)
-    ok = unique and absorbing
+    centre, radius = _chebyshev_centre(n)
+    ball = np.abs(centre - float(U[0, 0])).max() <= 1e-9
+    ok = unique and absorbing and ball
     return Outcome(
         "the only A in D_3 with P A = A Q = A for all permutations is (1/n) 1 1^T; A U = U A = U for every "
-        "A in D_3; but I_n is also a fixed point of A -> A^2",
+        f"A in D_3; the largest ball inside D_3 (in its affine hull, LP) has radius {radius:.6g} and centre "
+        f"entries in [{centre.min():.6g}, {centre.max():.6g}]; but I_n is also a fixed point of A -> A^2",
         "holds-with-caveat" if ok and more else verdict(ok),
         "unique as the fixed point of the permutation symmetries (hence the centre) and as "
         "the absorbing element of the monoid; not the unique idempotent (I_n, permutation blocks)",
@@ -560,8 +637,10 @@ _add(
     "the uniform matrix (1/n) 1_n 1_n^T is the unique fixed point and the centre of the largest "
     "inscribed ball",
     "1/n",
-    "exact solve of P X = X P = X over all permutations for the general X in D_3; absorption; idempotents",
+    "exact solve of P X = X P = X over all permutations for the general X in D_3; absorption; idempotents; "
+    "the largest inscribed ball by linear programming (scipy highs)",
     _uniform_centre,
+    mutant={"stated": "1/(n + 1)"},
 )
 
 
@@ -570,7 +649,7 @@ def _sinkhorn_claim(cl):
     errs = []
     for n in (3, 5, 8):
         M = rng.normal(size=(n, n)) * 2
-        A = _sinkhorn(np.exp(M), 500)
+        A = _sinkhorn(np.exp(M), cl.premises["steps"])
         errs.append(max(np.abs(A.sum(0) - 1).max(), np.abs(A.sum(1) - 1).max()))
     # a kernel without total support: the iterates approach D_n only as the scalings diverge
     K0 = np.array([[1.0, 1.0], [0.0, 1.0]])
@@ -593,16 +672,17 @@ _add(
     "A in D_n",
     "the printed iteration in float64, tolerance 1e-12",
     _sinkhorn_claim,
+    premises={"steps": 500}, mutant={"premises": {"steps": 2}},
 )
 
 
 def _softplus(cl):
     M, tau = sp.symbols("M tau", positive=True)
     Mr = sp.Symbol("M", real=True)
-    K = sp.log(1 + sp.exp(tau * Mr)) / tau  # alpha = e
+    K = {"softplus": sp.log(1 + sp.exp(tau * Mr)) / tau, "exponential": sp.exp(tau * Mr)}[cl.premises["map"]]
     d = sp.simplify(sp.diff(K, Mr))
     lo, hi = sp.limit(d, Mr, -sp.oo), sp.limit(d, Mr, sp.oo)
-    ok = lo == 0 and hi == 1 and sp.simplify(sp.diff(d, Mr)) != 0
+    ok = lo.is_finite and hi.is_finite and sp.simplify(sp.diff(d, Mr)) != 0  # monotone: bounded by its limits
     return Outcome(
         f"dK/dM = {sp.sstr(d)}, in ({lo}, {hi}) for every tau > 0",
         verdict(ok),
@@ -617,6 +697,7 @@ _add(
     "bounded",
     "exact derivative and its limits (alpha = e)",
     _softplus,
+    premises={"map": "softplus"}, mutant={"premises": {"map": "exponential"}},
 )
 
 
@@ -624,7 +705,7 @@ def _entropy_uniform(cl):
     rng = np.random.default_rng(4)
     M = rng.normal(size=(4, 4))
     U = np.full((4, 4), 0.25)
-    taus = (1.0, 0.1, 0.01, 0.001)
+    taus = cl.premises["taus"]
     dists = [float(np.abs(_sinkhorn(np.exp(t * M), 300) - U).max()) for t in taus]
     ok = all(b < a for a, b in zip(dists, dists[1:], strict=False)) and dists[-1] < 1e-3
     return Outcome(
@@ -642,6 +723,7 @@ _add(
     "A -> (1/n) 1 1^T",
     "Sinkhorn on K = exp(tau M) for decreasing tau (n = 4)",
     _entropy_uniform,
+    premises={"taus": (1.0, 0.1, 0.01, 0.001)}, mutant={"premises": {"taus": (1.0, 2.0)}},
 )
 
 
@@ -684,6 +766,129 @@ _add(
     "f' < 1",
     "exact derivatives; maxima by nsolve of f'' = 0",
     _activations,
+    mutant={"stated": "f' < 2"},
 )
+
+
+# ============================================================== §5.1 norm definitions and names
+def _sample_matrices():
+    """Exact integer test matrices: random entries, a rank-one column, a permutation."""
+    rng = np.random.default_rng(5)
+    mats = [sp.Matrix(rng.integers(-5, 6, size=(3, 3))) for _ in range(6)]
+    return mats + [sp.Matrix([[1, 0, 0], [2, 0, 0], [-3, 0, 0]]), sp.eye(3).permute([2, 0, 1])]
+
+
+def _induced_sup(A, p):
+    """sup ||Ax||_p / ||x||_p from the definition: over the extreme points of the unit ball (p = 1, oo),
+    or sqrt of the largest value of x^T A^T A x on the unit sphere (p = 2)."""
+    n = A.shape[1]
+    if p == 1:
+        return max(sum(abs(v) for v in A * sp.eye(n).col(j)) for j in range(n))
+    if p == "oo":
+        return max(max(abs(v) for v in A * sp.Matrix(s_)) for s_ in itertools.product((1, -1), repeat=n))
+    return sp.sqrt(max((A.T * A).eigenvals(), key=lambda e: sp.re(sp.N(e, 30))))
+
+
+def _svals(A):
+    return [sp.sqrt(v) for v, mult in (A.T * A).eigenvals().items() for _ in range(mult)]
+
+
+_FORMULAS = {"max column sum": lambda A: max(sum(abs(v) for v in A.col(j)) for j in range(A.shape[1])),
+             "max row sum": lambda A: max(sum(abs(v) for v in A.row(i)) for i in range(A.shape[0])),
+             "largest singular value": lambda A: max(_svals(A), key=lambda e: sp.re(sp.N(e, 30))),
+             "smallest singular value": lambda A: min(_svals(A), key=lambda e: sp.re(sp.N(e, 30)))}
+
+
+def _induced(cl):
+    p, bad = cl.premises["p"], []
+    for A in _sample_matrices():
+        sup, named = _induced_sup(A, p), _FORMULAS[cl.stated](A)
+        if abs(sp.N(sup - named, 30)) > 1e-20:
+            bad.append(f"A = {A.tolist()}: sup = {sp.sstr(sup)}, {cl.stated} = {sp.sstr(named)}")
+    return Outcome(bad[0] if bad else f"equal on {len(_sample_matrices())} exact 3 x 3 matrices", verdict(not bad))
+
+
+for _p, _name, _wrong in ((2, "largest singular value", "smallest singular value"),
+                          (1, "max column sum", "max row sum"), ("oo", "max row sum", "max column sum")):
+    _add(f"003-s5.1-induced-{_p}", "§5.1.1", f"the induced norm ||A||_p for p = {_p} is the {_name}", _name,
+         "sup of ||Ax||_p/||x||_p over the unit ball's extreme points (exact), against the named formula",
+         _induced, premises={"p": _p}, mutant={"stated": _wrong})
+
+
+def _schatten(cl):
+    bad, p = [], cl.premises["p"]
+    for A in _sample_matrices()[:4]:
+        sv = _svals(A)
+        sch = max(sv, key=lambda e: sp.re(sp.N(e, 30))) if p == "oo" else sp.Add(*[v**p for v in sv]) ** sp.Rational(1, p)
+        named = {"Frobenius": sp.sqrt(sum(v**2 for v in A)), "spectral": _induced_sup(A, 2),
+                 "nuclear": sp.Add(*sv)}[cl.stated]
+        if abs(sp.N(sch - named, 30)) > 1e-20:
+            bad.append(f"A = {A.tolist()}: Schatten-{p} = {sp.re(sp.N(sch, 8))}, {cl.stated} = {sp.re(sp.N(named, 8))}")
+    outcome = "fails" if bad else "holds-with-caveat" if p == "oo" else "holds"
+    note = "the definition takes 1 <= p < oo; p = oo is its limit (the largest singular value)" if p == "oo" else ""
+    return Outcome(bad[0] if bad else "equal on 4 exact 3 x 3 matrices", outcome,
+                   note or ("the nuclear norm is the Schatten norm with p = 1 only" if cl.stated == "nuclear" else ""))
+
+
+_add("003-s5.1-schatten-2", "§5.1.2", "the Schatten norm for p = 2 is the Frobenius norm", "Frobenius",
+     "Schatten-2 from the exact singular values against sqrt(sum A_ij^2)", _schatten, premises={"p": 2},
+     mutant={"stated": "nuclear"})
+_add("003-s5.1-schatten-oo", "§5.1.2", "the Schatten norm for p = oo is the spectral norm", "spectral",
+     "largest singular value against the induced 2-norm; the definition's range 1 <= p < oo", _schatten,
+     premises={"p": "oo"}, mutant={"stated": "nuclear"})
+_add("003-s5.1-schatten-name", "§5.1.2", "the Schatten norm is also called the nuclear norm", "nuclear",
+     "Schatten-p against the nuclear norm (sum of singular values) at p = 2", _schatten,
+     premises={"p": 2}, mutant={"premises": {"p": 1}})
+
+
+# ============================================================== DenseNet paths
+def _dense_paths(cl):
+    L, reading = cl.premises["L"], cl.premises["reading"]
+    adj = sp.Matrix(L + 1, L + 1, lambda i, j: 1 if i < j else 0)  # X_j takes every earlier X_i
+    paths, power = sp.zeros(L + 1, L + 1), sp.eye(L + 1)
+    for _ in range(L):
+        power = power * adj
+        paths += power
+    bad = []
+    for layer in range(1, L):
+        got = paths[0, layer] if reading == "from the input" else paths[layer, L]
+        want = stated_expr(cl.stated, "l", "L").subs({sp.Symbol("l"): layer, sp.Symbol("L"): L})
+        if got != want:
+            bad.append(f"l = {layer}: {got} paths, stated {want}")
+    return Outcome("; ".join(bad[:3]) if bad else f"equal for l = 1..{L - 1}", verdict(not bad),
+                   f"paths {reading} in the DAG X_i -> X_j (i < j) of a DenseNet with L = {L}, counted by "
+                   "powers of its adjacency matrix")
+
+
+_add("003-densenet-paths-input", "§3 DenseNet", "layer l receives 2^(l+1) gradient paths (read as paths from "
+     "the input X_0 to X_l)", "2**(l + 1)", "exact path counts in the dense DAG, L = 6", _dense_paths,
+     premises={"L": 6, "reading": "from the input"}, mutant={"stated": "2**(l - 1)"},
+     reading_of="003-densenet-paths")
+_add("003-densenet-paths-output", "§3 DenseNet", "layer l receives 2^(l+1) gradient paths (read as paths from "
+     "X_l to the output X_L, along which gradients flow back)", "2**(l + 1)",
+     "exact path counts in the dense DAG, L = 6", _dense_paths,
+     premises={"L": 6, "reading": "to the output"}, mutant={"stated": "2**(L - l - 1)"},
+     reading_of="003-densenet-paths")
+
+
+def _sinkhorn_finite(cl):
+    K = sp.Matrix(cl.premises["K"])
+    n = K.shape[0]
+    u, v = sp.ones(n, 1), sp.ones(n, 1)
+    for _ in range(cl.premises["T"]):  # the printed loop, in exact arithmetic
+        u = (K * v).applyfunc(lambda e: 1 / e)
+        v = (K.T * u).applyfunc(lambda e: 1 / e)
+    A = sp.diag(*u) * K * sp.diag(*v)
+    rows, cols = [sum(A.row(i)) for i in range(n)], [sum(A.col(j)) for j in range(n)]
+    exact = all(r == 1 for r in rows) and all(c == 1 for c in cols)
+    return Outcome(f"T = {cl.premises['T']}: row sums {sp.sstr(rows)}, column sums {sp.sstr(cols)}",
+                   verdict(exact), "after the final v update the columns sum to 1 exactly, the rows only in "
+                   "the limit T -> oo (unless K has rank one, when one step is exact)")
+
+
+_add("003-s5.2.1-sinkhorn-finite", "§5.2.1 algorithm", "the algorithm with T iterations outputs A = diag(u) K "
+     "diag(v) in D_n (at the finite T it is run with)", "A in D_n",
+     "the printed loop in exact rational arithmetic, T = 3, K = [[1, 2], [3, 1]]", _sinkhorn_finite,
+     premises={"K": [[1, 2], [3, 1]], "T": 3}, mutant={"premises": {"K": [[1, 2], [2, 4]]}})
 
 CLAIMS: tuple[Claim, ...] = tuple(_CLAIMS)

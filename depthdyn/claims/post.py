@@ -16,6 +16,7 @@ trajectory (``u_l = x_{l+1} - x_l``), and the claims say so.
 
 from __future__ import annotations
 
+import re
 from functools import partial
 
 import sympy as sp
@@ -25,7 +26,17 @@ from ..symbolic.polynomial import discriminant, roots, vieta
 from ..symbolic.solve import closed_form, depth_limit
 from ..symbolic.stability import root_condition, stability_conditions
 from ..symbolic.statespace import realisation, similarity
-from .base import Claim, Outcome, compare_exact, compare_rounded, ensure, show, stated_expr, verdict
+from .base import (
+    Claim,
+    Outcome,
+    compare_exact,
+    compare_rounded,
+    ensure,
+    show,
+    stated_expr,
+    verdict,
+    wrong_value,
+)
 
 __all__ = ["SOURCE", "CLAIMS"]
 
@@ -35,8 +46,11 @@ c = sp.Symbol("c")
 _r = sp.Symbol("r")
 
 
-def _add(id, section, statement, stated, method, check) -> None:
-    _CLAIMS.append(Claim(id, SOURCE, section, statement, stated, method, check))
+def _add(id, section, statement, stated, method, check, *, premises=None, mutant=None, reading_of="") -> None:
+    if mutant is None and wrong_value(stated) is not None:
+        mutant = {"stated": wrong_value(stated)}
+    _CLAIMS.append(Claim(id, SOURCE, section, statement, stated, method, check, premises or {}, mutant,
+                         reading_of))
 
 
 def _chain(text: str) -> list[str]:
@@ -90,12 +104,13 @@ for _a, _name, _rt, _traj, _lim in (
          "exact iteration of residual(scaled=True); each value rounded to the printed digits",
          partial(_trajectory, _a))
     _add(f"000-s1-{_name}-limit", "§1", f"alpha = {_a}: x_L is heading toward e^alpha", _lim,
-         "depth_limit of residual(scaled=True) as L -> oo (exact), then rounded", partial(_heading, _a))
+         "depth_limit of residual(scaled=True) as L -> oo (exact), then rounded", partial(_heading, _a),
+         mutant={"stated": _lim.replace("2.72", "2.79").replace("0.37", "0.44")})
 
 
 def _monotone(cl):
     lines, ok = [], True
-    for alpha in (1, -1):
+    for alpha in cl.premises["alphas"]:
         xs = _scaled(alpha).iterate([1], 4)
         steps = [b - a for a, b in zip(xs, xs[1:], strict=False)]
         signs = {sp.sign(t) for t in steps}
@@ -105,7 +120,8 @@ def _monotone(cl):
 
 
 _add("000-s1-monotone", "§1", "in both cases (alpha = 1, -1) the trajectory is monotone", "monotone",
-     "signs of x_{l+1} - x_l along the exact trajectories", _monotone)
+     "signs of x_{l+1} - x_l along the exact trajectories", _monotone,
+     premises={"alphas": (1, -1)}, mutant={"premises": {"alphas": (1, -5)}})
 
 
 def _ratio_in_u():
@@ -117,42 +133,47 @@ def _ratio_in_u():
 
 def _neutral(cl):
     u, ratio = _ratio_in_u()
-    neutral = sp.solveset(sp.Eq(ratio**2, 1), u, sp.S.Reals)  # |r| = 1 for a real root
+    domain = cl.premises["alpha_over_L"]  # the range of alpha/L the sentence speaks about
+    neutral = sp.solveset(sp.Eq(ratio**2, 1), u, domain)  # |r| = 1 for a real root
     positive = neutral.intersect(sp.solveset(ratio > 0, u, sp.S.Reals))
     stated = sp.FiniteSet(stated_expr(cl.stated.split("=")[1]))
-    outcome = "holds" if neutral == stated else "holds-with-caveat" if positive == stated else "fails"
+    outcome = "holds" if neutral == stated else "fails"  # as printed: no restriction on alpha here
     notes = [f"alpha = {sp.sstr(o)}*L gives r = {sp.sstr(ratio.xreplace({u: o}))}: x_l = "
              f"({sp.sstr(ratio.xreplace({u: o}))})**l x_0, neutral and sign-alternating"
              for o in sorted(neutral - stated, key=str)]
-    if outcome == "holds-with-caveat":
-        notes.append("alpha = 0 is the only neutral point with a positive ratio, as §1 assumes")
+    if outcome == "fails" and positive == stated:
+        notes.append("alpha = 0 is the only neutral point with a positive ratio, as the previous sentence "
+                     "assumes")
     return Outcome(f"|1 + alpha/L| = 1 for alpha/L in {sp.sstr(neutral)}", outcome, "; ".join(notes))
 
 
 _add("000-s1-neutral", "§1", "the only exactly neutral point (|r| = 1) is alpha = 0", "alpha = 0",
-     "solve |1 + alpha/L| = 1 for real alpha (L > 0) from the residual root", _neutral)
+     "solve |1 + alpha/L| = 1 for real alpha (L > 0) from the residual root", _neutral,
+     premises={"alpha_over_L": sp.S.Reals}, mutant={"premises": {"alpha_over_L": sp.Interval.open(-1, sp.oo)}})
 
 
 def _no_oscillation(cl):
     u, ratio = _ratio_in_u()
-    osc = sp.solveset(ratio**2 <= 1, u, sp.S.Reals).intersect(sp.solveset(ratio < 0, u, sp.S.Reals))
+    domain = cl.premises["alpha_over_L"]  # the range of alpha/L the sentence speaks about
+    osc = sp.solveset(ratio**2 <= 1, u, domain).intersect(sp.solveset(ratio < 0, u, domain))
     positive = sp.solveset(ratio > 0, u, sp.S.Reals)
-    outcome = ("holds" if osc.is_empty else "holds-with-caveat" if osc.intersect(positive).is_empty
-               else "fails")
-    return Outcome(f"bounded sign-alternating x_l for alpha/L in {sp.sstr(osc)}", outcome,
-                   "" if outcome == "holds" else "true for a positive ratio 1 + alpha/L > 0 only: "
-                   "alpha in [-2L, -L) gives a bounded, sign-alternating trajectory")
+    outcome = "holds" if osc.is_empty else "fails"  # as printed: no restriction on alpha in this sentence
+    note = "" if outcome == "holds" else (
+        "alpha in [-2L, -L) gives a bounded, sign-alternating trajectory; true only for a positive ratio "
+        "1 + alpha/L > 0" + (" (there no such regime exists)" if osc.intersect(positive).is_empty else ""))
+    return Outcome(f"bounded sign-alternating x_l for alpha/L in {sp.sstr(osc)}", outcome, note)
 
 
 _add("000-s1-no-oscillation", "§1",
      "first-order residual dynamics have no nontrivial bounded oscillatory regime", "no bounded oscillation",
      "real alpha with |r| <= 1 and r < 0 (sign changes), from the residual root",
-     _no_oscillation)
+     _no_oscillation, premises={"alpha_over_L": sp.S.Reals},
+     mutant={"premises": {"alpha_over_L": sp.Interval.open(-1, sp.oo)}})
 
 
 # ============================================================== §2 the second-order block
 def _reduction(cl):
-    (A0, b), (R0, rb) = _block_input(momentum(m=0, eta=1)), _block_input(residual())
+    (A0, b), (R0, rb) = _block_input(momentum(**cl.premises)), _block_input(residual())
     ok = A0[0, 0] == R0[0, 0] and A0[0, 1] == 0 and b[0] == rb[0]
     x, v, u = sp.symbols("x v u")
     new = A0 * sp.Matrix([x, v]) + b * u
@@ -162,12 +183,13 @@ def _reduction(cl):
 
 _add("000-s2-reduction", "§2",
      "m = 0, eta = 1 give v' = f(LN(x)), x' = x + f(LN(x)): the pre-norm residual block", "x' = x + u",
-     "the momentum block with its output u in place of lam x, vs the residual block", _reduction)
+     "the momentum block with its output u in place of lam x, vs the residual block", _reduction,
+     premises={"m": 0, "eta": 1}, mutant={"premises": {"m": sp.Rational(1, 2)}})
 
 
 def _velocity(cl):
     rec = momentum()
-    ok = compare_exact(realisation(rec, "block").A, realisation(rec, "content_velocity").A).holds
+    ok = compare_exact(realisation(rec, "block").A, realisation(rec, cl.premises["realisation"]).A).holds
     ok = ok and similarity(rec, "companion", "block").verified
     return Outcome(realisation(rec, "block").A, verdict(ok),
                    "the block update is the content/velocity realisation (v_l = x_l - x_{l-1}) of "
@@ -179,7 +201,8 @@ _add("000-s2-velocity", "§2",
      "recurrence",
      "v_l = x_l - x_{l-1}",
      "block realisation vs the content_velocity realisation of momentum(); similarity to the companion",
-     _velocity)
+     _velocity, premises={"realisation": "content_velocity"},
+     mutant={"premises": {"realisation": "content_velocity_forward"}})
 
 
 def _damped(cl):
@@ -199,7 +222,6 @@ _FORMS = {"explicit": "x' = x + v, v' = v - (beta/L)^2 x, i.e. x_{l+1} = x_l + v
           "block": "v' = v - (beta/L)^2 x, x' = x + v', i.e. the §2 block"}
 _CONVENTIONS = {"forward": ("content_velocity_forward", "v_0 = x_1 - x_0 (as §3 writes)"),
                 "backward": ("content_velocity", "v_0 = x_0 - x_{-1} (the §2 block's convention)")}
-_BAND = sp.Interval.open(0, 2)  # the stated range 0 < beta < 2L, in beta/L
 _COS_STATED = "1 - beta**2/(2*L**2)"
 
 
@@ -229,12 +251,21 @@ def _recurrence(form, cl):
                    f"update {_FORMS[form]}; there v is eliminated with {conv}")
 
 
+def _band(text: str) -> sp.Interval:
+    """``"lo < beta < hi"`` (``hi`` such as ``2L``) -> the open interval of beta/L."""
+    lo, _, hi = (t.strip() for t in text.split("<"))
+    L = sp.Symbol("L")
+    lo, hi = (stated_expr(re.sub(r"(\d)L", r"\1*L", t), "L") / L for t in (lo, hi))
+    return sp.Interval.open(sp.simplify(lo), sp.simplify(hi))
+
+
 def _negative_disc(form, cl):
     rec, u = oscillator(form=form), sp.Symbol("u", positive=True)  # u = beta/L
     d = sp.factor(discriminant(rec).xreplace({rec.symbols["beta"]: u * rec.symbols["L"]}))
     neg = sp.solve_univariate_inequality(d < 0, u, relational=False, domain=sp.Interval.open(0, sp.oo))
+    band = _band(cl.stated)
     return Outcome(f"disc = {sp.sstr(discriminant(rec))} < 0 iff beta/L in {sp.sstr(neg)}",
-                   verdict(_BAND.is_subset(neg)), "" if neg == _BAND else "the bound beta < 2L is not needed")
+                   verdict(band.is_subset(neg)), "" if neg == band else "the bound beta < 2L is not needed")
 
 
 def _product(form, cl):
@@ -263,10 +294,10 @@ def _cos_theta(form, cl):
 
 def _bounded(form, cl):
     rec, bad = oscillator(form=form), []
-    for t in (sp.Rational(1, 16), sp.Rational(1, 4), sp.Rational(1, 2), sp.Rational(15, 16)):
-        rc = root_condition(rec.subs(beta=8 * t, L=4))
+    for u in cl.premises["beta_over_L"]:  # points of the stated band 0 < beta/L < 2, at L = 4
+        rc = root_condition(rec.subs(beta=4 * u, L=4))
         if not rc.marginal:
-            bad.append(f"beta = {8 * t}, L = 4: spectral radius {rc.spectral_radius:.6g} > 1, x_l grows")
+            bad.append(f"beta = {4 * u}, L = 4: spectral radius {rc.spectral_radius:.6g}, x_l grows")
     exact = compare_exact(1, vieta(rec).product).holds
     return Outcome(bad[0] if bad else "simple roots on the unit circle for 0 < beta < 2L",
                    verdict(exact and not bad), "; ".join(bad[1:]))
@@ -274,9 +305,10 @@ def _bounded(form, cl):
 
 def _solution(form, conv, cl):
     rec = oscillator(form=form)
-    cf = closed_form(rec, {"x": c, "v": 0}, realisation=_CONVENTIONS[conv][0])
     names = {sp.Symbol(n): rec.symbols[n] for n in ("beta", "L")}
-    cos_stated = stated_expr(_COS_STATED, "beta", "L").xreplace(names)
+    v0 = stated_expr(cl.premises["v0"], "c", "beta", "L").xreplace({sp.Symbol("c"): c, **names})
+    cf = closed_form(rec, {"x": c, "v": v0}, realisation=_CONVENTIONS[conv][0])
+    cos_stated = stated_expr(cl.stated.split("cos(theta) =")[1], "beta", "L").xreplace(names)
     xs = [cf.at(k) for k in range(6)]
     want = [c * sp.chebyshevt(k, cos_stated) for k in range(6)]  # c cos(l theta) = c T_l(cos theta)
     rho, cos, sin = _pair(rec)
@@ -286,7 +318,7 @@ def _solution(form, conv, cl):
     for k in range(4):
         trig = (rho**k * (xs[0] * sp.cos(k * th) + B * sp.sin(k * th))).subs(point)
         ensure(abs(sp.N(trig - xs[k].subs(point), 30)) < 1e-25, "trigonometric form of the closed form")
-    note = f"{_CONVENTIONS[conv][1]}; B = 0 {'holds' if B == 0 else 'fails'}"
+    note = f"{_CONVENTIONS[conv][1]}, v_0 = {cl.premises['v0']}; B = 0 {'holds' if B == 0 else 'fails'}"
     first = next((k for k in range(6) if not compare_exact(want[k], xs[k]).holds), None)
     if first is not None:
         note += (f"; x_{first} = {sp.sstr(sp.factor(xs[first]))} but c cos({first} theta) = "
@@ -322,38 +354,61 @@ def _first_order_table(cl):
     return Outcome(dl.limit, compare_exact(stated_expr(cl.stated, "c", "lam"), dl.limit).verdict, str(dl))
 
 
+def _by(fn, *keys):
+    """A check reading its reading (form, convention) from the claim's premises."""
+    return lambda cl: fn(*(cl.premises[k] for k in keys), cl)
+
+
+_OTHER = {"explicit": "block", "block": "explicit"}
+_V0_FOR_COS = {"forward": "-c*beta**2/(2*L**2)", "backward": "c*beta**2/(2*L**2)"}  # x_1 = c cos(theta)
+_BAND_POINTS = (sp.Rational(1, 8), sp.Rational(1, 2), 1, sp.Rational(15, 8))
+_CORRECT_EXPLICIT = {"product": "1 + beta**2/L**2", "modulus": "sqrt(1 + beta**2/L**2)",
+                     "cos-theta": "1/sqrt(1 + beta**2/L**2)"}
 for _f in ("explicit", "block"):
     _how = f"oscillator(form={_f!r})"
+    _form = {"form": _f}
+    _key = "000-s3-"
     _add(f"000-s3-recurrence-{_f}", "§3", "eliminating v (with v_l = x_{l+1} - x_l) gives x_{l+1} - 2x_l + "
          f"(1 + beta^2/L^2) x_{{l-1}} = 0 (as its characteristic polynomial); reading: {_FORMS[_f]}",
          "r**2 - 2*r + 1 + beta**2/L**2", "characteristic polynomial of the toy's (x, v) update matrix",
-         partial(_recurrence, _f))
+         _by(_recurrence, "form"), premises=_form, reading_of=_key + "recurrence",
+         mutant=None if _f == "explicit" else {"premises": {"form": "explicit"}})
     _add(f"000-s3-discriminant-{_f}", "§3", f"the discriminant is negative when 0 < beta < 2L ({_f} form)",
-         "0 < beta < 2L", f"discriminant of {_how}, solved for beta/L", partial(_negative_disc, _f))
-    _add(f"000-s3-product-{_f}", "§3", f"by Vieta the product of the roots equals 1 ({_f} form)", "1",
-         f"vieta({_how}).product", partial(_product, _f))
-    _add(f"000-s3-modulus-{_f}", "§3", f"|r±| = 1 for 0 < beta < 2L ({_f} form)", "1",
-         "sqrt(product) of the complex pair, spot-checked against exact roots", partial(_modulus, _f))
-    _add(f"000-s3-cos-theta-{_f}", "§3",
-         f"r± = e^(±i theta) with cos(theta) = 1 - beta^2/(2L^2) ({_f} form)",
-         _COS_STATED, "cos(theta) = Re(r)/|r| = (sum/2)/sqrt(product) from Vieta", partial(_cos_theta, _f))
+         "0 < beta < 2L", f"discriminant of {_how}, solved for beta/L", _by(_negative_disc, "form"),
+         premises=_form, reading_of=_key + "discriminant", mutant={"stated": "-L < beta < 2L"})
+    for _what, _fn, _method in (("product", _product, f"vieta({_how}).product"),
+                                ("modulus", _modulus, "sqrt(product) of the complex pair, spot-checked "
+                                 "against exact roots"),
+                                ("cos-theta", _cos_theta, "cos(theta) = Re(r)/|r| = (sum/2)/sqrt(product) "
+                                 "from Vieta")):
+        _text = {"product": "by Vieta the product of the roots equals 1",
+                 "modulus": "|r±| = 1 for 0 < beta < 2L",
+                 "cos-theta": "r± = e^(±i theta) with cos(theta) = 1 - beta^2/(2L^2)"}[_what]
+        _add(f"000-s3-{_what}-{_f}", "§3", f"{_text} ({_f} form)", _COS_STATED if _what == "cos-theta" else "1",
+             _method, _by(_fn, "form"), premises=_form, reading_of=_key + _what,
+             mutant={"stated": _CORRECT_EXPLICIT[_what]} if _f == "explicit" else None)
     _add(f"000-s3-bounded-{_f}", "§3",
          f"every 0 < beta < 2L gives bounded oscillatory propagation ({_f} form)", "bounded",
          "root product 1 and disc < 0 (exact); root_condition at beta/L = 1/8, 1/2, 1, 15/8 (L = 4)",
-         partial(_bounded, _f))
+         _by(_bounded, "form"), premises={**_form, "beta_over_L": _BAND_POINTS}, reading_of=_key + "bounded",
+         mutant={"premises": {"form": "block"}} if _f == "explicit"
+         else {"premises": {"beta_over_L": (*_BAND_POINTS, sp.Rational(5, 2))}})
     _add(f"000-s3-theta-{_f}", "§3", f"for large L, theta ≈ beta/L ({_f} form)", "beta/L",
-         "series of theta = atan(Im r / Re r) in 1/L", partial(_theta, _f))
+         "series of theta = atan(Im r / Re r) in 1/L", _by(_theta, "form"), premises=_form,
+         reading_of=_key + "theta")
     for _cv in ("forward", "backward"):
         _add(f"000-s3-solution-{_f}-{_cv}", "§3",
              f"x_0 = c, v_0 = 0 give A = c, B = 0, so x_l = c cos(l theta) ({_f} form, "
              f"{_CONVENTIONS[_cv][1]})",
              "c*cos(l*theta), cos(theta) = " + _COS_STATED,
              f"closed_form of {_how} from (x, v) = (c, 0) via {_CONVENTIONS[_cv][0]}, vs c T_l(cos theta), "
-             "l = 0..5", partial(_solution, _f, _cv))
+             "l = 0..5", _by(_solution, "form", "conv"), premises={**_form, "conv": _cv, "v0": "0"},
+             reading_of=_key + "solution",
+             mutant={"premises": {"form": "block", "v0": _V0_FOR_COS[_cv]}})
         _add(f"000-s3-large-depth-{_f}-{_cv}", "§3", f"for large L, x_L ≈ c cos(beta) ({_f} form, "
              f"{_CONVENTIONS[_cv][1]})", "c*cos(beta)",
              "depth_limit as L -> oo; holds-with-caveat when the correction is O(1/L)",
-             partial(_large_depth, _f, _cv))
+             _by(_large_depth, "form", "conv"), premises={**_form, "conv": _cv}, reading_of=_key + "large-depth")
 _add("000-s3-table-first-order", "§3 table", "first order Delta x_l = (alpha/L) x_l: x_L ≈ e^alpha c "
      "(alpha = lam)", "c*exp(lam)", "depth_limit of residual(scaled=True) from x_0 = c", _first_order_table)
 
@@ -361,12 +416,17 @@ _add("000-s3-table-first-order", "§3 table", "first order Delta x_l = (alpha/L)
 # ============================================================== §4 the velocity buffer
 _FIRST_ORDER = "0 -> 1 -> 0.2 -> 0.8 -> 0.4"  # the stated first-order trajectory of §4
 _INFERRED = "block outputs not printed; inferred from the first-order trajectory as u_l = x_{l+1} - x_l"
-_SECOND = partial(momentum, m=sp.Rational(1, 2), eta=1)
+_S4 = {"first_order": _FIRST_ORDER, "m": sp.Rational(1, 2), "eta": 1}  # the premises of §4
+_CALM = {"premises": {"first_order": "0 -> 1 -> 0.95 -> 1 -> 0.95"}}  # small reversals: the buffer no longer helps
 
 
-def _outputs():
+def _second(cl):
+    return momentum(m=cl.premises["m"], eta=cl.premises["eta"])
+
+
+def _outputs(cl):
     """The stated first-order trajectory and the block outputs it implies (x' = A0 x + b u)."""
-    xs = [stated_expr(t) for t in _chain(_FIRST_ORDER)]
+    xs = [stated_expr(t) for t in _chain(cl.premises["first_order"])]
     A0, b = _block_input(residual())
     return xs, [sp.expand((x1 - A0[0, 0] * x0) / b[0]) for x0, x1 in zip(xs, xs[1:], strict=False)]
 
@@ -388,14 +448,14 @@ def _swing(xs):
 
 
 def _alternating(cl):
-    xs, us = _outputs()
+    xs, us = _outputs(cl)
     ensure(_forced(residual(), us)[0] == xs, "replaying the inferred outputs through the residual block")
     return Outcome([show(u) for u in us], verdict(all(a * b < 0 for a, b in zip(us, us[1:], strict=False))),
                    _INFERRED)
 
 
 def _second_order(cl):
-    xs, vs = _forced(_SECOND(), _outputs()[1])
+    xs, vs = _forced(_second(cl), _outputs(cl)[1])
     bad = [f"x_{i}: {show(x)} vs {t}" for i, (t, x) in enumerate(zip(_chain(cl.stated), xs, strict=True))
            if not compare_rounded(t, x)]
     return Outcome([show(x) for x in xs], verdict(not bad),
@@ -403,7 +463,7 @@ def _second_order(cl):
 
 
 def _first_swing(cl):
-    xs = _outputs()[0]
+    xs = _outputs(cl)[0]
     swing, ptp = _swing(xs), max(xs[1:]) - min(xs[1:])
     return Outcome(show(swing), compare_rounded(cl.stated, swing).verdict,
                    "read as the largest swing |x_(l+1) - x_l| after layer 1; the peak-to-peak range of "
@@ -411,14 +471,14 @@ def _first_swing(cl):
 
 
 def _smaller(cl):
-    first, second = _swing(_outputs()[0]), _swing(_forced(_SECOND(), _outputs()[1])[0])
+    first, second = _swing(_outputs(cl)[0]), _swing(_forced(_second(cl), _outputs(cl)[1])[0])
     return Outcome(f"largest swing {show(second)} vs {show(first)} (ratio {show(second / first)})",
                    verdict(second < first), _INFERRED)
 
 
 def _partial_reversal(cl):
-    us = _outputs()[1]
-    vs = _forced(_SECOND(), us)[1]
+    us = _outputs(cl)[1]
+    vs = _forced(_second(cl), us)[1]
     pairs = [(us[k], vs[k + 1]) for k in range(1, len(us))]  # u_k reverses u_(k-1)
     ok = all(abs(v) < abs(u) and sp.sign(v) == sp.sign(u) for u, v in pairs)
     return Outcome([f"u_{k + 1} = {show(u)} -> v_{k + 2} = {show(v)}" for k, (u, v) in enumerate(pairs)],
@@ -428,17 +488,20 @@ def _partial_reversal(cl):
 
 _add("000-s4-outputs", "§4", "the 4 layers' block outputs alternate in sign", "alternating signs",
      f"outputs inferred from the stated first-order trajectory {_FIRST_ORDER} through the residual block",
-     _alternating)
+     _alternating, premises=_S4, mutant={"premises": {"first_order": "0 -> 1 -> 2 -> 3 -> 4"}})
 _add("000-s4-second-order", "§4",
      "second order (m = 0.5, eta = 1, x_0 = v_0 = 0) driven by the same outputs: the content trajectory",
      "0 -> 1 -> 0.7 -> 1.15 -> 0.975",
-     "exact iteration of the momentum block with the inferred outputs in place of lam x", _second_order)
+     "exact iteration of the momentum block with the inferred outputs in place of lam x", _second_order,
+     premises=_S4)
 _add("000-s4-first-order-swing", "§4", "the first-order model swings with 0.8 amplitude", "0.8",
-     "largest |x_{l+1} - x_l| after the first layer of the stated first-order trajectory", _first_swing)
+     "largest |x_{l+1} - x_l| after the first layer of the stated first-order trajectory", _first_swing,
+     premises=_S4)
 _add("000-s4-smaller-swing", "§4", "the second-order oscillation amplitude is much smaller",
-     "smaller than 0.8", "largest swings of the two exact trajectories", _smaller)
+     "smaller than 0.8", "largest swings of the two exact trajectories", _smaller, premises=_S4, mutant=_CALM)
 _add("000-s4-partial-reversal", "§4", "a reversal in u only partially reverses v", "|v_{l+1}| < |u_l|",
-     "exact velocities of the momentum block driven by the inferred outputs", _partial_reversal)
+     "exact velocities of the momentum block driven by the inferred outputs", _partial_reversal,
+     premises=_S4, mutant=_CALM)
 
 
 # ============================================================== §6 linearised stability
@@ -458,19 +521,21 @@ def _small_j(cl):
     rec, eps = momentum(), sp.Rational(1, 1000)
     sc = stability_conditions(rec)
     ms = (0, sp.Rational(1, 2), sp.Rational(9, 10))
-    sides = {sign: all(sc.holds(m=m, eta=1, lam=sign * eps) for m in ms) for sign in (-1, 1)}
+    sides = {sign: all(sc.holds(m=m, eta=1, lam=sign * eps) for m in ms) for sign in cl.premises["signs"]}
     at_zero = root_condition(rec.subs(m=sp.Rational(1, 2), eta=1, lam=0))
     above = root_condition(rec.subs(m=sp.Rational(1, 2), eta=1, lam=eps))
-    outcome = "holds" if all(sides.values()) else "holds-with-caveat" if any(sides.values()) else "fails"
+    outcome = "holds" if all(sides.values()) else "fails"  # "j small" as printed: either sign
     return Outcome(f"|r| < 1 iff {sp.sstr(sc.solve_for('lam'))}", outcome,
-                   f"needs eta j < 0: at j = 0 a root is 1 (spectral radius {at_zero.spectral_radius:.6g}); "
+                   f"true only for small eta j < 0: at j = 0 a root is 1 (spectral radius {at_zero.spectral_radius:.6g}); "
                    f"m = 1/2, eta = 1, j = {eps}: spectral radius {above.spectral_radius:.9g} > 1")
 
 
 def _two_modes(cl):
     rec = momentum(lam=0)
     found = sp.FiniteSet(*roots(rec).values())
-    return Outcome(found, verdict(found == sp.FiniteSet(1, rec.symbols["m"])),
+    stated = sp.FiniteSet(*(stated_expr(t, "m").xreplace({sp.Symbol("m"): rec.symbols["m"]})
+                            for t in cl.stated.strip("{} ").split(",")))
+    return Outcome(found, verdict(found == stated),
                    "at eta j = 0 exactly: r+ = 1 (content mode), r- = m (velocity mode)")
 
 
@@ -498,7 +563,8 @@ def _complex_modulus(cl):
 def _damping_rate(cl):
     m, mp = momentum().symbols["m"], sp.Symbol("m", positive=True)  # 0 < m < 1, where |r| = sqrt(m)
     slope = sp.diff(sp.sqrt(vieta(momentum()).product).xreplace({m: mp}), mp)
-    return Outcome(f"d|r|/dm = {sp.sstr(slope)}", verdict(bool(slope.is_positive)),
+    want = {"increasing": True, "decreasing": False}[cl.stated.split()[0]]
+    return Outcome(f"d|r|/dm = {sp.sstr(slope)}", verdict(bool(slope.is_positive) == want),
                    "|r| = sqrt(m) grows with m: slower damping as m -> 1")
 
 
@@ -516,16 +582,17 @@ _add("000-s6-vieta-product", "§6", "by Vieta the product of the roots is m", "m
 _add("000-s6-vieta-sum", "§6", "by Vieta the sum of the roots is 1 + m + eta j", "1 + m + eta*lam",
      "vieta(momentum()).sum", partial(_vieta6, "sum"))
 _add("000-s6-small-j", "§6", "if 0 <= m < 1, both roots have |r| < 1 when j is small", "|r| < 1 for small j",
-     "exact stability conditions (Schur-Cohn) at j = ±1/1000, m = 0, 1/2, 9/10, eta = 1", _small_j)
+     "exact stability conditions (Schur-Cohn) at j = ±1/1000, m = 0, 1/2, 9/10, eta = 1", _small_j,
+     premises={"signs": (-1, 1)}, mutant={"premises": {"signs": (-1,)}})
 _add("000-s6-two-modes", "§6", "when eta j = 0, r+ = 1 (slow content mode) and r- = m (fast velocity mode)",
-     "{1, m}", "roots of momentum(lam=0)", _two_modes)
+     "{1, m}", "roots of momentum(lam=0)", _two_modes, mutant={"stated": "{1, -m}"})
 _add("000-s6-product-constant", "§6", "as eta j moves, the product r+ r- = m stays constant", "m",
      "Vieta product of momentum(), checked free of lam", _product_constant)
 _add("000-s6-complex-modulus", "§6", "when the roots are complex, |r±| = sqrt(m) < 1 (damped oscillation)",
      "sqrt(m)", "sqrt of the Vieta product; exact roots inside the complex band at m = 1/4, eta = 1",
      _complex_modulus)
 _add("000-s6-damping-rate", "§6", "m closer to 1 means slower damping", "increasing in m",
-     "sign of d|r|/dm for |r| = sqrt(m)", _damping_rate)
+     "sign of d|r|/dm for |r| = sqrt(m)", _damping_rate, mutant={"stated": "decreasing in m"})
 _add("000-s6-first-order", "§6", "the first-order linearisation x_{l+1} = (1 + j) x_l has a single mode",
      "r - (1 + lam)", "charpoly and roots of residual()", _first_order6)
 
@@ -533,7 +600,10 @@ _add("000-s6-first-order", "§6", "the first-order linearisation x_{l+1} = (1 + 
 # ============================================================== §5, §7 state-space views
 def _state_space(cl):
     sim = similarity(momentum(), "companion", "block")
-    return Outcome(realisation(momentum(), "block").A, verdict(sim.verified), f"T = {sim.T.tolist()}")
+    states = realisation(momentum(), "block").states
+    named = tuple(t.strip() for t in cl.stated.split("(")[1].rstrip(")").split(","))
+    return Outcome(f"A = {sp.sstr(realisation(momentum(), 'block').A)} on states {states}",
+                   verdict(sim.verified and named == tuple(states)), f"T = {sim.T.tolist()}")
 
 
 def _augmented(cl):
@@ -542,6 +612,8 @@ def _augmented(cl):
         names = [f"a{j}" for j in range(1, p + 1)]
         rec = from_coefficients([1, *names], names)
         comp = realisation(rec, "companion").A
+        size = stated_expr(cl.stated, "p").xreplace({sp.Symbol("p"): p})
+        ok = ok and comp.shape == (size, size)
         ok = ok and compare_exact(rec.charpoly(), comp.charpoly(_r).as_expr()).holds
         ok = ok and similarity(rec, "companion", "difference").verified
         shapes.append(f"p={p}: {comp.shape[0]}x{comp.shape[1]}")
@@ -552,10 +624,10 @@ def _augmented(cl):
 _add("000-s5-state-space", "§5",
      "stacking (x_l, v_l) gives a linear first-order state-space model of the block",
      "first-order recurrence on (x, v)", "exact similarity of the block realisation to the companion form",
-     _state_space)
+     _state_space, mutant={"stated": "first-order recurrence on (x, v, w)"})
 _add("000-s7-augmented-state", "§7",
-     "a p-th order depth model is a first-order recurrence on the augmented state",
-     "order p -> p x p state matrix", "companion and difference realisations of generic order-p "
+     "a p-th order depth model is a first-order recurrence on the augmented state (of size p)",
+     "p", "companion and difference realisations of generic order-p "
      "recurrences, p = 1..4", _augmented)
 
 
@@ -596,5 +668,41 @@ _add("000-s8-residual-start", "§8",
      "with m = 0, eta = 1 (and v_0 = 0) the model starts as a standard residual net", "r*(r - 1 - lam)",
      "charpoly of momentum(m=0, eta=1) and exact block trajectories vs residual()",
      _residual_start)
+
+
+# ============================================================== §5 parameters, §3 vs §2
+def _parameter_count(cl):
+    d = cl.premises["d"]
+    a, b = sp.symbols(f"a1:{d + 1}", real=True), sp.symbols(f"b1:{d + 1}", real=True)
+    m = [1 / (1 + sp.exp(-t)) for t in a]  # §8: m_l = sigmoid(a_l), eta_l = softplus(b_l), a_l, b_l in R^d
+    eta = [sp.log(1 + sp.exp(t)) for t in b]
+    count = len(set().union(*(e.free_symbols for e in m + eta)))
+    return Outcome(f"{count} learnable numbers per layer for d = {d} channels (m_l, eta_l in R^d, §2, §8)",
+                   verdict(count == stated_expr(cl.stated)),
+                   "two per channel: a scalar pair per layer only for d = 1")
+
+
+_add("000-s5-parameter-count", "§5", "the second-order residual has only two learnable scalars per layer "
+     "(m_l, eta_l)", "2", "free parameters of §8's m_l = sigmoid(a_l), eta_l = softplus(b_l) with a_l, b_l "
+     "in R^d, d = 4", _parameter_count, premises={"d": 4}, mutant={"premises": {"d": 1}})
+
+
+def _toy_carry(cl):
+    toy, block = oscillator(form="block"), momentum()
+    m, eta, lam = (block.symbols[k] for k in ("m", "eta", "lam"))
+    j = sp.Symbol("j")  # eta*lam as one unknown
+    diff = sp.expand(block.charpoly().xreplace({eta: 1, lam: j}) - toy.charpoly())
+    (sol,) = sp.solve(sp.Poly(diff, _r).all_coeffs(), [m, j], dict=True)
+    domain = cl.premises["m_domain"]
+    inside = bool(domain.contains(sol[m]))
+    return Outcome(f"the toy is the §2 block with m = {sp.sstr(sol[m])}, eta lam = {sp.sstr(sol[j])}",
+                   verdict(inside), f"§2 (and §8's m = sigmoid(a)) restrict m to {sp.sstr(domain)}; the toy is "
+                   "the undamped limit m -> 1 of the block, which the block itself never reaches")
+
+
+_add("000-s3-toy-is-block", "§3 vs §2, §8", "the scalar second-order toy of §3 is the §2 block (with its "
+     "carry m_l in [0, 1)) applied to a linear restoring force", "m in [0, 1)",
+     "charpoly of oscillator(form='block') matched to momentum(): solve for m and eta lam", _toy_carry,
+     premises={"m_domain": sp.Interval.Ropen(0, 1)}, mutant={"premises": {"m_domain": sp.Interval(0, 1)}})
 
 CLAIMS: tuple[Claim, ...] = tuple(_CLAIMS)

@@ -25,7 +25,7 @@ import sympy as sp
 
 from ..budget import part, require
 from ..recurrence import REALS, r
-from .records import Record, sstr
+from .records import Record, sstr, tex
 
 __all__ = [
     "charpoly",
@@ -84,7 +84,7 @@ class Root(Record):
         return f"{sstr(self.value)} (multiplicity {self.multiplicity})"
 
     def _latex(self) -> str:
-        return f"{sp.latex(self.value)}\\ (\\times {self.multiplicity})"
+        return f"{tex(self.value)}\\ (\\times {self.multiplicity})"
 
 
 @dataclass(frozen=True)
@@ -465,7 +465,7 @@ class VietaRelation(Record):
         return f"{name} = {sstr(self.coefficient)}  [{'holds' if self.holds else 'FAILS'}, {self.method}]"
 
     def _latex(self) -> str:
-        return f"e_{{{self.k}}} = {sp.latex(self.coefficient)}"
+        return f"e_{{{self.k}}} = {tex(self.coefficient)}"
 
 
 @dataclass(frozen=True)
@@ -599,7 +599,7 @@ class RootStructure(Record):
         return "\n".join(f"{sstr(cond)}: {what}" for cond, what in self.cases)
 
     def _latex(self) -> str:
-        return ",\\ ".join(f"{sp.latex(c)}: \\text{{{w}}}" for c, w in self.cases)
+        return ",\\ ".join(f"{tex(c)}: \\text{{{w}}}" for c, w in self.cases)
 
 
 def root_structure(rec) -> RootStructure:

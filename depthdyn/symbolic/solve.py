@@ -33,7 +33,7 @@ from ..errors import DegreeTooLargeError, ParameterError, ShapeError, UnknownPar
 from ..recurrence import r, to_exact
 from .polynomial import _Implicit
 from .polynomial import roots as _roots
-from .records import Record, sstr
+from .records import Record, sstr, tex, tex_sum
 from .statespace import realisation as _realisation
 
 __all__ = ["l", "Modes", "modes", "ClosedForm", "closed_form", "DepthLimit", "depth_limit"]
@@ -122,7 +122,7 @@ class Modes(Record):
         return f"x_l = {sstr(self.general_solution)}"
 
     def _latex(self) -> str:
-        return f"x_l = {sp.latex(self.general_solution)}"
+        return f"x_l = {tex(self.general_solution)}"
 
 
 def modes(rec) -> Modes:
@@ -409,7 +409,7 @@ class ClosedForm(Record):
         return f"x_l = {sstr(self.expr)}   [{self.convention}]"
 
     def _latex(self) -> str:
-        return f"x_l = {sp.latex(self.expr)}"
+        return f"x_l = {tex(self.expr)}"
 
 
 def _sample(rec, name: str, rng: random.Random):
@@ -577,9 +577,9 @@ class DepthLimit(Record):
         return f"x_{self.depth} = {sstr(self.limit)}{lead} + O({self.depth}**-{self._rest()})"
 
     def _latex(self) -> str:
-        lead = "" if self.order is None else f" + {sp.latex(self.leading_term)}"
-        L = sp.latex(self.depth)
-        return f"x_{{{L}}} = {sp.latex(self.limit)}{lead} + O({L}^{{-{self._rest()}}})"
+        L = tex(self.depth)
+        terms = [self.limit] + ([self.leading_term] if self.order is not None else [])
+        return f"x_{{{L}}} = {tex_sum(*terms, f'O({L}^{{-{self._rest()}}})')}"
 
 
 def _strengthen(rec) -> dict:

@@ -17,10 +17,10 @@ from ..budget import part, require
 from ..errors import DegreeTooLargeError, DomainError, ParameterError, UnknownParameterError
 from ..recurrence import REALS, r, to_exact
 from .circle import circle_roots, exact_poly
-from .polynomial import factors_in_r, real_lam
+from .polynomial import factors_in_r
+from .records import Record, sstr, tex
 from .signs import cheap_to_factor
 from .signs import sign as _sign
-from .records import Record, sstr
 
 __all__ = ["StabilityConditions", "stability_conditions", "RootCondition", "root_condition", "MAX_DEGREE"]
 
@@ -181,7 +181,7 @@ class StabilityConditions(Record):
         return "\n".join(lines + [f"method: {self.method}"])
 
     def _latex(self) -> str:
-        return "|r_i| < 1 \\iff " + " \\wedge ".join(sp.latex(c) for c in self.conditions)
+        return "|r_i| < 1 \\iff " + " \\wedge ".join(tex(c) for c in self.conditions)
 
 
 def stability_conditions(rec, *, lam: str = "real") -> StabilityConditions:
@@ -364,7 +364,7 @@ class RootCondition(Record):
         return "\n".join([head + f"spectral radius {self.spectral_radius:.12g}"] + rows)
 
     def _latex(self) -> str:
-        mods = ",\\ ".join(f"|{sp.latex(v)}| = {mod:.6g}" for v, _, mod in self.roots)
+        mods = ",\\ ".join(f"|{tex(v)}| = {mod:.6g}" for v, _, mod in self.roots)
         return f"\\rho = {self.spectral_radius:.12g},\\ " + mods
 
 

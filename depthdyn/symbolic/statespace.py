@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import sympy as sp
 
 from ..errors import RealisationError
-from .records import Record
+from .records import Record, tex
 
 __all__ = [
     "signed_pascal",
@@ -198,7 +198,7 @@ class Similarity(Record):
         )
 
     def _latex(self) -> str:
-        return f"T = {sp.latex(self.T)}"
+        return f"T = {tex(self.T)}"
 
 
 def _is_zero_matrix(M: sp.MatrixBase) -> bool:

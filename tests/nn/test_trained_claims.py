@@ -43,6 +43,22 @@ def test_the_stated_value_is_an_input(results):
 
 def test_verify_trained_from_the_command_line(results, capsys):
     assert main(["verify", "--source", "003", "--trained", "--json"]) == 0
-    ids = [r["id"] for r in json.loads(capsys.readouterr().out)]
+    captured = capsys.readouterr()
+    ids = [r["id"] for r in json.loads(captured.out)["claims"]]
+    assert "[trained claims 0/" in captured.err and "] done" in captured.err  # progress on stderr
     assert "003-s5-trained-composite" in ids and all(i.startswith("003-") for i in ids)
     assert [r.id for r in run_trained_claims("post")] == [c.id for c in CLAIMS if c.id.startswith("000-")]
+
+
+def test_progress_is_reported_per_claim_and_at_the_end(monkeypatch):
+    import depthdyn.nn.claims as trained
+    from depthdyn.claims.base import Claim, Outcome
+
+    fake = tuple(Claim(f"000-fake-{i}", CLAIMS[0].source, "§0", "fake", "1", "none",
+                       lambda cl: Outcome("1", "holds")) for i in range(3))
+    monkeypatch.setattr(trained, "CLAIMS", fake)
+    calls = []
+    out = trained.run_trained_claims(progress=lambda *a: calls.append(a))
+    assert [r.id for r in out] == [c.id for c in fake]
+    assert [c[:3] for c in calls] == [(0, 3, "000-fake-0"), (1, 3, "000-fake-1"), (2, 3, "000-fake-2"), (3, 3, None)]
+    assert all(c[3] >= 0 for c in calls) and calls[-1][3] >= calls[0][3]
