@@ -11,6 +11,7 @@ m
 from . import errors
 from .budget import budget, budget_seconds
 from .claims import Claim, ClaimResult, run_claims
+from .compare import ComparisonTable, compare, plot_comparison
 from .errors import (
     ArrayTooLargeError,
     BudgetExceededError,
@@ -46,7 +47,6 @@ from .families import (
     smooth,
     weighted,
 )
-from .compare import ComparisonTable, compare, plot_comparison
 from .literature import (
     antisymmetric,
     branch_scaled,

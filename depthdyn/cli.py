@@ -479,7 +479,15 @@ def _region(args) -> int:
 
 
 def _verify(args) -> int:
-    from .claims import NOT_CHECKED, coverage, format_table, resolve_sources, run_claims, source_summary, summary
+    from .claims import (
+        NOT_CHECKED,
+        coverage,
+        format_table,
+        resolve_sources,
+        run_claims,
+        source_summary,
+        summary,
+    )
 
     results = run_claims(args.source)
     if args.trained:

@@ -20,7 +20,6 @@ import depthdyn as dd
 from depthdyn import FAMILIES, r
 from depthdyn.cli import main
 from depthdyn.errors import BudgetExceededError, DepthdynError
-from depthdyn.numeric import check as check_mod
 from depthdyn.numeric.check import check
 from depthdyn.symbolic.polynomial import discriminant, root_structure, roots, vieta
 from depthdyn.symbolic.stability import stability_conditions

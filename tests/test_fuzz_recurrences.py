@@ -6,7 +6,6 @@ other allowed outcome is a typed depthdyn error."""
 import time
 
 import numpy as np
-import pytest
 import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st

@@ -13,7 +13,16 @@ import mpmath
 import numpy as np
 import sympy as sp
 
-from ..literature import antisymmetric, hc_static, kromhc, leapfrog, lm_resnet, mhc_lite, momentum_sander, revnet
+from ..literature import (
+    antisymmetric,
+    hc_static,
+    kromhc,
+    leapfrog,
+    lm_resnet,
+    mhc_lite,
+    momentum_sander,
+    revnet,
+)
 from ..recurrence import r
 from .base import Claim, Outcome, compare_exact, ensure, show, stated_expr, verdict
 
@@ -34,7 +43,6 @@ def _rho(rec):
 # ------------------------------------------------------------------ LM-ResNet
 def _modified_equation(cl):
     rec = lm_resnet()
-    k = rec.symbols["k"]
     dt = sp.Symbol("dt", positive=True)
     u = sp.symbols("u0:4")  # u and its first three derivatives at t_n
 

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import mpmath
 import numpy as np
 import sympy as sp
 from scipy.optimize import linear_sum_assignment
