@@ -419,7 +419,7 @@ def plot_comparison(table: ComparisonTable, ax=None):
     """
     from matplotlib.patches import Patch
 
-    from .plot import _axes, _legend, plot_stability_region
+    from .plot import _axes, _legend, _math, plot_stability_region
 
     if not isinstance(table, ComparisonTable):
         raise ParameterError(f"expected a ComparisonTable (from compare), got {type(table).__name__}")
@@ -430,7 +430,7 @@ def plot_comparison(table: ComparisonTable, ax=None):
         plot_stability_region(row.region, ax=ax, color=color)
         handles.append(Patch(facecolor=color, alpha=0.45, edgecolor=color, label=row.label))
     lo, hi, ilo, ihi = table.box
-    ax.set(xlim=(lo, hi), ylim=(ilo, ihi), aspect="equal", xlabel="Re lam", ylabel="Im lam",
+    ax.set(xlim=(lo, hi), ylim=(ilo, ihi), aspect="equal", xlabel=_math("re(lam)"), ylabel=_math("im(lam)"),
            title="stability regions (strictly stable, filled)")
     _legend(ax, handles)
     return ax

@@ -78,6 +78,7 @@ def test_overlay_figure(table):
     labels = [t.get_text() for t in ax.get_legend().get_texts()]
     assert labels == [row.label for row in table.rows]
     assert ax.get_aspect() == 1.0 and ax.get_xlim() == (-5.0, 1.0)
+    assert (ax.get_xlabel(), ax.get_ylabel()) == (r"$\mathrm{Re}\,\lambda$", r"$\mathrm{Im}\,\lambda$")
     # each family's own colour: the residual's fill is C0 with some transparency
     rgba = ax.images[0].cmap(1.0)
     assert rgba[3] < 1 and np.allclose(rgba[:3], matplotlib.colors.to_rgb("C0"))

@@ -32,8 +32,8 @@ SOURCE = "literature"
 _CLAIMS: list[Claim] = []
 
 
-def _add(id, section, statement, stated, method, check) -> None:
-    _CLAIMS.append(Claim(id, SOURCE, section, statement, stated, method, check))
+def _add(id, section, statement, stated, method, check, mutant) -> None:
+    _CLAIMS.append(Claim(id, SOURCE, section, statement, stated, method, check, {}, mutant))
 
 
 def _rho(rec):
@@ -65,7 +65,7 @@ _add("lit-lu2018-modified-equation", "Lu et al. 2018 (ICML), LM-architecture, mo
      "(1 + k) u' + (1 - k) dt/2 u'' = f(u)",
      "(1 + k)*u1 + (1 - k)*dt/2*u2",
      "Taylor expansion of lm_resnet's rho(r) applied to u(t + dt), u(t), u(t - dt), divided by dt",
-     _modified_equation)
+     _modified_equation, {"stated": "(1 + k)*u1 + (1 + k)*dt/2*u2"})
 
 
 # ------------------------------------------------------------------ RevNet, Momentum ResNets
@@ -88,7 +88,7 @@ _add("lit-gomez2017-reversible", "Gomez et al. 2017 (NeurIPS), reversible block"
      "RevNet blocks are exactly invertible (activations are reconstructed, not stored): the block "
      "preserves volume, its linearised determinant is 1 for any F, G",
      "1", "det of revnet's block matrix (lam = F'G'); the stated inverse composed with undefined F, G",
-     _revnet_volume)
+     _revnet_volume, {"stated": "2"})
 
 
 def _sander_volume(cl):
@@ -104,7 +104,7 @@ def _sander_volume(cl):
 _add("lit-sander2021-invertible", "Sander et al. 2021 (ICML), Momentum ResNet, invertibility",
      "Momentum ResNets are invertible: v_n = (v_(n+1) - (1 - gamma) f(x_n)) / gamma, x_n = x_(n+1) - v_(n+1); "
      "the block scales volume by gamma",
-     "gamma", "det of momentum_sander's block matrix on (x, v)", _sander_volume)
+     "gamma", "det of momentum_sander's block matrix on (x, v)", _sander_volume, {"stated": "1 - gamma"})
 
 
 def _sander_resnet(cl):
@@ -119,7 +119,7 @@ def _sander_resnet(cl):
 
 _add("lit-sander2021-gamma0-resnet", "Sander et al. 2021 (ICML), Momentum ResNet, gamma = 0",
      "with gamma = 0 a Momentum ResNet is a ResNet", "0",
-     "momentum_sander at the stated gamma against r (r - 1 - lam)", _sander_resnet)
+     "momentum_sander at the stated gamma against r (r - 1 - lam)", _sander_resnet, {"stated": "1/2"})
 
 
 # ------------------------------------------------------------------ leapfrog / Hamiltonian
@@ -144,7 +144,7 @@ _add("lit-chang2018-leapfrog-stable", "Chang et al. 2018 (AAAI); Haber & Ruthott
      "the leapfrog network Y_(j+1) = 2 Y_j - Y_(j-1) + h^2 s(K Y_j) is stable for small enough steps: "
      "for each eigenvalue h^2 lam of the linearised layer in (-4, 0)",
      "(-4, 0)", "exact root-condition set of leapfrog(h=1) on the real lam axis (stability_numbers)",
-     _leapfrog_stable)
+     _leapfrog_stable, {"stated": "(-2, 0)"})
 
 
 # ------------------------------------------------------------------ AntisymmetricRNN
@@ -174,7 +174,8 @@ def _antisymmetric_euler(cl):
 _add("lit-chang2019-euler-unstable", "Chang et al. 2019 (ICLR), AntisymmetricRNN, diffusion",
      "forward Euler on the antisymmetric system is unstable for every step (|1 + i eps omega| > 1), "
      "so a diffusion gamma is added; the statement is about gamma = 0",
-     "0", "exact Schur-Cohn conditions of antisymmetric(gamma=stated) on lam = i omega, sampled", _antisymmetric_euler)
+     "0", "exact Schur-Cohn conditions of antisymmetric(gamma=stated) on lam = i omega, sampled", _antisymmetric_euler,
+     {"stated": "1/2"})
 
 
 # ------------------------------------------------------------------ hyper-connection variants
@@ -194,12 +195,12 @@ def _row_col_sums(cl, rec, what):
 _add("lit-yang2026-exact-birkhoff", "Yang & Gao 2026 (mHC-lite), Birkhoff-von Neumann reparametrisation",
      "mHC-lite's H_res = sum_k w_k P_k is exactly doubly stochastic (every row and column sums to 1)",
      "1", "symbolic row and column sums of mhc_lite(n=3) with free weights",
-     lambda cl: _row_col_sums(cl, mhc_lite(n=3), "sum_k w_k P_k (n = 3, five free weights)"))
+     lambda cl: _row_col_sums(cl, mhc_lite(n=3), "sum_k w_k P_k (n = 3, five free weights)"), {"stated": "2"})
 
 _add("lit-zhou2026-kronecker", "Zhou et al. 2026 (KromHC), Kronecker-product residual matrix",
      "a Kronecker product of doubly stochastic factors is exactly doubly stochastic",
      "1", "symbolic row and column sums of kromhc(factors=3) (8 streams, free a_1, a_2, a_3)",
-     lambda cl: _row_col_sums(cl, kromhc(factors=3), "U_1 (x) U_2 (x) U_3"))
+     lambda cl: _row_col_sums(cl, kromhc(factors=3), "U_1 (x) U_2 (x) U_3"), {"stated": "2"})
 
 
 def _sinkhorn_gap(cl):
@@ -228,7 +229,7 @@ def _sinkhorn_gap(cl):
 _add("lit-xie2025-sinkhorn", "Xie et al. 2025 (mHC), Sinkhorn-Knopp projection",
      "t_max = 20 Sinkhorn-Knopp iterations project exp(H) onto the doubly stochastic matrices",
      "20", "Sinkhorn-Knopp at 60 digits on exp(2.5 N(0, 1)) logits (4 x 4, seed 0), row-sum error",
-     _sinkhorn_gap)
+     _sinkhorn_gap, {"stated": "400"})
 
 
 def _prenorm_as_hc(cl):
@@ -246,6 +247,6 @@ def _prenorm_as_hc(cl):
 _add("lit-zhu2025-prenorm", "Zhu et al. 2025 (ICLR), Hyper-Connections, Pre-Norm as HC",
      "the Pre-Norm residual is the hyper-connection with n = 1 and matrix [[0, 1], [1, 1]]",
      "[[0, 1], [1, 1]]", "hc_static(n=1) with the stated [[0, B], [A_m, A_r]] against x' = x + F(x)",
-     _prenorm_as_hc)
+     _prenorm_as_hc, {"stated": "[[0, 1], [1, 2]]"})
 
 CLAIMS: tuple[Claim, ...] = tuple(_CLAIMS)

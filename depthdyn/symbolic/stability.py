@@ -36,7 +36,10 @@ def _reduce(expr: sp.Expr, domains: dict):
         return ("true" if expr > 0 else "false"), expr, expr
     if not cheap_to_factor(expr):
         return "keep", expr, expr  # multivariate factoring at this size is slow: kept as is
-    c, facs = sp.factor_list(expr)
+    try:
+        c, facs = sp.factor_list(expr)
+    except sp.PolynomialError:  # radicals of parameters (N**(-1/4)): not a polynomial, kept as is
+        return "keep", expr, expr
     sign = 1 if c > 0 else -1
     facs = [(f, 2 if k % 2 == 0 else 1) for f, k in facs]  # f**3 g > 0 iff f g > 0
     tidy = _natural(sign, facs)
@@ -321,8 +324,8 @@ def _estimate(name: str, entries: list, size: int, sum_terms: bool = False) -> N
     counts = [len(sp.Add.make_args(sp.expand(e))) for e in entries] + [1]
     terms = sum(counts) if sum_terms else max(counts)
     free = set().union(*(sp.sympify(e).free_symbols for e in entries)) - {r}
-    degree = max([sp.Poly(e, *free).total_degree() if free and sp.sympify(e).free_symbols else 0
-                  for e in entries] + [1])
+    # generators chosen by SymPy: a radical of a parameter (sqrt(L)) counts as one of them
+    degree = max([sp.Poly(e).total_degree() if sp.sympify(e).free_symbols else 0 for e in entries] + [1])
     bound = min(float(terms) ** size, float(sp.binomial(size * degree + len(free), len(free))))
     require(name, bound * size**2, f"{size}x{size} determinants of entries with {terms} terms "
             f"in {len(free)} symbols")

@@ -51,7 +51,7 @@ def test_verify_trained_from_the_command_line(results, capsys):
 
 
 def test_progress_is_reported_per_claim_and_at_the_end(monkeypatch):
-    import depthdyn.nn.claims as trained
+    import depthdyn.nn.experiments.claims as trained
 
     from depthdyn.claims.base import Claim, Outcome
 
