@@ -43,7 +43,7 @@ from ..recurrence import COMPLEXES, r
 from ..symbolic.records import Record
 
 __all__ = [
-    "CheckRow", "CheckReport", "check", "ROOT_TOL", "CLOSED_FORM_TOL", "BOUNDARY_BAND", "PARAMETRIC_LIMIT",
+    "CheckRow", "CheckReport", "check", "ROOT_TOL", "CLOSED_FORM_TOL", "BOUNDARY_BAND", "PARAMETRIC_SECONDS",
     "BOUNDARY_CANDIDATES", "BOUNDARY_STEPS",
 ]
 
@@ -53,8 +53,9 @@ ROOT_TOL = 1e-9
 CLOSED_FORM_TOL = 1e-10
 #: Points with ``|spectral radius - 1|`` below this are not used for the stability check.
 BOUNDARY_BAND = 1e-9
-#: Up to this many parameters, complex-``lam`` stability conditions are derived parametrically.
-PARAMETRIC_LIMIT = 3
+#: Seconds allowed for complex-``lam`` stability conditions in all parameters at once; past
+#: them (or refused up front) the conditions are derived point by point in ``lam`` alone.
+PARAMETRIC_SECONDS = 5.0
 _DIGITS = 30
 _DENOM = 1024
 
@@ -256,8 +257,9 @@ def check(rec, samples: int = 20, seed: int = 0, *, closed_form_samples: int = 6
         batch_coefficients(rec)[None].repeat(samples, axis=0)
     num = numeric_roots(coeffs, matrix=not rec.is_scalar).reshape(samples, -1)
     rows = [_check_roots(num, exact)]
-    rows += _check_stability(rec, points, num, exact, coeffs)
-    rows += _check_boundary(rec, rng)
+    memo: dict = {}  # stability conditions per mode, shared by the stability and boundary rows
+    rows += _check_stability(rec, points, num, exact, coeffs, memo)
+    rows += _check_boundary(rec, rng, memo)
     rows.append(_check_closed_form(rec, subs[:closed_form_samples], coeffs[:closed_form_samples], rng))
     rows += _check_realisations(rec, points, exact)
     return CheckReport(rec.name, samples, seed, tuple(rows))
@@ -272,18 +274,32 @@ def _check_roots(num: np.ndarray, exact: list) -> CheckRow:
     return acc.row()
 
 
-def _verdicts(rec, mode: str, lam, chosen: list, points: list):
+def _verdicts(rec, mode: str, lam, chosen: list, points: list, memo: dict):
     """Exact verdicts ``holds`` at the chosen points, and a note on how they were obtained.
 
-    The conditions are parametric in every parameter when there are at most
-    :data:`PARAMETRIC_LIMIT` of them (or ``lam`` is real); otherwise (complex ``lam`` with many
-    parameters, where ``p * conj(p)`` gets slow) they are derived per point in ``lam_re,
-    lam_im`` with the other parameters substituted.
+    The conditions are derived once per mode (kept in ``memo`` for the boundary rows),
+    parametric in every parameter. Complex-``lam`` conditions with many parameters can be
+    costly: when they do not fit in :data:`PARAMETRIC_SECONDS` (refused by the up-front
+    estimate or interrupted), they are derived per point instead, in ``lam_re, lam_im``
+    with the other parameters substituted.
     """
+    from ..budget import budget, budget_seconds
+    from ..errors import BudgetExceededError
     from ..symbolic.stability import stability_conditions
 
-    if mode == "real" or len(rec.params) <= PARAMETRIC_LIMIT:
-        sc = stability_conditions(rec, lam=mode)
+    if mode not in memo:
+        try:
+            if mode == "real" or not rec.params:
+                memo[mode] = stability_conditions(rec, lam=mode)
+            else:
+                with budget(min(budget_seconds(), PARAMETRIC_SECONDS)):
+                    memo[mode] = stability_conditions(rec, lam=mode)
+        except BudgetExceededError:
+            if mode == "real":
+                raise
+            memo[mode] = None
+    sc = memo[mode]
+    if sc is not None:
         return [sc.holds(points[i]) for i in chosen], ""
     out = []
     for i in chosen:
@@ -303,7 +319,7 @@ def _schur_cohn_strict(rec, coeffs: np.ndarray):
     return schur_cohn(coeffs)[0]
 
 
-def _check_stability(rec, points, num, exact, coeffs) -> list[CheckRow]:
+def _check_stability(rec, points, num, exact, coeffs, memo: dict) -> list[CheckRow]:
     mask = _schur_cohn_strict(rec, coeffs)
     out = []
     lam = rec.lam if rec.lam and rec.param(rec.lam).domain == COMPLEXES else None
@@ -315,7 +331,7 @@ def _check_stability(rec, points, num, exact, coeffs) -> list[CheckRow]:
         if not chosen:
             continue
         try:
-            symbolic, note = _verdicts(rec, mode, lam, chosen_far, points)
+            symbolic, note = _verdicts(rec, mode, lam, chosen_far, points, memo)
         except (DegreeTooLargeError, ParameterError) as exc:
             out.append(CheckRow(name, 0, 0.0, 0.0, True, f"skipped: {exc}"))
             continue
@@ -372,7 +388,7 @@ def _straddle(rec, stable: dict, unstable: dict) -> tuple[dict, dict]:
     return _between(stable, unstable, lo), _between(stable, unstable, hi)
 
 
-def _check_boundary(rec, rng: random.Random, pairs: int = 3) -> list[CheckRow]:
+def _check_boundary(rec, rng: random.Random, memo: dict, pairs: int = 3) -> list[CheckRow]:
     """Exact verdicts at point pairs that straddle the stability boundary, per mode.
 
     Random points rarely land near the boundary (and many families are almost never
@@ -407,7 +423,7 @@ def _check_boundary(rec, rng: random.Random, pairs: int = 3) -> list[CheckRow]:
                     near.append(pt)
                     expected.append(want)
         try:
-            symbolic, note = _verdicts(rec, mode, lam, list(range(len(near))), near)
+            symbolic, note = _verdicts(rec, mode, lam, list(range(len(near))), near, memo)
         except (DegreeTooLargeError, ParameterError) as exc:
             out.append(CheckRow(name, 0, 0.0, 0.0, True, f"skipped: {exc}"))
             continue

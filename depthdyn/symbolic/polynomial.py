@@ -142,7 +142,7 @@ def _factor_roots(factor: sp.Poly, mult: int) -> list[Root]:
         disc = _tidy(b**2 - 4 * a * c)
         if disc == 0:
             return [Root(sp.factor(-b / (2 * a)), 2 * mult, expr, True)]
-        root_d = sp.sqrt(disc)
+        root_d = _sqrt(disc)
         pair = [sp.factor_terms((-b - root_d) / (2 * a)), sp.factor_terms((-b + root_d) / (2 * a))]
         return [Root(v, mult, expr, True) for v in pair]
     if deg == 3 and not numeric:  # factors_in_r already split it: no second factorisation
@@ -168,6 +168,18 @@ def _factor_roots(factor: sp.Poly, mult: int) -> list[Root]:
                 ]
             return out
     return [Root(_Implicit(expr, i), mult, expr, False) for i in range(deg)]
+
+
+def _sqrt(d: sp.Expr) -> sp.Expr:
+    """``sqrt(d)``, written as a Gaussian rational where ``d`` is the square of one
+    (SymPy leaves ``sqrt(-3 + 4*I)`` unevaluated; it is ``1 + 2*I``)."""
+    p, q = d.as_real_imag() if d.is_number and d.has(sp.I) else (d, sp.Integer(0))
+    if q.is_Rational and q != 0 and p.is_Rational:
+        m = sp.sqrt(p**2 + q**2)
+        x, y = sp.sqrt((m + p) / 2), sp.sqrt((m - p) / 2)
+        if m.is_Rational and x.is_Rational and y.is_Rational:
+            return x + sp.sign(q) * y * sp.I
+    return sp.sqrt(d)
 
 
 def roots(rec) -> Roots:
@@ -301,6 +313,11 @@ def factors_in_r(rec) -> list[tuple[sp.Expr, int]]:
         if _degree_r(f) < 1:
             continue
         if _degree_r(f) <= 1 or (len(gens) > 1 and _specialisation_irreducible(f, gens, rng)):
+            pieces = [(f, 1)]
+        elif len(gens) == 1 and _degree_r(f) == 2 and f.ring.domain in (sp.QQ_I, sp.ZZ_I):
+            # SymPy factors over the Gaussian rationals through an algebraic field (slow);
+            # a quadratic needs no factoring: its roots come from the formula, with the
+            # square root of the discriminant exact when it lies in QQ(i)
             pieces = [(f, 1)]
         else:
             pieces = f.factor_list()[1]

@@ -44,8 +44,13 @@ def pieces(dom: sp.Set) -> list:
     return [b - tb] if b.is_finite else [sp.Dummy(real=True)]
 
 
-def sign(f: sp.Expr, domains: dict, strict: bool = True) -> int | None:
-    """+1 / -1 if ``f`` is provably > 0 / < 0 (>= 0 / <= 0 unless strict) on the domains."""
+def sign(f: sp.Expr, domains: dict, strict: bool = True, irreducible: bool = False) -> int | None:
+    """+1 / -1 if ``f`` is provably > 0 / < 0 (>= 0 / <= 0 unless strict) on the domains.
+
+    ``irreducible`` says that ``f`` is an irreducible polynomial already (a factor of
+    ``factor_list``): where the domains substitute plain real symbols (unbounded
+    parameters) it stays so, and factoring it again is skipped.
+    """
     if not cheap_to_factor(f):  # undecided rather than slow
         return None
     free = sorted(f.free_symbols, key=str)
@@ -62,7 +67,9 @@ def sign(f: sp.Expr, domains: dict, strict: bool = True) -> int | None:
         return None
     signs = set()
     for combo in combos:
-        g = sp.factor(sp.cancel(sp.together(f.xreplace(dict(zip(free, combo, strict=True))))))
+        g = f.xreplace(dict(zip(free, combo, strict=True)))
+        if not (irreducible and all(isinstance(c, sp.Symbol) for c in combo)):
+            g = sp.factor(sp.cancel(sp.together(g)))
         pos, neg = (g.is_positive, g.is_negative) if strict else (g.is_nonnegative, g.is_nonpositive)
         signs.add(1 if pos else -1 if neg else None)
     return signs.pop() if len(signs) == 1 else None

@@ -101,6 +101,8 @@ def _tidy(e: sp.Expr) -> sp.Expr:
     if e.has(sp.CRootOf) or sp.count_ops(e) > 120:
         return e
     c = sp.cancel(e)
+    if e.is_number and e.has(sp.I):  # radicals of complex numbers: radsimp is slow and never shorter
+        return min((e, c), key=sp.count_ops)
     return min((e, c, sp.radsimp(c)), key=sp.count_ops)
 
 

@@ -7,11 +7,13 @@ decides strict and marginal stability of a numeric recurrence exactly (see :mod:
 
 from __future__ import annotations
 
-import itertools
+import math
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 import sympy as sp
 from sympy.polys.matrices import DomainMatrix
+from sympy.polys.rings import PolyRing, sring
 
 from ..budget import part, require
 from ..errors import DegreeTooLargeError, DomainError, ParameterError, UnknownParameterError
@@ -45,7 +47,7 @@ def _reduce(expr: sp.Expr, domains: dict):
     tidy = _natural(sign, facs)
     kept = []
     for f, k in facs:
-        sg = _sign(f, domains)
+        sg = _sign(f, domains, irreducible=True)
         if sg is None:
             kept.append((f, k))
         elif sg < 0 and k % 2:
@@ -135,7 +137,7 @@ class StabilityConditions(Record):
             mapping[sym] = value
         result = True
         for cond in self.conditions + self.implied_by_domain:
-            val = cond.subs(mapping)
+            val = _at(cond, mapping)
             if val not in (sp.true, sp.false):
                 left = sorted(str(s) for s in getattr(val, "free_symbols", ()))
                 raise ParameterError(f"cannot decide {sstr(cond)}: give values for {left or 'all symbols'}")
@@ -187,6 +189,42 @@ class StabilityConditions(Record):
         return "|r_i| < 1 \\iff " + " \\wedge ".join(tex(c) for c in self.conditions)
 
 
+def _at(cond: sp.Basic, mapping: dict) -> sp.Basic:
+    """``cond`` at the values ``mapping``: evaluated in Python's exact fractions when every
+    value is rational (conditions have hundreds of terms; building them as SymPy numbers
+    is 100x slower), else by ``xreplace`` (all at once: ``subs`` would evaluate every
+    partially substituted relation)."""
+    if isinstance(cond, sp.Rel) and all(v.is_Rational for v in mapping.values()):
+        vals = {s: Fraction(int(v.p), int(v.q)) for s, v in mapping.items()}
+        try:
+            lhs, rhs = _fraction(cond.lhs, vals), _fraction(cond.rhs, vals)
+        except (_NotRational, ZeroDivisionError):
+            pass
+        else:
+            return cond.func(sp.Rational(lhs.numerator, lhs.denominator), sp.Rational(rhs.numerator, rhs.denominator))
+    return cond.xreplace(mapping)
+
+
+class _NotRational(Exception):
+    """The expression is not a rational function of the given rational values."""
+
+
+def _fraction(e: sp.Expr, vals: dict) -> Fraction:
+    if e.is_Rational:
+        return Fraction(int(e.p), int(e.q))
+    if e.is_Symbol:
+        if e not in vals:
+            raise _NotRational(e)
+        return vals[e]
+    if e.is_Add:
+        return sum((_fraction(a, vals) for a in e.args), Fraction(0))
+    if e.is_Mul:
+        return math.prod((_fraction(a, vals) for a in e.args), start=Fraction(1))
+    if e.is_Pow and e.exp.is_Integer:
+        return _fraction(e.base, vals) ** int(e.exp)
+    raise _NotRational(e)  # radicals of parameters (N**(1/4)) and the like
+
+
 def stability_conditions(rec, *, lam: str = "real") -> StabilityConditions:
     """Exact conditions for all characteristic roots strictly inside the unit circle.
 
@@ -223,6 +261,7 @@ def stability_conditions(rec, *, lam: str = "real") -> StabilityConditions:
     if lam not in ("real", "complex"):
         raise ParameterError(f"lam must be 'real' or 'complex', got {lam!r}")
     lam_sym, domains, assumptions, swap = rec.lam_symbol, {}, [], {}
+    complex_lam = (sp.Dummy("z"), (sp.Symbol("z_re", real=True), sp.Symbol("z_im", real=True)))
     for par in rec.params:
         sym = par.symbol
         if par.name == rec.lam and lam == "real":
@@ -232,7 +271,8 @@ def stability_conditions(rec, *, lam: str = "real") -> StabilityConditions:
             assumptions.append(f"{par.name} real" + ("" if domains[sym] == REALS else f", in {domains[sym]}"))
         elif par.name == rec.lam:
             re_, im_ = sp.Symbol(par.name + "_re", real=True), sp.Symbol(par.name + "_im", real=True)
-            swap[lam_sym] = re_ + sp.I * im_
+            swap[lam_sym] = z = sp.Dummy(par.name)  # lam = re + I im only after the minors
+            complex_lam = (z, (re_, im_))
             domains[re_] = domains[im_] = REALS
             assumptions.append(f"{par.name} = {re_} + I*{im_} with {re_}, {im_} real")
         elif par.domain.is_subset(REALS):
@@ -251,7 +291,7 @@ def stability_conditions(rec, *, lam: str = "real") -> StabilityConditions:
             for f, _ in found:  # refuse hopeless sizes before building anything
                 _estimate("stability conditions", sp.Poly(f, r).all_coeffs(), sp.degree(f, r) - 1, sum_terms=True)
         factors = [sp.Poly(sp.expand(f.xreplace(swap)), r) for f, _ in found]
-        return _conditions(factors, domains, assumptions)
+        return _conditions(factors, domains, assumptions, complex_lam)
 
 
 _LC_METHOD = "bilinear map r = (1+s)/(1-s), Lienard-Chipart on Q(s) = (1-s)^n p((1+s)/(1-s))"
@@ -259,12 +299,16 @@ _SC_METHOD = ("Schur-Cohn: the Hermitian Schur-Cohn matrix of p is positive defi
               "(its leading principal minors are positive)")
 
 
-def _factor_conditions(P: sp.Poly, domains: dict) -> tuple[list, str]:
-    """Raw conditions ``e > 0`` for the roots of one factor, and the method."""
+def _factor_conditions(P: sp.Poly, domains: dict, complex_lam: tuple) -> tuple[list, str]:
+    """Raw conditions ``e > 0`` for the roots of one factor, and the method.
+
+    ``complex_lam`` is ``(z, (re, im))``: the symbol standing for a complex ``lam`` in
+    ``P`` and the real symbols of its real and imaginary parts.
+    """
     n = P.degree()
-    conj = sp.Poly([sp.expand(sp.conjugate(c)) for c in P.all_coeffs()], r)
-    if conj != P:  # complex coefficients: Schur-Cohn minors, real polynomials of degree 2k
-        return _schur_cohn_minors(P.all_coeffs()[::-1], conj.all_coeffs()[::-1]), _SC_METHOD
+    z = complex_lam[0]
+    if any(c.has(z, sp.I) for c in P.all_coeffs()):  # complex: Schur-Cohn minors, degree 2k
+        return _schur_cohn_minors(P, *complex_lam), _SC_METHOD
     method = _LC_METHOD
     lead = P.LC()
     lead_sign = _sign(lead, domains)
@@ -277,28 +321,29 @@ def _factor_conditions(P: sp.Poly, domains: dict) -> tuple[list, str]:
     return a + [_hurwitz(a, k) for k in range(n - 1, 1, -2)], method
 
 
-def _conditions(factors: list, domains: dict, assumptions: list) -> StabilityConditions:
+def _conditions(factors: list, domains: dict, assumptions: list, complex_lam: tuple) -> StabilityConditions:
     raw, methods = [], []
     for P in factors:
-        conds, method = _factor_conditions(P, domains)
+        conds, method = _factor_conditions(P, domains, complex_lam)
         raw += conds
         methods.append(method)
     method = "; ".join(dict.fromkeys(methods))
     if len(factors) > 1:
         method = f"per irreducible factor ({len(factors)}): " + method
-    kept, implied, never, reason = [], [], False, ""
+    kept, implied, never, reason = {}, {}, False, ""  # expanded form -> condition (no duplicates)
     for e in raw:
         status, tidy, reduced = _reduce(e, domains)
         if status == "false":
             never = True
             reason = reason or f"the condition {sstr(_gt(tidy))} can never hold on the domains"
-        elif status == "implied" and all(sp.expand(tidy - c.lhs) != 0 for c in implied):
-            implied.append(_gt(tidy))
-        elif status == "keep" and all(sp.expand(reduced - c.lhs) != 0 for c in kept):
-            kept.append(_gt(reduced))
-    clash = [(c, d) for c, d in itertools.combinations(kept, 2) if sp.expand(c.lhs + d.lhs) == 0]
+        elif status == "implied":
+            implied.setdefault(sp.expand(tidy), _gt(tidy))
+        elif status == "keep":
+            kept.setdefault(sp.expand(reduced), _gt(reduced))
+    clash = [(c, kept[-key]) for key, c in kept.items() if -key in kept]
     if clash and not never:
         never, reason = True, f"{sstr(clash[0][0])} and {sstr(clash[0][1])} contradict each other"
+    kept, implied = list(kept.values()), list(implied.values())
     for P in factors:
         prod = sp.cancel(P.TC() / P.LC())
         if prod.is_number and sp.Abs(prod) >= 1:
@@ -331,25 +376,73 @@ def _estimate(name: str, entries: list, size: int, sum_terms: bool = False) -> N
             f"in {len(free)} symbols")
 
 
-def _schur_cohn_minors(a: list, ac: list) -> list:
-    """Leading principal minors of the Schur-Cohn matrix of ``p(z) = sum a_k z^k``.
+def _schur_cohn_minors(P: sp.Poly, z: sp.Symbol, re_im: tuple) -> list:
+    """Leading principal minors of the Schur-Cohn matrix of ``p(r) = sum a_k r^k``.
 
-    ``C_ij = sum_{k=1}^{min(i,j)} (conj(a_{n-i+k}) a_{n-j+k} - a_{i-k} conj(a_{j-k}))``
-    (``ac`` holds the conjugates). ``C`` is Hermitian; it is positive definite iff every
-    root has ``|z| < 1`` (Schur-Cohn-Fujiwara), i.e. iff its ``n`` leading principal minors
-    (real polynomials in the parameters) are positive. ``n x n`` instead of the ``2n``-degree
-    ``p * conj(p)`` that the bilinear route needs.
+    ``C_ij = sum_{k=1}^{min(i,j)} (conj(a_{n-i+k}) a_{n-j+k} - a_{i-k} conj(a_{j-k}))``.
+    ``C`` is Hermitian; it is positive definite iff every root has ``|r| < 1``
+    (Schur-Cohn-Fujiwara), i.e. iff its ``n`` leading principal minors (real polynomials in
+    the parameters) are positive. ``n x n`` instead of the ``2n``-degree ``p * conj(p)``
+    that the bilinear route needs.
+
+    The complex parameter enters as ``z`` and its conjugate as an independent symbol
+    ``zc`` (every other parameter is real), so ``C`` lives in a polynomial ring over the
+    coefficients' own domain (the rationals, mostly) rather than over the Gaussian
+    rationals in ``re, im``, with fewer terms (``|z|^2`` is one monomial, not two). All
+    minors come from one fraction-free (Bareiss) elimination, whose ``k``-th pivot is the
+    ``k``-th leading principal minor; only at the end is ``z = re + I im``,
+    ``zc = re - I im`` substituted, in the ring.
     """
+    zc = sp.Dummy("zc")
+    a = [sp.expand(c) for c in P.all_coeffs()[::-1]]
+    ac = [sp.expand(sp.conjugate(c).xreplace({sp.conjugate(z): zc})) for c in a]
     n = len(a) - 1
-    C = sp.Matrix(n, n, lambda i, j: sp.expand(sum(
-        ac[n - i - 1 + k] * a[n - j - 1 + k] - a[i + 1 - k] * ac[j + 1 - k] for k in range(1, min(i, j) + 2))))
-    _estimate("stability conditions", list(C), n)
-    D = DomainMatrix.from_Matrix(C)
-    out = []
-    for m in range(1, n + 1):
-        minor = D.extract(list(range(m)), list(range(m)))
-        out.append(sp.expand(sp.re(sp.expand(D.domain.to_sympy(minor.det())))))
+    ring, polys = sring(a + ac + [z, zc])  # z, zc among the generators
+    A, AC = polys[: n + 1], polys[n + 1: 2 * n + 2]
+    C = [[sum((AC[n - i - 1 + k] * A[n - j - 1 + k] - A[i + 1 - k] * AC[j + 1 - k]
+               for k in range(1, min(i, j) + 2)), ring.zero) for j in range(n)] for i in range(n)]
+    _estimate("stability conditions", [e.as_expr() for row in C for e in row], n)
+    minors = _bareiss_minors(C, ring)
+    return [_to_real(m, ring, z, zc, re_im) for m in minors]
+
+
+def _bareiss_minors(C: list, ring) -> list:
+    """The leading principal minors of ``C`` (ring elements): the pivots of one Bareiss
+    elimination; a zero pivot (singular leading block) falls back to separate determinants."""
+    n, M, prev, out = len(C), [row[:] for row in C], ring.one, []
+    for k in range(n):
+        pivot = M[k][k]
+        out.append(pivot)
+        if not pivot:  # no division by a zero minor: the remaining minors one by one
+            D = DomainMatrix(C, (n, n), ring.to_domain())
+            return out + [D.extract(list(range(m)), list(range(m))).det() for m in range(k + 2, n + 1)]
+        for i in range(k + 1, n):
+            for j in range(k + 1, n):
+                M[i][j] = (pivot * M[i][j] - M[i][k] * M[k][j]).exquo(prev)
+        prev = pivot
     return out
+
+
+def _to_real(m, ring, z, zc, re_im: tuple) -> sp.Expr:
+    """The ring element ``m(z, zc, ...)`` at ``z = re + I im``, ``zc = re - I im`` (real)."""
+    re_, im_ = re_im
+    gens = [g for g in ring.symbols if g not in (z, zc)]
+    try:
+        K = ring.domain.unify(sp.QQ_I)
+    except (sp.polys.polyerrors.UnificationFailed, NotImplementedError):
+        K = sp.EX
+    target = PolyRing([re_, im_, *gens], K)
+    x, y = target.gens[:2]
+    iz, izc = ring.symbols.index(z), ring.symbols.index(zc)
+    others = [i for i in range(ring.ngens) if i not in (iz, izc)]
+    Z, Zc = x + K.convert(sp.I) * y, x - K.convert(sp.I) * y
+    groups: dict = {}  # (power of z, power of zc) -> the cofactor, in the other generators
+    for monom, coeff in m.terms():
+        cofactor = groups.setdefault((monom[iz], monom[izc]), {})
+        cofactor[(0, 0) + tuple(monom[i] for i in others)] = K.convert_from(coeff, ring.domain)
+    out = sum((target.from_dict(c) * Z**a * Zc**b for (a, b), c in groups.items()), target.zero)
+    expr = out.as_expr()
+    return sp.expand(sp.re(expr)) if expr.has(sp.I) else expr
 
 
 @dataclass(frozen=True)
