@@ -2,18 +2,29 @@
 
 Usage::
 
-    python benchmarks/symbolic.py [--baseline REF] [--timeout SECONDS] [--only PREFIX] [--json FILE]
+    python benchmarks/symbolic.py [--baseline REF] [--timeout SECONDS] [--only PREFIX]
+                                  [--skip-baseline] [--json FILE]
 
 The baseline's ``depthdyn`` package is extracted with ``git archive REF`` into a temporary
-directory; every task then runs in a fresh interpreter for the baseline and for this
-checkout, alternately, so both see the same machine load. The time reported is measured
-inside the interpreter after ``import depthdyn`` (import time excluded). A baseline that
-does not finish within ``--timeout`` is reported as ``>TIMEOUT``; a task that ends with a
-budget error (``derive`` exit 2) is marked ``budget``.
+directory; every task then runs in a fresh interpreter for this checkout and for the
+baseline, one right after the other, so both see the same machine load (on a shared
+machine, compare the ratio, not the seconds). The time reported is measured inside the
+interpreter after ``import depthdyn`` (import time excluded), except for the ``import``
+task, which times ``import depthdyn`` itself. A run that does not finish within
+``--timeout`` is reported as ``>TIMEOUT``; a task that ends with exit 2 (a part past its
+budget) is marked ``budget``.
 
-Tasks: ``derive/hyper_connection-n4``, ``derive/entangled-n8`` (the CLI's ``derive``),
-``stability/bdf6-complex`` (``stability_conditions(..., lam="complex")`` of BDF 6) and
-``check/FAMILY`` for every registered family (the CLI's ``check``, 20 samples).
+Tasks:
+
+* ``import``: ``import depthdyn``;
+* ``derive/...``: the CLI's ``derive`` at the sizes the exact core promises
+  (``entangled`` n = 2..8, ``hyper_connection`` n = 2..4);
+* ``stability/bdfK-complex``: ``stability_conditions(..., lam="complex")`` of BDF k = 3..6;
+* ``check/...``: the CLI's ``check`` (20 samples) of every registered family at its
+  default size, of ``smooth`` k = 4..6, of the multistep families at their highest
+  documented orders, of ``general`` with the Adams-Bashforth 4 and 5 and BDF 3..6
+  polynomials, and of ``entangled`` / ``hyper_connection`` with three streams.
+
 Speed is never asserted; the test suite checks correctness only.
 """
 
@@ -30,17 +41,30 @@ from io import BytesIO
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-BDF6 = " + ".join(f"r**{6 - j}*(r - 1)**{j}/{j}" for j in range(1, 7))
+
+
+def bdf(k: int) -> str:
+    """rho of BDF-k from backward differences (sigma = r**k)."""
+    return " + ".join(f"r**{k - j}*(r - 1)**{j}/{j}" for j in range(1, k + 1))
+
+
+#: Adams-Bashforth k = 4, 5: rho = r**k - r**(k-1), sigma from the textbook coefficients.
+AB = {4: "(55*r**3 - 59*r**2 + 37*r - 9)/24",
+      5: "(1901*r**4 - 2774*r**3 + 2616*r**2 - 1274*r + 251)/720"}
 
 _RUNNER = """
 import contextlib, io, sys, time
+t0 = time.perf_counter()
 import depthdyn
-from depthdyn.cli import main
 args = sys.argv[1:]
+if args[0] == "import":
+    print(f"{time.perf_counter() - t0:.6f} 0")
+    raise SystemExit
+from depthdyn.cli import main
 t0 = time.perf_counter()
 if args[0] == "stability":
     from depthdyn.symbolic.stability import stability_conditions
-    stability_conditions(depthdyn.general(rho=args[1], sigma="r**6"), lam="complex")
+    stability_conditions(depthdyn.general(rho=args[1], sigma=args[2]), lam="complex")
     code = 0
 else:
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
@@ -53,14 +77,24 @@ def tasks() -> list[tuple[str, list[str]]]:
     sys.path.insert(0, str(ROOT))
     from depthdyn import FAMILIES
 
-    out = [
-        ("derive/hyper_connection-n4", ["derive", "hyper_connection", "-p", "n=4"]),
-        ("derive/entangled-n8", ["derive", "entangled", "-p", "n=8"]),
-        ("stability/bdf6-complex", ["stability", BDF6]),
-    ]
-    for name in FAMILIES:
+    out = [("import", ["import"])]
+    out += [(f"derive/entangled-n{n}", ["derive", "entangled", "-p", f"n={n}"]) for n in range(2, 9)]
+    out += [(f"derive/hyper_connection-n{n}", ["derive", "hyper_connection", "-p", f"n={n}"]) for n in (2, 3, 4)]
+    out += [(f"stability/bdf{k}-complex", ["stability", bdf(k), f"r**{k}"]) for k in (3, 4, 5, 6)]
+    for name, fam in FAMILIES.items():
         extra = ["--rho", "r**3 - r**2/2 + r/3 - 1/5", "--sigma", "r**2"] if name == "general" else []
+        if name == "lmm":  # needs its coefficients
+            extra = [arg for key in ("alpha", "beta") for arg in ("-p", f"{key}={fam.example[key]}")]
         out.append((f"check/{name}", ["check", name, *extra]))
+    sizes = [("smooth", "k", k) for k in (4, 5, 6)]
+    sizes += [("adams_bashforth", "k", 5), ("adams_moulton", "k", 5), ("bdf", "k", 6),
+              ("nystrom", "k", 4), ("milne_simpson", "k", 4), ("entangled", "n", 3),
+              ("hyper_connection", "n", 3)]
+    out += [(f"check/{name}-{key}{value}", ["check", name, "-p", f"{key}={value}"]) for name, key, value in sizes]
+    lmm = {f"ab{k}": (f"r**{k} - r**{k - 1}", AB[k]) for k in (4, 5)}
+    lmm |= {f"bdf{k}": (bdf(k), f"r**{k}") for k in (3, 4, 5, 6)}
+    out += [(f"check/general-{key}", ["check", "general", "--rho", rho, "--sigma", sigma])
+            for key, (rho, sigma) in lmm.items()]
     return out
 
 
@@ -91,27 +125,36 @@ def main(argv=None) -> int:
     ap.add_argument("--baseline", default="78ada83", help="git revision to compare with (default 78ada83)")
     ap.add_argument("--timeout", type=float, default=120.0, help="seconds per run (default 120)")
     ap.add_argument("--only", default="", help="run only tasks whose name starts with this")
+    ap.add_argument("--skip-baseline", action="store_true", help="time this checkout only")
     ap.add_argument("--json", metavar="FILE", help="write the table as a JSON list")
     args = ap.parse_args(argv)
     rows = []
+    fmt = lambda t: "-" if t == "skip" else f">{args.timeout:g}" if t is None else f"{t:.2f}"  # noqa: E731
     with tempfile.TemporaryDirectory() as tmp:
-        base = extract(args.baseline, Path(tmp))
-        print(f"{'task':<28}{'this':>10}{'baseline':>12}{'ratio':>9}  notes", flush=True)
+        base = None if args.skip_baseline else extract(args.baseline, Path(tmp))
+        print(f"{'task':<34}{'this':>10}{'baseline':>12}{'ratio':>9}  notes", flush=True)
         for name, cmd in tasks():
             if not name.startswith(args.only):
                 continue
             new, new_code = run(ROOT, cmd, args.timeout)
-            old, old_code = run(base, cmd, args.timeout)
-            rows.append({"task": name, "this_s": new, "this_exit": new_code, "baseline_s": old,
-                         "baseline_exit": old_code, "baseline": args.baseline})
-            fmt = lambda t: f">{args.timeout:g}" if t is None else f"{t:.2f}"  # noqa: E731
-            ratio = f"{old / new:.1f}x" if old and new else ("faster" if old is None and new else "-")
+            old, old_code = run(base, cmd, args.timeout) if base else ("skip", None)
+            rows.append({"task": name, "this_s": new, "this_exit": new_code,
+                         "baseline_s": None if old == "skip" else old, "baseline_exit": old_code,
+                         "baseline": None if base is None else args.baseline})
+            if old == "skip":
+                ratio = "-"
+            elif old and new:
+                ratio = f"{old / new:.1f}x"
+            else:
+                ratio = "faster" if old is None and new else "-"
             notes = []
             if new_code == 2:
-                notes.append("this: a part past its budget (exit 2)")
+                notes.append("this: budget (exit 2)")
+            elif new_code not in (0, None):
+                notes.append(f"this: exit {new_code}")
             if old_code not in (0, None):
                 notes.append(f"baseline exit {old_code}")
-            print(f"{name:<28}{fmt(new):>10}{fmt(old):>12}{ratio:>9}  {'; '.join(notes)}", flush=True)
+            print(f"{name:<34}{fmt(new):>10}{fmt(old):>12}{ratio:>9}  {'; '.join(notes)}", flush=True)
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=2) + "\n")
     return 0

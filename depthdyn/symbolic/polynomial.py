@@ -195,6 +195,12 @@ def roots(rec) -> Roots:
     >>> print(roots(smooth(k=3, lam=0)))
     r = 1 (multiplicity 3)
     """
+    return _roots_cached(rec)
+
+
+@lru_cache(maxsize=64)
+def _roots_cached(rec) -> Roots:
+    # cached: check, closed_form and the printing of one recurrence all ask for its roots
     found: list[Root] = []
     with part("roots"):
         for fac, mult in factors_in_r(rec):
@@ -299,7 +305,8 @@ def _specialisation_irreducible(f, gens, rng) -> bool:
     return False
 
 
-def factors_in_r(rec) -> list[tuple[sp.Expr, int]]:
+@lru_cache(maxsize=64)
+def factors_in_r(rec) -> tuple[tuple[sp.Expr, int], ...]:
     """Factors of the characteristic polynomial that involve ``r``, with multiplicities.
 
     Square-free factorisation in the sparse ring ``QQ[r, params]``; a square-free part of
@@ -322,7 +329,7 @@ def factors_in_r(rec) -> list[tuple[sp.Expr, int]]:
         else:
             pieces = f.factor_list()[1]
         out += [(g.as_expr(), k * j) for g, j in pieces if _degree_r(g) >= 1]
-    return out
+    return tuple(out)  # cached: immutable
 
 
 @lru_cache(maxsize=8)

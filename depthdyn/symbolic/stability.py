@@ -371,9 +371,15 @@ def _estimate(name: str, entries: list, size: int, sum_terms: bool = False) -> N
     free = set().union(*(sp.sympify(e).free_symbols for e in entries)) - {r}
     # generators chosen by SymPy: a radical of a parameter (sqrt(L)) counts as one of them
     degree = max([sp.Poly(e).total_degree() if sp.sympify(e).free_symbols else 0 for e in entries] + [1])
-    bound = min(float(terms) ** size, float(sp.binomial(size * degree + len(free), len(free))))
+    _require_dets(name, size, terms, len(free), degree)
+
+
+def _require_dets(name: str, size: int, terms: int, symbols: int, degree: int) -> None:
+    """The bound of :func:`_estimate` from the entries' sizes: largest term count, number of
+    symbols, largest total degree."""
+    bound = min(float(terms) ** size, float(sp.binomial(size * degree + symbols, symbols)))
     require(name, bound * size**2, f"{size}x{size} determinants of entries with {terms} terms "
-            f"in {len(free)} symbols")
+            f"in {symbols} symbols")
 
 
 def _schur_cohn_minors(P: sp.Poly, z: sp.Symbol, re_im: tuple) -> list:
@@ -401,7 +407,9 @@ def _schur_cohn_minors(P: sp.Poly, z: sp.Symbol, re_im: tuple) -> list:
     A, AC = polys[: n + 1], polys[n + 1: 2 * n + 2]
     C = [[sum((AC[n - i - 1 + k] * A[n - j - 1 + k] - A[i + 1 - k] * AC[j + 1 - k]
                for k in range(1, min(i, j) + 2)), ring.zero) for j in range(n)] for i in range(n)]
-    _estimate("stability conditions", [e.as_expr() for row in C for e in row], n)
+    entries = [e for row in C for e in row if e]  # sizes read off the ring elements (cheap)
+    _require_dets("stability conditions", n, max(map(len, entries), default=1), ring.ngens,
+                  max([sum(m) for e in entries for m in e.itermonoms()] + [1]))
     minors = _bareiss_minors(C, ring)
     return [_to_real(m, ring, z, zc, re_im) for m in minors]
 
