@@ -143,10 +143,19 @@ def _points(rec, samples: int, rng: random.Random) -> list[dict]:
     return [{p.name: _sample(p, rng, complex_ok=i % 2 == 1) for p in rec.params} for i in range(samples)]
 
 
+def _complex(v: sp.Expr) -> complex:
+    """``complex(v)`` for the sampled values ``a + b*I`` (``a, b`` rational) without evalf."""
+    a, rest = v.as_coeff_Add()
+    b, unit = rest.as_coeff_Mul()
+    if a.is_Rational and b.is_Rational and (unit is sp.I or rest == 0):
+        return complex(int(a.p) / int(a.q), int(b.p) / int(b.q) if rest != 0 else 0.0)
+    return complex(v)
+
+
 def _floats(points: list[dict], names) -> dict:
     out = {}
     for name in names:
-        vals = [complex(pt[name]) for pt in points]
+        vals = [_complex(pt[name]) for pt in points]
         out[name] = np.array([v.real for v in vals]) if all(v.imag == 0 for v in vals) else np.array(vals)
     return out
 

@@ -137,6 +137,12 @@ def _factor_roots(factor: sp.Poly, mult: int) -> list[Root]:
     # CRootOf needs real (rational) coefficients; complex numeric factors are treated like
     # symbolic ones (radicals up to cubics, placeholders above)
     numeric = not (factor.free_symbols - {r}) and all(c.is_real for c in factor.all_coeffs())
+    K = factor.get_domain()
+    if deg == 1 and K in (sp.ZZ, sp.QQ, sp.ZZ_I, sp.QQ_I):
+        # exact division in the coefficient field (sympy.roots simplifies a complex root,
+        # which costs ~1 s on first use)
+        c1, c0 = (K.get_field().convert_from(c, K) for c in factor.rep.to_list())
+        return [Root(K.get_field().to_sympy(-c0 / c1), mult, expr, True)]
     if deg == 2:
         a, b, c = factor.all_coeffs()
         disc = _tidy(b**2 - 4 * a * c)

@@ -288,8 +288,11 @@ def stability_conditions(rec, *, lam: str = "real") -> StabilityConditions:
         # (two linear factors for an entangled map instead of one degree-8 polynomial)
         found = factors_in_r(rec)
         if lam == "real":
-            for f, _ in found:  # refuse hopeless sizes before building anything
-                _estimate("stability conditions", sp.Poly(f, r).all_coeffs(), sp.degree(f, r) - 1, sum_terms=True)
+            for f, k in found:  # refuse hopeless sizes before building anything
+                # an irreducible charpoly: its coefficient list is at hand (a Poly of f costs seconds)
+                whole = len(found) == 1 and k == 1 and len(rec.charpoly_coeffs()) == sp.degree(f, r) + 1
+                coeffs = list(rec.charpoly_coeffs()) if whole else sp.Poly(f, r).all_coeffs()
+                _estimate("stability conditions", coeffs, len(coeffs) - 2, sum_terms=True)
         factors = [sp.Poly(sp.expand(f.xreplace(swap)), r) for f, _ in found]
         return _conditions(factors, domains, assumptions, complex_lam)
 
@@ -366,12 +369,23 @@ def _estimate(name: str, entries: list, size: int, sum_terms: bool = False) -> N
     """
     if size < 1:
         return
-    counts = [len(sp.Add.make_args(sp.expand(e))) for e in entries] + [1]
+    entries = [sp.expand(e) for e in entries]
+    counts = [len(sp.Add.make_args(e)) for e in entries] + [1]
     terms = sum(counts) if sum_terms else max(counts)
-    free = set().union(*(sp.sympify(e).free_symbols for e in entries)) - {r}
-    # generators chosen by SymPy: a radical of a parameter (sqrt(L)) counts as one of them
-    degree = max([sp.Poly(e).total_degree() if sp.sympify(e).free_symbols else 0 for e in entries] + [1])
+    free = set().union(*(e.free_symbols for e in entries)) - {r}
+    degree = max([_total_degree(t) for e in entries for t in sp.Add.make_args(e)] + [1])
     _require_dets(name, size, terms, len(free), degree)
+
+
+def _total_degree(term: sp.Expr) -> int:
+    """Total degree of one term in its parameters (a radical of a parameter, ``sqrt(L)``,
+    counts as a generator of degree 1, as in SymPy's ``Poly``); read off the powers
+    directly, which is far cheaper than building a ``Poly`` of a large coefficient."""
+    degree = 0
+    for base, exp in term.as_powers_dict().items():
+        if base.free_symbols - {r}:
+            degree += int(exp) if exp.is_Integer and exp > 0 else 1
+    return degree
 
 
 def _require_dets(name: str, size: int, terms: int, symbols: int, degree: int) -> None:
