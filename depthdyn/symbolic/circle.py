@@ -106,7 +106,9 @@ def on_circle_count(h: sp.Poly) -> int:
     cs = g.all_coeffs()
     G = sp.expand(sum((c * (1 + sp.I * _s) ** (m - j) * (1 - sp.I * _s) ** j for j, c in enumerate(cs)),
                       sp.S.Zero))
-    parts = [sp.expand_complex(c) for c in sp.Poly(G, _s).all_coeffs()]
+    # re/im of the expanded coefficients; expand_complex would also rewrite the arguments of a
+    # CRootOf coefficient (its polynomial's variable) and fail
+    parts = [sp.expand(c) for c in sp.Poly(G, _s).all_coeffs()]
     A = _field_poly([sp.re(c) for c in parts], _s)
     B = _field_poly([sp.im(c) for c in parts], _s)
     D = sp.gcd(A, B)

@@ -151,7 +151,15 @@ def _cheb(m: int, kind: str) -> sp.Expr:
 
 
 def _trig(rho: sp.Poly, sigma: sp.Poly) -> tuple[sp.Poly, sp.Poly, sp.Poly]:
-    """``R, I, S`` with ``rho(z) conj(sigma(z)) = R + i sin(theta) I`` and ``|sigma|^2 = S`` on ``|z| = 1``."""
+    """``R, I, S`` with ``rho(z) conj(sigma(z)) = R + i sin(theta) I`` and ``|sigma|^2 = S`` on ``|z| = 1``.
+
+    A factor common to ``rho`` and ``sigma`` is cancelled first: its roots are roots of
+    ``rho - lam sigma`` for every ``lam`` and never move, and left in place it would hide
+    the locus points where it vanishes on the circle (``S = R = 0`` there, a finite limit).
+    """
+    g = sp.gcd(rho, sigma)
+    if g.degree() > 0:
+        rho, sigma = sp.quo(rho, g), sp.quo(sigma, g)
     a = {m[0]: c for m, c in rho.terms()}
     b = {m[0]: c for m, c in sigma.terms()}
     R = I = S = sp.S.Zero
@@ -283,14 +291,12 @@ def axis_sets(rec, axis: str = "real", *, param: str = "lam") -> tuple[IntervalU
             pts.append(ExactPoint(v, sp.Poly(_T - v, _T), v, v))
     pts = _unique(pts)
     at = (lambda v: v) if axis == "real" else (lambda v: sp.I * v)
-    degenerate = (I if axis == "real" else R).is_zero
 
     def strict(x) -> bool:
         return schur_stable(_coeffs_at(P, lam, at(x)))
 
-    def marginal(x) -> bool:  # off the locus the two agree; on a degenerate axis the gaps lie on it
-        ok = strict(x)
-        return _marginal_at(P, lam, at(x)) if degenerate and not ok else ok
+    def marginal(x) -> bool:  # off the locus only a root that never moves (a factor of rho and sigma)
+        return strict(x) or _marginal_at(P, lam, at(x))  # or a degenerate locus keeps one on the circle
 
     strict_set = sweep(pts, strict, lambda b: False)  # a crossing has a root on the circle
     marginal_set = sweep(pts, marginal, lambda b: _marginal_at(P, lam, at(b.value)))
