@@ -322,7 +322,8 @@ def test_weighted_half_intervals_exact():
     assert sn.imag_interval == Interval(-sp.sqrt(3) / 2, sp.sqrt(3) / 2, True, True, "contains 0")
     assert sn.real_set.intervals == (Interval(sp.Rational(-3, 2), sp.Rational(1, 2)),)
     # the closed disc |1/2 + lam| <= 1 is the root-condition set (one simple root)
-    assert sn.marginal_sets["real"].intervals == (Interval(sp.Rational(-3, 2), sp.Rational(1, 2), False, False),)
+    closed = Interval(sp.Rational(-3, 2), sp.Rational(1, 2), False, False)
+    assert sn.marginal_sets["real"].intervals == (closed,)
     # mutation: another skip weight moves both intervals (|1/3 + lam| < 1)
     other = stability_numbers(weighted(a="1/3"))
     assert other.real_interval != sn.real_interval and other.imag_interval != sn.imag_interval
@@ -390,7 +391,8 @@ def test_common_factor_on_the_circle():
     assert sn.real_set.is_empty and sn.imag_set.is_empty
     half = sp.Rational(1, 2)
     assert sn.marginal_sets["real"].intervals == (Interval(-3 * half, half, True, False),)
-    assert sn.marginal_sets["imaginary"].intervals == (Interval(-sp.sqrt(3) / 2, sp.sqrt(3) / 2, False, False),)
+    segment = Interval(-sp.sqrt(3) / 2, sp.sqrt(3) / 2, False, False)
+    assert sn.marginal_sets["imaginary"].intervals == (segment,)
     # mutation: move the common root inside, (r + 1/3)(r - 1/2) / (r + 1/3): then strictly stable
     moved = stability_numbers(general(rho="(r + 1/3)*(r - 1/2)", sigma="r + 1/3"))
     assert moved.real_set.intervals == (Interval(-3 * half, half),)

@@ -31,7 +31,7 @@ import sympy as sp
 from ..errors import ParameterError
 from ..recurrence import r
 
-__all__ = ["CircleRoot", "circle_roots", "certified_roots"]
+__all__ = ["CircleRoot", "circle_roots", "certified_roots", "verdicts"]
 
 _s = sp.Dummy("s")
 _MAX_DPS = 2000
@@ -259,3 +259,9 @@ def circle_roots(P: sp.Poly) -> list[CircleRoot]:
             mods = [1.0 if w == 0 else float(abs(z)) for z, w in zip(zs, where, strict=True)]
         out += [CircleRoot(v, k, m, w) for v, m, w in zip(_display(h, zs, dps), mods, where, strict=True)]
     return out
+
+
+def verdicts(found: list[CircleRoot]) -> tuple[bool, bool]:
+    """``(strict, marginal)`` from :func:`circle_roots`: all inside; inside or simple on the circle."""
+    strict = all(c.where < 0 for c in found)
+    return strict, all(c.where < 0 or (c.where == 0 and c.multiplicity == 1) for c in found)
