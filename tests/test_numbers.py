@@ -277,6 +277,10 @@ def test_errors():
         stability_numbers(momentum())
     with pytest.raises(ParameterError):
         stability_numbers(momentum(), m="1/2", eta=1, param="m")
+    for fam in (nystrom, milne_simpson):  # integrate over two steps: k = 1 has no such method
+        with pytest.raises(ParameterError, match="k >= 2"):
+            fam(k=1)
+        assert fam(k=2).order == 2
 
 
 def test_cli_stability(capsys):
