@@ -248,6 +248,36 @@ def test_momentum_intervals_and_region_query():
     assert ans.intervals == (Interval(0, sp.Rational(3, 4), True, True),)
     assert solve_for(momentum(), "eta", m="1/2", for_all={"lam": (-4, 0)}).is_empty  # lam = 0: root 1
     assert solve_for(momentum(), "eta", m="1/2", for_all={"lam": (-2, -1)}).intervals[0].hi == sp.Rational(3, 2)
+    # independent: companion eigenvalues of r^2 - (3/2 + eta lam) r + 1/2 on an (eta, lam) grid
+    etas, lams = np.linspace(0.01, 1.5, 150), np.linspace(-4, -1e-3, 400)
+    E, L = np.meshgrid(etas, lams, indexing="ij")
+    rm = _rmax_batch(np.array([1.0, -1.5, 0.5]), np.array([0.0, 1.0, 0.0]), (E * L).ravel()).reshape(E.shape)
+    good = np.all(rm < 1 - 1e-12, axis=1)
+    clear = np.abs(etas - 0.75) > 0.01
+    assert np.array_equal(good[clear], np.array([ans.contains(sp.Rational(str(e))) for e in etas[clear]]))
+
+
+def test_region_query_at_irrational_critical_points():
+    """Critical values that are surds are decided, not dropped (a compact lam-interval).
+
+    x' = c x with c = a/4 + lam (a^2 - 2): for every lam in [-1/100, 1/100] stable iff
+    |a|/4 + |a^2 - 2|/100 < 1, i.e. a^2 -+ 25 a - 102 < 0 on each side; a = +-sqrt(2)
+    (the leading coefficient in lam vanishes there) is inside, with c = +-sqrt(2)/4.
+    """
+    from depthdyn.families import general
+
+    J = {"lam": (-sp.Rational(1, 100), sp.Rational(1, 100))}
+    ans = solve_for(general(rho="r - a/4", sigma="a**2 - 2"), "a", for_all=J)
+    end = (sp.sqrt(1033) - 25) / 2
+    assert ans.intervals == (Interval(-end, end),)
+    # c = 1 - (a^2 - 2)^2 (1 + lam) on [0, 1]: 1 - c > 0 fails only at a^2 = 2, 1 + c > 0
+    # iff (a^2 - 2)^2 < 1: the surd is an isolated bad point and must stay out
+    rec = general(rho="r - 1 + (a**2 - 2)**2", sigma="-(a**2 - 2)**2")
+    holed = solve_for(rec, "a", for_all={"lam": (0, 1)})
+    s2, s3 = sp.sqrt(2), sp.sqrt(3)
+    assert holed.intervals == (Interval(-s3, -s2), Interval(-s2, -1), Interval(1, s2), Interval(s2, s3))
+    with pytest.raises(ParameterError, match="non-compact"):  # half-open: openness no longer applies
+        solve_for(general(rho="r - a/4", sigma="a**2 - 2"), "a", for_all={"lam": sp.Interval.Ropen(0, 1)})
 
 
 @pytest.mark.parametrize("fam,k", [(adams_bashforth, k) for k in range(1, 6)] + [(adams_moulton, k) for k in (1, 2, 3)]
