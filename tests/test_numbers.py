@@ -4,14 +4,19 @@ Published values are comparison inputs, never the expected output of a computati
 every number is also checked against a numeric scan with ``numpy.roots`` (bisection on
 the largest root modulus), which shares nothing with the exact boundary-locus code.
 
-Sources of the published values:
+Sources of the published values (book and section; table numbers are given only where
+they were checked):
 * Adams-Bashforth / Adams-Moulton real intervals: Lambert, *Numerical Methods for
-  Ordinary Differential Systems* (1991), §3.10, table of intervals of absolute stability
-  of Adams methods (AB k = 1..4: -2, -1, -6/11, -3/10; AM k = 1..4, order k+1:
-  -oo, -6, -3, -90/49); Hairer, Norsett & Wanner, *Solving ODEs I*, §III.3 (Fig. 3.1,
-  3.2) for the imaginary segments of AB3 (+-0.72) and AB4 (+-0.43).
-* BDF stability angles: Hairer & Wanner, *Solving ODEs II*, §V.2 (table of A(alpha)
-  angles of the BDF methods): 90, 90, 86.03, 73.35, 51.84, 17.84 degrees.
+  Ordinary Differential Systems* (Wiley 1991), Chapter 3 (intervals of absolute stability
+  of the Adams methods): AB k = 1..4: -2, -1, -6/11, -3/10; AM k = 1..4 (order k + 1):
+  -oo, -6, -3, -90/49. Imaginary segments of AB3 (+-0.72) and AB4 (+-0.43), read off the
+  stability-domain figures of Hairer, Norsett & Wanner, *Solving ODEs I*, §III.3.
+* BDF stability angles: Hairer & Wanner, *Solving ODEs II*, §V.2 (A(alpha) angles of the
+  BDF methods, to two decimals): 90, 90, 86.03, 73.35, 51.84, 17.84 degrees. Exact values:
+  L. Loczi, "Optimal subsets in the stability regions of multistep methods", Numer.
+  Algorithms (2020), arXiv:1901.08347 (tan(alpha) algebraic of degree 2, 2, 4, 2 for
+  k = 3..6), and BIT Numer. Math., doi:10.1007/s10543-019-00796-x, which lists
+  tan(alpha) = 329 sqrt(35)/135, 699 sqrt(6)/512, 45503 sqrt(195)/1974375 for k = 3, 4, 6.
 """
 
 from __future__ import annotations
@@ -178,6 +183,20 @@ def test_bdf_angles_against_table_and_scan(k):
     assert sn.a_stable == (k <= 2)
     exact = float(sp.N(sn.a_alpha_exact, 30))
     assert abs(exact - sn.a_alpha_degrees) < 1e-9
+
+
+PUBLISHED_TAN = {3: 329 * sp.sqrt(35) / 135, 4: 699 * sp.sqrt(6) / 512, 6: 45503 * sp.sqrt(195) / 1974375}
+
+
+@pytest.mark.parametrize("k", [3, 4, 5, 6])
+def test_bdf_angles_exactly_against_published_surds(k):
+    """tan(alpha) exactly: a surd for k = 3, 4, 6; of degree 4 for k = 5 (Loczi 2020)."""
+    tan = next(iter(numbers("bdf", k).a_alpha_exact.atoms(sp.atan))).args[0]
+    if k in PUBLISHED_TAN:
+        assert sp.expand(tan**2 - PUBLISHED_TAN[k] ** 2) == 0 and tan.is_positive
+        assert sp.expand(tan**2 - PUBLISHED_TAN[4 if k != 4 else 3] ** 2) != 0  # the comparison can fail
+    else:
+        assert sp.degree(sp.minimal_polynomial(tan, sp.Symbol("x"))) == 4
 
 
 def test_explicit_methods_have_no_sector():
