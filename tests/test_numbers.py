@@ -559,3 +559,15 @@ def test_random_cases_cover_both_situations_and_the_scan_can_fail():
     assert _disagreements(wrong, np.array([1.0, -0.5]), np.array([0.0, 1.0]), "real") > 0
     right = axis_sets(weighted(a="1/2"), "real")
     assert _disagreements(right, np.array([1.0, -0.5]), np.array([0.0, 1.0]), "real") == 0
+
+
+def test_text_names_the_variable_and_consistency():
+    from depthdyn.families import momentum
+
+    sn = stability_numbers(momentum(), param="eta", m="1/2", lam=-1)
+    text = str(sn)
+    assert "eta in (0, 3)" in text and "lam in" not in text  # r^2 - (3/2 - eta) r + 1/2: |3/2 - eta| < 3/2
+    assert "order 0: not consistent" in text
+    assert sp.latex(sn).startswith("\\eta \\in")
+    ab2 = str(numbers("ab", 2))
+    assert "lam in (-1, 0)" in ab2 and "order 2, error constant 5/12" in ab2

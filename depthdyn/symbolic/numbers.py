@@ -368,6 +368,7 @@ class StabilityNumbers(Record):
     conditions: dict
     marginal_conditions: dict
     marginal_sets: dict = field(repr=False, compare=False, default_factory=dict)
+    variable: str = field(default="lam", compare=False)  # the free parameter the intervals are in
 
     def to_json(self) -> dict:
         exact = None if self.a_alpha_exact is None else sstr(self.a_alpha_exact)
@@ -395,22 +396,25 @@ class StabilityNumbers(Record):
         return f"{self.a_alpha_degrees:.10f} degrees{exact} ({verdict})"
 
     def _text(self) -> str:
+        v = self.variable
         lines = [
             f"{self.family}:",
-            f"  real interval:      lam in {self.real_interval}  [{self.real_interval.component}]",
-            f"  imaginary interval: lam = i t, t in {self.imag_interval}  [{self.imag_interval.component}]",
+            f"  real interval:      {v} in {self.real_interval}  [{self.real_interval.component}]",
+            f"  imaginary interval: {v} = i t, t in {self.imag_interval}  [{self.imag_interval.component}]",
             f"  A(alpha):           {self._alpha_text()}",
             f"  zero-stable:        {self.zero_stable}",
         ]
-        if self.order is not None:
+        if self.order:
             lines.append(f"  order {self.order}, error constant {sstr(self.error_constant)}")
+        elif self.order == 0:
+            lines.append("  order 0: not consistent as a method (rho(1) != 0 or rho'(1) != sigma(1))")
         lines.append(f"  root condition, real axis:      {self.marginal_sets.get('real', '')}")
         lines.append(f"  root condition, imaginary axis: {self.marginal_sets.get('imaginary', '')}")
         return "\n".join(lines)
 
     def _latex(self) -> str:
-        return (f"\\lambda \\in {self.real_interval._latex()},\\ "
-                f"\\lambda \\in i\\,{self.imag_interval._latex()}")
+        v = "\\lambda" if self.variable == "lam" else sp.latex(sp.Symbol(self.variable))
+        return f"{v} \\in {self.real_interval._latex()},\\ {v} \\in i\\,{self.imag_interval._latex()}"
 
 
 def stability_numbers(rec, *, param: str = "lam", **values) -> StabilityNumbers:
@@ -472,5 +476,5 @@ def stability_numbers(rec, *, param: str = "lam", **values) -> StabilityNumbers:
         zero_stable, oe.order if consistent else 0, oe.error_constant if consistent else None,
         {"real": _cond_text(real_set), "imaginary": _cond_text(imag_set)},
         {"real": _cond_text(real_marg), "imaginary": _cond_text(imag_marg)},
-        {"real": real_marg, "imaginary": imag_marg},
+        {"real": real_marg, "imaginary": imag_marg}, param,
     )
