@@ -79,9 +79,10 @@ def test_grid_check_flags_a_wrong_exact_number():
     for key, wrong in (("real_interval", [-2.5, 0.0]), ("imag_interval", [None, None]), ("zero_stable", False)):
         assert _disagreements({**right, key: wrong}, grid, 0.005), key
     # an exact interval the grid contradicts is flagged in the table
-    facts = stability_facts(dd.weighted(a="1/2"))
-    assert facts["imag_interval"] is None or facts["grid_check"] or \
-        abs(facts["imag_interval"][1] - np.sqrt(3) / 2) < 0.01  # |1/2 + i t| < 1 iff |t| < sqrt(3)/2
+    facts = stability_facts(dd.weighted(a="1/2"))  # lam = 0 strictly stable: the locus misses it
+    assert facts["grid_check"] == [] and facts["imag_component"] == "contains 0"
+    assert abs(facts["imag_interval"][1] - np.sqrt(3) / 2) < 1e-12  # |1/2 + i t| < 1 iff |t| < sqrt(3)/2
+    assert facts["real_interval"] == [-1.5, 0.5]
 
 
 def test_exports(table):
