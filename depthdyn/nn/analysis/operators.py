@@ -104,7 +104,7 @@ class LayerOperator:
         else:
             self.n_in, self.n_out = x[0].numel(), self.y[0].numel()
         self.problems = self.B * (1 if self.tokens is None else len(self.tokens))
-        self._vjp = None
+        self._vjp = self._jvp = None
 
     @property
     def square(self) -> bool:
@@ -134,21 +134,44 @@ class LayerOperator:
         return picked.transpose(0, 1).reshape(K, self.problems, -1)
 
     # -- products --------------------------------------------------------------------------
-    def rmatvec(self, V: torch.Tensor) -> torch.Tensor:
-        """``J^T v`` for ``V`` of shape ``(K, P, n_out)``: returns ``(K, P, n_in)``."""
+    def _transpose(self):
+        """The recorded ``v -> J^T v`` (one reverse pass through the layer's saved graph)."""
         if self._vjp is None:
             _, self._vjp = torch.func.vjp(self.fn, self.x)
-        K = V.shape[0]
+        return self._vjp
+
+    def _forward(self):
+        """``w -> J w`` as the transpose of the linear map ``v -> J^T v``: a reverse pass through
+        the reverse pass already recorded (no new forward, and on CPU markedly cheaper than
+        forward-mode AD); forward-mode ``jvp`` where the layer has no double backward."""
+        if self._jvp is None:
+            vjp = self._transpose()
+            try:
+                _, jt = torch.func.vjp(lambda v: vjp(v)[0], torch.zeros_like(self.y))
+                probe = torch.zeros_like(self.x)
+                jt(probe)  # an op without double backward raises here, not mid-iteration
+                self._jvp = lambda w: jt(w)[0]
+            except (RuntimeError, NotImplementedError):
+                self._jvp = lambda w: torch.func.jvp(self.fn, (self.x,), (w,))[1]
+        return self._jvp
+
+    @staticmethod
+    def _each(f, lanes: torch.Tensor) -> torch.Tensor:
+        """``f`` on every lane: a single one directly, several batched by ``vmap``."""
+        if lanes.shape[0] == 1:
+            return _quiet(f)(lanes[0])[None]
+        return _quiet(torch.func.vmap(f))(lanes)
+
+    def rmatvec(self, V: torch.Tensor) -> torch.Tensor:
+        """``J^T v`` for ``V`` of shape ``(K, P, n_out)``: returns ``(K, P, n_in)``."""
+        vjp = self._transpose()
         lanes = self._lanes(V.to(self.y.dtype), self.y.shape[1:])
-        G = _quiet(torch.func.vmap(lambda v: self._vjp(v)[0]))(lanes)
-        return self._unlanes(G.detach(), K)
+        return self._unlanes(self._each(lambda v: vjp(v)[0], lanes).detach(), V.shape[0])
 
     def matvec(self, W: torch.Tensor) -> torch.Tensor:
         """``J w`` for ``W`` of shape ``(K, P, n_in)``: returns ``(K, P, n_out)``."""
-        K = W.shape[0]
         lanes = self._lanes(W.to(self.x.dtype), self.x.shape[1:])
-        G = _quiet(torch.func.vmap(lambda w: torch.func.jvp(self.fn, (self.x,), (w,))[1]))(lanes)
-        return self._unlanes(G.detach(), K)
+        return self._unlanes(self._each(self._forward(), lanes).detach(), W.shape[0])
 
     def dense(self, *, chunk: int = 256) -> torch.Tensor:
         """The Jacobian ``(P, n_out, n_in)``, one ``vjp`` per output coordinate, ``chunk`` at a time."""
@@ -214,68 +237,88 @@ def _orth(Y: torch.Tensor) -> torch.Tensor:
     return torch.linalg.qr(Y).Q
 
 
-def top_singular_values(op: LayerOperator, k: int = 1, *, steps: int = 40, seed: int = 0) -> Spectrum:
+def _check_tol(tol) -> float:
+    if isinstance(tol, bool) or not isinstance(tol, (int, float)) or not 0 <= tol < 1:
+        raise ParameterError(f"tol must be a number in [0, 1), got {tol!r}")
+    return float(tol)
+
+
+def _checkpoint(j: int, s: int, every: int = 8) -> bool:
+    """Test convergence after step ``j`` (0-based) every ``every`` steps and at the last (a
+    test costs a small dense SVD / eigenproblem per problem: not after every step)."""
+    return j + 1 == s or (j + 1) % every == 0
+
+
+def _full_space(op: LayerOperator, k: int) -> Spectrum:
+    """Every ``J e_i`` at once: the exact singular values (the Krylov space is everything)."""
+    n = op.n_in
+    Q = torch.eye(n, dtype=op.x.dtype, device=op.x.device).expand(op.problems, n, n).contiguous()
+    JQ = op.matvec(Q.permute(2, 0, 1)).permute(1, 2, 0).double()  # (P, n_out, n) = J
+    sigma = torch.linalg.svdvals(JQ)[:, :k]
+    return Spectrum(sigma.cpu().numpy(), np.zeros(tuple(sigma.shape)), "dense (full Krylov space)")
+
+
+def top_singular_values(
+    op: LayerOperator, k: int = 1, *, steps: int = 100, tol: float = 1e-3, seed: int = 0
+) -> Spectrum:
     """The ``k`` largest singular values of ``J`` per problem, descending.
 
-    Randomised block Krylov iteration on ``J^T J`` (Musco & Musco 2015): a block of
-    ``b = max(k + 2, 8)`` random vectors and ``steps // b`` products with ``J^T J``, each on the
-    whole block at once (wide matrix products through the layer), then Rayleigh–Ritz on the
-    Krylov space of dimension ``m = b (steps // b + 1)``, whose ``J Q`` and ``J^T J Q`` come
-    from the products already made. ``accuracy``: the Ritz residual ``r`` puts an eigenvalue of
-    ``J^T J`` within ``r`` of ``sigma^2``, so a singular value of ``J`` lies within ``r / sigma``
-    of ``sigma``. When ``m >= n`` the space is everything and the values are exact.
+    Golub–Kahan–Lanczos bidiagonalisation with full reorthogonalisation, batched over the
+    problems: step ``j`` makes one ``J v`` (``jvp``) and one ``J^T u`` (``vjp``) for every
+    problem at once and extends ``J V_j = U_j B_j`` with ``B_j`` upper bidiagonal. The singular
+    values of ``B_j`` are those of ``U_j^T J V_j``, so each is a lower bound of the
+    corresponding one of ``J`` (interlacing), and for each Ritz triplet ``(sigma, x, y)`` of
+    ``B_j``, ``J V y = sigma U x`` holds exactly while ``J^T U x - sigma V y`` has norm
+    ``r = beta_j |x_j|``: a singular value of ``J`` lies within ``r`` of ``sigma``. ``accuracy``
+    is that ``r`` (absolute). Every 8 steps the iteration stops once ``r <= tol * sigma`` for the
+    top ``k`` of every problem (``tol=0``: always ``steps`` steps); a single-vector Krylov space
+    of ``J^T J`` reaches a given accuracy in far fewer products than a block one of the same
+    dimension. With ``steps >= n`` the whole space is taken at once and the values are exact.
     """
     if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
         raise ParameterError(f"steps must be a positive integer, got {steps!r}")
+    tol = _check_tol(tol)
     n = op.n_in
-    k = min(k, n)
-    b = min(n, max(k + 2, 8))
-    q = max(1, steps // b)
-    if b * (q + 1) >= n:  # the Krylov space would be the whole space: take it
-        Q = torch.eye(n, dtype=op.x.dtype, device=op.x.device).expand(op.problems, n, n).contiguous()
-        Z = op.matvec(Q.permute(2, 0, 1))  # J Q, (m, P, n_out)
-        JQ, JtJQ = Z.permute(1, 2, 0).double(), None
-    else:
-        gen = torch.Generator().manual_seed(seed)
-        Y = _orth(torch.randn(op.problems, n, b, generator=gen, dtype=op.x.dtype).to(op.x.device))
-        Ys, JYs, JtJYs = [], [], []
-        for i in range(q + 1):
-            W = op.matvec(Y.permute(2, 0, 1))  # J Y
-            U = op.rmatvec(W)  # J^T J Y
-            Ys.append(Y)
-            JYs.append(W.permute(1, 2, 0))
-            JtJYs.append(U.permute(1, 2, 0))
-            if i < q:
-                Y = _orth(U.permute(1, 2, 0))
-        # Q = K R^-1 with K the Krylov blocks: J Q and J^T J Q follow from the products already
-        # made (no further pass through the layer), in float64
-        Q, R = torch.linalg.qr(torch.cat(Ys, dim=2).double())
-        diag = R.diagonal(dim1=-2, dim2=-1).abs()
-        if bool((diag <= 1e-10 * diag.amax(-1, keepdim=True)).any()):  # dependent blocks: recompute
-            Q = _orth(torch.cat(Ys, dim=2)).double()
-            Z = op.matvec(Q.to(op.x.dtype).permute(2, 0, 1))
-            JQ, JtJQ = Z.permute(1, 2, 0).double(), op.rmatvec(Z).permute(1, 2, 0).double()
-        else:
-            solve = torch.linalg.solve_triangular
-            JQ = solve(R, torch.cat(JYs, dim=2).double(), upper=True, left=False)
-            JtJQ = solve(R, torch.cat(JtJYs, dim=2).double(), upper=True, left=False)
-    G = JQ.transpose(1, 2) @ JQ  # Q^T J^T J Q
-    theta, V = torch.linalg.eigh(G)
-    theta, V = theta.flip(-1)[:, :k], V.flip(-1)[:, :, :k]
-    sigma = theta.clamp(min=0).sqrt()
-    exact = JtJQ is None
-    if exact:
-        acc = torch.zeros_like(sigma)
-    else:
-        resid = (JtJQ @ V - (Q.double() @ V) * theta[:, None, :]).norm(dim=1)
-        acc = resid / torch.where(sigma > 0, sigma, torch.ones_like(sigma))
-    method = "dense (full Krylov space)" if exact else f"block Krylov (block {b}, dimension {Q.shape[-1]})"
-    return Spectrum(sigma.cpu().numpy(), acc.cpu().numpy(), method)
+    k = min(k, n, op.n_out)
+    s = max(steps, k)
+    if s >= min(n, op.n_out):
+        return _full_space(op, k)
+    P = op.problems
+    v, gen = _start(P, n, op.x, seed)
+    V = v.new_zeros(P, s + 1, n)
+    U = v.new_zeros(P, s, op.n_out)
+    alpha = torch.zeros(P, s, dtype=torch.float64)
+    beta = torch.zeros(P, s, dtype=torch.float64)
+    V[:, 0] = v
+    u = op.matvec(v[None])[0]
+    for j in range(s):
+        if j:
+            u = u - beta[:, j - 1, None].to(u) * U[:, j - 1]
+        u, _ = _orthonormalise(u, U, j)
+        U[:, j], a = _next_basis(u, U, j, gen)
+        alpha[:, j] = a.double().cpu()
+        w = op.rmatvec(U[None, :, j])[0] - alpha[:, j, None].to(u) * V[:, j]
+        w, _ = _orthonormalise(w, V, j + 1)
+        V[:, j + 1], b = _next_basis(w, V, j + 1, gen)
+        beta[:, j] = b.double().cpu()
+        if _checkpoint(j, s) and j + 1 >= k:
+            B = torch.diag_embed(alpha[:, : j + 1]) + torch.diag_embed(beta[:, :j], offset=1)
+            X, sig, _ = torch.linalg.svd(B)
+            resid = beta[:, j, None] * X[:, j, :k].abs()
+            sig = sig[:, :k]
+            if j + 1 == s or bool((resid <= tol * sig).all()):
+                break
+        u = op.matvec(V[None, :, j + 1])[0]
+    return Spectrum(
+        sig.numpy(), resid.numpy(), f"Golub-Kahan-Lanczos ({j + 1} steps, tol {tol:g})"
+    )
 
 
-def _arnoldi(op: LayerOperator, steps: int, seed: int) -> tuple[np.ndarray, int]:
+def _arnoldi(op: LayerOperator, steps: int, seed: int, tol: float = 0.0) -> tuple[np.ndarray, int]:
     """Arnoldi on ``J^T`` (same eigenvalues as ``J``; ``vjp`` only): the ``(P, s + 1, s)``
-    Hessenberg matrix in float64 and ``s``."""
+    Hessenberg matrix in float64 and the number of steps ``s`` taken. With ``tol > 0`` and a
+    Krylov space short of the whole space it stops (tested every 8 steps) once the dominant Ritz value of every problem has a residual
+    ``<= tol`` times its modulus."""
     if not op.square:
         raise ShapeError(f"no eigenvalues: the layer maps {op.n_in} numbers to {op.n_out}")
     s = _check_steps(steps, op.n_in, 1)
@@ -287,24 +330,38 @@ def _arnoldi(op: LayerOperator, steps: int, seed: int) -> tuple[np.ndarray, int]
         w, h = _orthonormalise(op.rmatvec(Q[None, :, j])[0], Q, j + 1)
         H[:, : j + 1, j] = h
         Q[:, j + 1], H[:, j + 1, j] = _next_basis(w, Q, j + 1, gen)
+        if tol > 0 and s < op.n_in and j + 1 < s and _checkpoint(j, s):
+            theta, resid = _dominant(H[:, : j + 2, : j + 1].double().cpu().numpy(), j + 1)
+            if np.all(resid <= tol * theta):
+                return H[:, : j + 2, : j + 1].double().cpu().numpy(), j + 1
     return H.double().cpu().numpy(), s
 
 
-def spectral_radius(op: LayerOperator, *, steps: int = 40, seed: int = 0) -> Spectrum:
-    """Largest ``|eigenvalue|`` of ``J`` per problem (``values`` ``(P, 1)``), by Arnoldi.
-
-    ``accuracy`` is the Ritz residual ``h_{s+1,s} |y_last|`` of the dominant Ritz pair (a
-    backward-error bound; 0 when the Krylov space is the whole space).
-    """
-    H, s = _arnoldi(op, steps, seed)
+def _dominant(H: np.ndarray, s: int) -> tuple[np.ndarray, np.ndarray]:
+    """``|theta|`` of the largest Ritz value of each problem and its residual ``h_{s+1,s} |y_s|``."""
     lam, Y = np.linalg.eig(H[:, :s, :])
     top = np.argmax(np.abs(lam), axis=1)
-    rows = np.arange(op.problems)
+    rows = np.arange(H.shape[0])
+    return np.abs(lam[rows, top]), np.abs(H[:, s, s - 1] * Y[rows, -1, top])
+
+
+def spectral_radius(op: LayerOperator, *, steps: int = 100, tol: float = 1e-3, seed: int = 0) -> Spectrum:
+    """Largest ``|eigenvalue|`` of ``J`` per problem (``values`` ``(P, 1)``), by Arnoldi.
+
+    Arnoldi on ``J^T`` (``vjp`` only) with full reorthogonalisation, at most ``steps`` steps,
+    stopping (tested every 8 steps) once the dominant Ritz value of every problem has a
+    residual ``h_{s+1,s} |y_s| <= tol * |theta|`` (``tol=0``: always ``steps``; ``steps >= n``:
+    always the whole space, exact). ``accuracy`` is
+    that residual: a backward-error bound (``theta`` is an eigenvalue of a matrix within it of
+    ``J``), which a non-normal Jacobian can amplify; 0 when the Krylov space is the whole space.
+    """
+    tol = _check_tol(tol)
+    H, s = _arnoldi(op, steps, seed, tol)
+    theta, resid = _dominant(H, s)
     exact = s >= op.n_in
-    resid = np.zeros(op.problems) if exact else np.abs(H[:, s, s - 1] * Y[rows, -1, top])
-    return Spectrum(
-        np.abs(lam[rows, top])[:, None], resid[:, None], "arnoldi (exact)" if exact else "arnoldi"
-    )
+    if exact:
+        resid = np.zeros(op.problems)
+    return Spectrum(theta[:, None], resid[:, None], "arnoldi (exact)" if exact else f"arnoldi ({s} steps)")
 
 
 def ritz_values(op: LayerOperator, *, steps: int = 40, seed: int = 0) -> np.ndarray:
