@@ -105,6 +105,8 @@ class LayerOperator:
             self.n_in, self.n_out = x[0].numel(), self.y[0].numel()
         self.problems = self.B * (1 if self.tokens is None else len(self.tokens))
         self._vjp = self._jvp = None
+        #: how ``J w`` is computed (set on first use): ``"transpose of vjp"`` or ``"jvp"``
+        self.forward_mode = None
 
     @property
     def square(self) -> bool:
@@ -143,17 +145,35 @@ class LayerOperator:
     def _forward(self):
         """``w -> J w`` as the transpose of the linear map ``v -> J^T v``: a reverse pass through
         the reverse pass already recorded (no new forward, and on CPU markedly cheaper than
-        forward-mode AD); forward-mode ``jvp`` where the layer has no double backward."""
+        forward-mode AD). A layer whose backward is not itself differentiable (a custom
+        ``autograd.Function`` marked ``once_differentiable``) may give a silently wrong transpose,
+        so the identity ``<u, J w> = <J^T u, w>`` is checked on random ``u, w`` first; where it
+        fails, or double backward raises, forward-mode ``jvp`` is used."""
         if self._jvp is None:
             vjp = self._transpose()
+            jvp = lambda w: torch.func.jvp(self.fn, (self.x,), (w,))[1]  # noqa: E731
             try:
                 _, jt = torch.func.vjp(lambda v: vjp(v)[0], torch.zeros_like(self.y))
-                probe = torch.zeros_like(self.x)
-                jt(probe)  # an op without double backward raises here, not mid-iteration
-                self._jvp = lambda w: jt(w)[0]
+                ok = self._transposes(vjp, jt)
             except (RuntimeError, NotImplementedError):
-                self._jvp = lambda w: torch.func.jvp(self.fn, (self.x,), (w,))[1]
+                ok = False
+            self._jvp = (lambda w: jt(w)[0]) if ok else jvp
+            self.forward_mode = "transpose of vjp" if ok else "jvp"
         return self._jvp
+
+    def _transposes(self, vjp, jt) -> bool:
+        """``<u, jt(w)> == <vjp(u), w>`` per sample, to rounding, for one random pair."""
+        gen = torch.Generator().manual_seed(12345)
+        u = torch.randn(self.y.shape, generator=gen, dtype=self.y.dtype).to(self.y.device)
+        w = torch.randn(self.x.shape, generator=gen, dtype=self.x.dtype).to(self.x.device)
+        Jw, Jtu = jt(w)[0].detach(), vjp(u)[0].detach()
+        B = self.B
+        a = (u * Jw).reshape(B, -1).sum(1).double()
+        b = (Jtu * w).reshape(B, -1).sum(1).double()
+        scale = Jtu.reshape(B, -1).norm(dim=1) * w.reshape(B, -1).norm(dim=1)
+        scale = scale + u.reshape(B, -1).norm(dim=1) * Jw.reshape(B, -1).norm(dim=1)
+        eps = torch.finfo(self.x.dtype).eps
+        return bool(((a - b).abs() <= math.sqrt(eps) * scale.double()).all())
 
     @staticmethod
     def _each(f, lanes: torch.Tensor) -> torch.Tensor:
