@@ -72,7 +72,7 @@ def test_forward_products_by_transpose_or_jvp_match_the_dense_jacobian(once):
     assert op.forward_mode == ("jvp" if once else "transpose of vjp")
     _, vjp = torch.func.vjp(fn, x)
     _, jt = torch.func.vjp(lambda u: vjp(u)[0], torch.zeros(3, 6, dtype=torch.float64))
-    assert op._transposes(vjp, jt) is (not once)
+    assert op._full.transposes(vjp, jt) is (not once)
     wrong = jt(w[0])[0]
     assert torch.allclose(wrong, torch.einsum("bij,bj->bi", J, w[0])) is (not once)
 
@@ -136,3 +136,30 @@ def test_arnoldi_stops_at_its_tolerance_on_a_known_spectrum():
     lam2[0] = 2.5
     J2 = S @ torch.diag_embed(lam2.expand(P, n)) @ torch.linalg.inv(S)
     np.testing.assert_allclose(spectral_radius(_linear(J2), steps=50, tol=1e-10).values[:, 0], 2.5, rtol=1e-8)
+
+
+def test_causal_blocks_run_on_prefixes_only_where_the_layer_allows():
+    torch.manual_seed(0)
+    T, d = 6, 4
+    W = torch.randn(d, d, dtype=torch.float64)
+
+    def causal(x):  # token t reads tokens <= t, whatever the length
+        return x + torch.tanh(torch.cumsum(x, 1) @ W.T)
+
+    def tied(x):  # causal at length T too, but scaled by the length: a prefix computes otherwise
+        return x + torch.tanh(torch.cumsum(x, 1) @ W.T / x.shape[1])
+
+    x = torch.randn(2, T, d, dtype=torch.float64)
+    tokens = (1, 3, 5)
+    for fn, prefixed in ((causal, True), (tied, False)):
+        op = LayerOperator(fn, x, tokens=tokens)
+        assert op.prefixed is prefixed
+        J = torch.autograd.functional.jacobian(fn, x)  # (2, T, d, 2, T, d)
+        blocks = torch.stack([J[b, t, :, b, t, :] for t in tokens for b in range(2)])
+        np.testing.assert_allclose(op.dense(), blocks, rtol=1e-12, atol=1e-14)
+        w = torch.randn(3, op.problems, d, dtype=torch.float64)
+        np.testing.assert_allclose(op.matvec(w), torch.einsum("pij,kpj->kpi", blocks, w), atol=1e-12)
+    # whole-sequence products on request give the same blocks
+    whole = LayerOperator(causal, x, tokens=tokens, prefix=False)
+    assert not whole.prefixed
+    np.testing.assert_allclose(whole.dense(), LayerOperator(causal, x, tokens=tokens).dense(), atol=1e-14)

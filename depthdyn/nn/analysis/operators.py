@@ -63,6 +63,68 @@ def _quiet(fn):
     return wrapped
 
 
+class _Products:
+    """``v -> J^T v`` and ``w -> J w`` of ``fn`` at ``x`` (``y = fn(x)``), on lanes ``(K, *x.shape)``."""
+
+    def __init__(self, fn: Callable, x: torch.Tensor, y: torch.Tensor):
+        self.fn, self.x, self.y = fn, x, y
+        self._vjp = self._jvp = None
+        self.mode = None
+
+    def transpose(self):
+        """The recorded ``v -> J^T v`` (one reverse pass through the layer's saved graph)."""
+        if self._vjp is None:
+            _, self._vjp = torch.func.vjp(self.fn, self.x)
+        return self._vjp
+
+    def forward(self):
+        """``w -> J w`` as the transpose of the linear map ``v -> J^T v``: a reverse pass through
+        the reverse pass already recorded (no new forward, and on CPU markedly cheaper than
+        forward-mode AD). A layer whose backward is not itself differentiable (a custom
+        ``autograd.Function`` marked ``once_differentiable``) may give a silently wrong transpose,
+        so the identity ``<u, J w> = <J^T u, w>`` is checked on random ``u, w`` first; where it
+        fails, or double backward raises, forward-mode ``jvp`` is used."""
+        if self._jvp is None:
+            vjp = self.transpose()
+            jvp = lambda w: torch.func.jvp(self.fn, (self.x,), (w,))[1]  # noqa: E731
+            try:
+                _, jt = torch.func.vjp(lambda v: vjp(v)[0], torch.zeros_like(self.y))
+                ok = self.transposes(vjp, jt)
+            except (RuntimeError, NotImplementedError):
+                ok = False
+            self._jvp = (lambda w: jt(w)[0]) if ok else jvp
+            self.mode = "transpose of vjp" if ok else "jvp"
+        return self._jvp
+
+    def transposes(self, vjp, jt) -> bool:
+        """``<u, jt(w)> == <vjp(u), w>`` per sample, to rounding, for one random pair."""
+        gen = torch.Generator().manual_seed(12345)
+        u = torch.randn(self.y.shape, generator=gen, dtype=self.y.dtype).to(self.y.device)
+        w = torch.randn(self.x.shape, generator=gen, dtype=self.x.dtype).to(self.x.device)
+        Jw, Jtu = jt(w)[0].detach(), vjp(u)[0].detach()
+        B = self.x.shape[0]
+        a = (u * Jw).reshape(B, -1).sum(1).double()
+        b = (Jtu * w).reshape(B, -1).sum(1).double()
+        scale = Jtu.reshape(B, -1).norm(dim=1) * w.reshape(B, -1).norm(dim=1)
+        scale = scale + u.reshape(B, -1).norm(dim=1) * Jw.reshape(B, -1).norm(dim=1)
+        eps = torch.finfo(self.x.dtype).eps
+        return bool(((a - b).abs() <= math.sqrt(eps) * scale.double()).all())
+
+    @staticmethod
+    def _each(f, lanes: torch.Tensor) -> torch.Tensor:
+        """``f`` on every lane: a single one directly, several batched by ``vmap``."""
+        if lanes.shape[0] == 1:
+            return _quiet(f)(lanes[0])[None]
+        return _quiet(torch.func.vmap(f))(lanes)
+
+    def rvec(self, lanes: torch.Tensor) -> torch.Tensor:
+        vjp = self.transpose()
+        return self._each(lambda v: vjp(v)[0], lanes.to(self.y.dtype)).detach()
+
+    def fvec(self, lanes: torch.Tensor) -> torch.Tensor:
+        return self._each(self.forward(), lanes.to(self.x.dtype)).detach()
+
+
 class LayerOperator:
     """``J = d layer(x) / dx`` at one recorded input, as ``jvp``/``vjp`` products.
 
@@ -76,14 +138,25 @@ class LayerOperator:
     tokens : sequence of int, optional
         Sampled token positions of a causal sequence layer (state ``(B, T, d)``): the
         operator is then the diagonal blocks ``D_t`` of those tokens.
+    prefix : bool
+        With ``tokens``: where the layer accepts a shorter sequence and is causal, compute the
+        block of token ``t`` on the prefix ``x[:, :t + 1]`` alone (see Notes).
 
     Notes
     -----
     Vectors are shaped ``(P, n)`` with ``P`` independent problems: ``P = B`` (one per
     sample, ``n`` the flattened state), or ``P = len(tokens) * B`` (token-major, ``n = d``).
+
+    A product with the block ``D_t`` is a pass through the whole sequence (autograd computes
+    every token, the zero tangents included). The output of a causal layer at tokens ``<= t``
+    does not depend on later tokens, so where the layer called on the prefix ``x[:, :t + 1]``
+    gives the recorded outputs there and the same ``D_t^T v`` on a random ``v``, token ``t``'s
+    products run on that prefix: ``t + 1`` tokens instead of ``T`` (about half the work for
+    evenly spaced tokens). A layer whose other arguments are tied to the length ``T`` (masks,
+    position tables) fails that check and keeps whole-sequence products (``prefixed`` False).
     """
 
-    def __init__(self, fn: Callable, x: torch.Tensor, *, tokens=None):
+    def __init__(self, fn: Callable, x: torch.Tensor, *, tokens=None, prefix: bool = True):
         self.fn, self.x = fn, x.detach()
         with torch.no_grad():
             self.y = fn(self.x)
@@ -104,13 +177,51 @@ class LayerOperator:
         else:
             self.n_in, self.n_out = x[0].numel(), self.y[0].numel()
         self.problems = self.B * (1 if self.tokens is None else len(self.tokens))
-        self._vjp = self._jvp = None
-        #: how ``J w`` is computed (set on first use): ``"transpose of vjp"`` or ``"jvp"``
-        self.forward_mode = None
+        self._full = _Products(fn, self.x, self.y)
+        self._prefix = self._prefixes() if prefix and self.tokens is not None else None
 
     @property
     def square(self) -> bool:
         return self.n_in == self.n_out
+
+    @property
+    def prefixed(self) -> bool:
+        """Whether the token blocks are computed on sequence prefixes (see Notes)."""
+        return self._prefix is not None
+
+    @property
+    def forward_mode(self) -> str | None:
+        """How ``J w`` is computed (known after the first one): ``"transpose of vjp"`` or ``"jvp"``."""
+        modes = {p.mode for p in (self._prefix or [self._full]) if p.mode is not None}
+        return None if not modes else "jvp" if "jvp" in modes else modes.pop()
+
+    def _prefixes(self):
+        """One :class:`_Products` per sampled token on its prefix, or None where the check fails."""
+        T, eps = self.x.shape[1], torch.finfo(self.y.dtype).eps
+        tol = 1e3 * eps * (1.0 + float(self.y.abs().max()))
+        pieces = []
+        for t in self.tokens:
+            if t == T - 1:
+                pieces.append(self._full)
+                continue
+            xs = self.x[:, : t + 1]
+            try:  # a layer bound to length-T arguments raises here (any error): whole sequence
+                with torch.no_grad():
+                    ys = self.fn(xs)
+            except Exception:  # noqa: BLE001
+                return None
+            if not isinstance(ys, torch.Tensor) or ys.shape != xs.shape:
+                return None
+            if float((ys - self.y[:, : t + 1]).abs().max()) > tol:
+                return None
+            pieces.append(_Products(self.fn, xs, ys))
+        self._prefix = pieces
+        gen = torch.Generator().manual_seed(54321)
+        V = torch.randn(1, self.problems, self.n_out, generator=gen, dtype=self.y.dtype).to(self.y.device)
+        short, whole = self.rmatvec(V), self._whole_rmatvec(V)
+        scale = float(whole.abs().max()) + float(V.abs().max())
+        self._prefix = None
+        return pieces if float((short - whole).abs().max()) <= 1e3 * eps * scale else None
 
     # -- layout: (P, n) vectors <-> full tensors, one lane per token -----------------------
     def _lanes(self, V: torch.Tensor, shape) -> torch.Tensor:
@@ -135,63 +246,34 @@ class LayerOperator:
         picked = G[:, torch.arange(m, device=G.device), :, tok]  # (m, K, B, d)
         return picked.transpose(0, 1).reshape(K, self.problems, -1)
 
+    def _per_prefix(self, V: torch.Tensor, product) -> torch.Tensor:
+        """``(K, P, d)`` -> ``(K, P, d)``, token ``t``'s vectors through its prefix's products."""
+        K, d = V.shape[0], V.shape[2]
+        Vt = V.reshape(K, len(self.tokens), self.B, d)
+        out = []
+        for i, (t, piece) in enumerate(zip(self.tokens, self._prefix, strict=True)):
+            lanes = V.new_zeros(K, self.B, t + 1, d)
+            lanes[:, :, t] = Vt[:, i]
+            out.append(product(piece, lanes)[:, :, t])
+        return torch.stack(out, 1).reshape(K, self.problems, d)
+
     # -- products --------------------------------------------------------------------------
-    def _transpose(self):
-        """The recorded ``v -> J^T v`` (one reverse pass through the layer's saved graph)."""
-        if self._vjp is None:
-            _, self._vjp = torch.func.vjp(self.fn, self.x)
-        return self._vjp
-
-    def _forward(self):
-        """``w -> J w`` as the transpose of the linear map ``v -> J^T v``: a reverse pass through
-        the reverse pass already recorded (no new forward, and on CPU markedly cheaper than
-        forward-mode AD). A layer whose backward is not itself differentiable (a custom
-        ``autograd.Function`` marked ``once_differentiable``) may give a silently wrong transpose,
-        so the identity ``<u, J w> = <J^T u, w>`` is checked on random ``u, w`` first; where it
-        fails, or double backward raises, forward-mode ``jvp`` is used."""
-        if self._jvp is None:
-            vjp = self._transpose()
-            jvp = lambda w: torch.func.jvp(self.fn, (self.x,), (w,))[1]  # noqa: E731
-            try:
-                _, jt = torch.func.vjp(lambda v: vjp(v)[0], torch.zeros_like(self.y))
-                ok = self._transposes(vjp, jt)
-            except (RuntimeError, NotImplementedError):
-                ok = False
-            self._jvp = (lambda w: jt(w)[0]) if ok else jvp
-            self.forward_mode = "transpose of vjp" if ok else "jvp"
-        return self._jvp
-
-    def _transposes(self, vjp, jt) -> bool:
-        """``<u, jt(w)> == <vjp(u), w>`` per sample, to rounding, for one random pair."""
-        gen = torch.Generator().manual_seed(12345)
-        u = torch.randn(self.y.shape, generator=gen, dtype=self.y.dtype).to(self.y.device)
-        w = torch.randn(self.x.shape, generator=gen, dtype=self.x.dtype).to(self.x.device)
-        Jw, Jtu = jt(w)[0].detach(), vjp(u)[0].detach()
-        B = self.B
-        a = (u * Jw).reshape(B, -1).sum(1).double()
-        b = (Jtu * w).reshape(B, -1).sum(1).double()
-        scale = Jtu.reshape(B, -1).norm(dim=1) * w.reshape(B, -1).norm(dim=1)
-        scale = scale + u.reshape(B, -1).norm(dim=1) * Jw.reshape(B, -1).norm(dim=1)
-        eps = torch.finfo(self.x.dtype).eps
-        return bool(((a - b).abs() <= math.sqrt(eps) * scale.double()).all())
-
-    @staticmethod
-    def _each(f, lanes: torch.Tensor) -> torch.Tensor:
-        """``f`` on every lane: a single one directly, several batched by ``vmap``."""
-        if lanes.shape[0] == 1:
-            return _quiet(f)(lanes[0])[None]
-        return _quiet(torch.func.vmap(f))(lanes)
+    def _whole_rmatvec(self, V: torch.Tensor) -> torch.Tensor:
+        lanes = self._lanes(V.to(self.y.dtype), self.y.shape[1:])
+        return self._unlanes(self._full.rvec(lanes), V.shape[0])
 
     def rmatvec(self, V: torch.Tensor) -> torch.Tensor:
         """``J^T v`` for ``V`` of shape ``(K, P, n_out)``: returns ``(K, P, n_in)``."""
-        vjp = self._transpose()
-        lanes = self._lanes(V.to(self.y.dtype), self.y.shape[1:])
-        return self._unlanes(self._each(lambda v: vjp(v)[0], lanes).detach(), V.shape[0])
+        if self._prefix is not None:
+            return self._per_prefix(V.to(self.y.dtype), _Products.rvec)
+        return self._whole_rmatvec(V)
 
     def matvec(self, W: torch.Tensor) -> torch.Tensor:
         """``J w`` for ``W`` of shape ``(K, P, n_in)``: returns ``(K, P, n_out)``."""
+        if self._prefix is not None:
+            return self._per_prefix(W.to(self.x.dtype), _Products.fvec)
         lanes = self._lanes(W.to(self.x.dtype), self.x.shape[1:])
-        return self._unlanes(self._each(self._forward(), lanes).detach(), W.shape[0])
+        return self._unlanes(self._full.fvec(lanes), W.shape[0])
 
     def dense(self, *, chunk: int = 256) -> torch.Tensor:
         """The Jacobian ``(P, n_out, n_in)``, one ``vjp`` per output coordinate, ``chunk`` at a time."""
@@ -223,12 +305,18 @@ def _check_steps(steps, n: int, k: int) -> int:
 
 
 def _orthonormalise(w: torch.Tensor, Q: torch.Tensor, j: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """Twice Gram–Schmidt of ``w`` ``(P, n)`` against ``Q[:, :j]``; returns (w, coefficients)."""
+    """Gram–Schmidt of ``w`` ``(P, n)`` against ``Q[:, :j]``, repeated once where a problem's
+    vector lost more than ``1 - 1/sqrt(2)`` of its norm (the Daniel–Gragg–Kaufman–Stewart test:
+    one pass is then not enough for orthogonality to rounding); returns (w, coefficients)."""
     h = torch.zeros(w.shape[0], j, dtype=w.dtype, device=w.device)
     for _ in range(2):
-        c = torch.einsum("pjn,pn->pj", Q[:, :j], w)
-        w = w - torch.einsum("pjn,pj->pn", Q[:, :j], c)
+        before = w.norm(dim=-1)
+        # bmm reads the basis in place (einsum copies the strided slice on every call)
+        c = torch.bmm(Q[:, :j], w[:, :, None])[:, :, 0]
+        w = w - torch.bmm(c[:, None, :], Q[:, :j])[:, 0]
         h = h + c
+        if bool((w.norm(dim=-1) > before / math.sqrt(2)).all()):
+            break
     return w, h
 
 
@@ -236,8 +324,9 @@ def _next_basis(w: torch.Tensor, Q: torch.Tensor, j: int, gen: torch.Generator) 
     """Normalise ``w``; where it vanished (an invariant subspace), restart with a random vector
     orthogonal to the basis and record a zero coupling, which keeps the projection exact."""
     norm = w.norm(dim=-1)
-    scale = Q[:, :j].abs().amax(dim=(1, 2)) if j else norm
-    dead = norm <= 1e3 * torch.finfo(w.dtype).eps * torch.clamp(scale, min=1.0)
+    # the basis is orthonormal (entries at most 1): the threshold is absolute past the first vector
+    scale = torch.clamp(norm, min=1.0) if j == 0 else torch.ones_like(norm)
+    dead = norm <= 1e3 * torch.finfo(w.dtype).eps * scale
     if bool(dead.any()):
         r = torch.randn(w.shape, generator=gen, dtype=w.dtype).to(w.device)
         r, _ = _orthonormalise(r, Q, j)
@@ -359,7 +448,8 @@ def _arnoldi(op: LayerOperator, steps: int, seed: int, tol: float = 0.0) -> tupl
 
 def _dominant(H: np.ndarray, s: int) -> tuple[np.ndarray, np.ndarray]:
     """``|theta|`` of the largest Ritz value of each problem and its residual ``h_{s+1,s} |y_s|``."""
-    lam, Y = np.linalg.eig(H[:, :s, :])
+    # torch's LAPACK: numpy's threaded BLAS crawls on a shared machine (10-60x here)
+    lam, Y = (t.numpy() for t in torch.linalg.eig(torch.from_numpy(np.ascontiguousarray(H[:, :s, :]))))
     top = np.argmax(np.abs(lam), axis=1)
     rows = np.arange(H.shape[0])
     return np.abs(lam[rows, top]), np.abs(H[:, s, s - 1] * Y[rows, -1, top])
@@ -391,7 +481,7 @@ def ritz_values(op: LayerOperator, *, steps: int = 40, seed: int = 0) -> np.ndar
     extreme values converge first.
     """
     H, s = _arnoldi(op, steps, seed)
-    return np.linalg.eigvals(H[:, :s, :])
+    return torch.linalg.eigvals(torch.from_numpy(np.ascontiguousarray(H[:, :s, :]))).numpy()
 
 
 def hutchinson_trace(op: LayerOperator, *, probes: int = 16, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
