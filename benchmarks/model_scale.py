@@ -160,7 +160,8 @@ def main() -> None:
         rel5 = np.abs(np.array(i["sigma"]) - np.array(d["sigma"])) / np.array(d["sigma"])
         print(
             f"reduced case (768 x 12 layers x 4 inputs): inspect / dense linearize time "
-            f"{i['seconds'] / d['seconds']:.3f} (cpu {i['cpu_seconds'] / d['cpu_seconds']:.3f}), peak memory {i['peak_rss_mb'] / d['peak_rss_mb']:.3f}; "
+            f"{i['seconds'] / d['seconds']:.3f} (cpu {i['cpu_seconds'] / d['cpu_seconds']:.3f}), "
+            f"peak memory {i['peak_rss_mb'] / d['peak_rss_mb']:.3f}; "
             f"max relative difference top-5 sigma {rel5.max():.2e}, rho {rel.max():.2e}"
         )
     if args.json:

@@ -6,7 +6,7 @@ stream with hooks during the model's own forward (:mod:`.record`), and returns
 * the depth profile: state norms per recorded depth, cosine of successive updates, the
   perturbation ratio ``||x_{l+1} - x_l|| / ||x_l||`` and per-depth gradient norms;
 * per layer and input, the top singular values and the spectral radius of the Jacobian
-  ``d x_{l+1} / d x_l`` (:mod:`.operators`: dense where small, block Krylov / Arnoldi otherwise;
+  ``d x_{l+1} / d x_l`` (:mod:`.operators`: dense where small, Lanczos / Arnoldi to a tolerance otherwise;
   for causal sequence layers per sampled token block), a Hutchinson trace, and the accuracy
   of each figure;
 * :meth:`Inspection.placement`: each layer as a depthdyn :class:`~depthdyn.Recurrence`

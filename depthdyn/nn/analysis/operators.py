@@ -1,9 +1,10 @@
 """Each layer's Jacobian as a matrix-free operator, and the Krylov methods that read it.
 
 A layer maps its input state ``x`` (one sample: ``n_in`` numbers) to its output state ``y``.
-:class:`LayerOperator` wraps ``J = dy/dx`` at the recorded input as products only: ``J w``
-by forward-mode AD (``jvp``) and ``J^T v`` by reverse mode (``vjp``), batched over the
-samples (they are independent: the batch axis is the first axis) and, with ``vmap``, over
+:class:`LayerOperator` wraps ``J = dy/dx`` at the recorded input as products only: ``J^T v``
+by reverse mode (``vjp``) and ``J w`` as the transpose of that linear map (a reverse pass
+through the recorded reverse pass; forward-mode ``jvp`` where that is unavailable), batched
+over the samples (they are independent: the batch axis is the first axis) and, with ``vmap``, over
 several vectors at once. Nothing of size ``n x n`` is formed unless asked (:meth:`dense`).
 
 Causal sequence layers (state ``(B, T, d)``, token ``t`` of the output depends on tokens
@@ -13,17 +14,19 @@ the diagonal blocks ``D_t = dy_t / dx_t`` (``d x d``). With ``tokens`` given, th
 ``D_t w`` at output token ``t`` (earlier tokens do not move), and a cotangent at output token
 ``t`` alone gives ``D_t^T v`` at input token ``t`` (later outputs carry no cotangent). So each
 sampled token is one independent ``d``-dimensional problem, ``T / len(tokens)`` times less work
-than the whole-sequence Jacobian and exact for the sampled blocks.
+than the whole-sequence Jacobian and exact for the sampled blocks; where the layer allows it,
+token ``t``'s products run on the prefix ``x[:, :t + 1]`` alone (:class:`LayerOperator`).
 
 Methods (all batched over the independent problems, float64 when the model is float64):
 
-* :func:`top_singular_values`: randomised block Krylov on ``J^T J`` (wide products);
+* :func:`top_singular_values`: Golub–Kahan–Lanczos bidiagonalisation (``J^T J`` implicitly);
 * :func:`spectral_radius`: Arnoldi on ``J^T`` (same eigenvalues as ``J``), needing only ``vjp``;
 * :func:`hutchinson_trace`: ``E[z^T J z]`` with Rademacher probes;
 * :meth:`LayerOperator.dense`: the Jacobian itself, for small ``n`` (one ``vjp`` per row).
 
-A Krylov space as large as the problem makes the block Krylov and Arnoldi values exact up to
-rounding; below that each value comes with its residual bound (``accuracy``).
+A Krylov space as large as the problem makes the values exact up to rounding; below that each
+value comes with its residual bound (``accuracy``), and the iterations stop once that bound is
+below ``tol`` times the value (tested every 8 steps).
 """
 
 from __future__ import annotations
@@ -418,16 +421,14 @@ def top_singular_values(
             if j + 1 == s or bool((resid <= tol * sig).all()):
                 break
         u = op.matvec(V[None, :, j + 1])[0]
-    return Spectrum(
-        sig.numpy(), resid.numpy(), f"Golub-Kahan-Lanczos ({j + 1} steps, tol {tol:g})"
-    )
+    return Spectrum(sig.numpy(), resid.numpy(), f"Golub-Kahan-Lanczos ({j + 1} steps, tol {tol:g})")
 
 
 def _arnoldi(op: LayerOperator, steps: int, seed: int, tol: float = 0.0) -> tuple[np.ndarray, int]:
     """Arnoldi on ``J^T`` (same eigenvalues as ``J``; ``vjp`` only): the ``(P, s + 1, s)``
     Hessenberg matrix in float64 and the number of steps ``s`` taken. With ``tol > 0`` and a
-    Krylov space short of the whole space it stops (tested every 8 steps) once the dominant Ritz value of every problem has a residual
-    ``<= tol`` times its modulus."""
+    Krylov space short of the whole space it stops (tested every 8 steps) once the dominant
+    Ritz value of every problem has a residual ``<= tol`` times its modulus."""
     if not op.square:
         raise ShapeError(f"no eigenvalues: the layer maps {op.n_in} numbers to {op.n_out}")
     s = _check_steps(steps, op.n_in, 1)
