@@ -24,7 +24,7 @@ from .numeric.region import StabilityRegion, stability_region
 from .recurrence import Param, Recurrence
 from .symbolic.records import Record
 
-__all__ = ["DEFAULT_BOX", "CompareRow", "ComparisonTable", "compare", "numeric_numbers", "parse_spec",
+__all__ = ["DEFAULT_BOX", "CompareRow", "ComparisonTable", "axis_intervals", "compare", "numeric_numbers", "parse_spec",
            "plot_comparison", "resolve_spec", "stability_facts"]
 
 #: ``(re_lo, re_hi, im_lo, im_hi)`` of the ``lam`` plane where areas are measured and drawn.
@@ -195,14 +195,51 @@ def stability_facts(rec: Recurrence) -> dict:
     try:
         sn = stability_numbers(rec)
     except DepthdynError:
-        return {**grid, "grid_check": []}
-    exact = {"method": "exact (stability_numbers), grid-checked",
-             "real_interval": _exact_interval(sn.real_interval),
-             "imag_interval": _exact_interval(sn.imag_interval),
-             "a_alpha_degrees": sn.a_alpha_degrees, "zero_stable": sn.zero_stable,
-             "accuracy_order": sn.order}
+        sn = None
+    if sn is not None:
+        real, imag = sn.real_interval, sn.imag_interval
+        exact = {"method": "exact (stability_numbers), grid-checked",
+                 "real_interval": _exact_interval(real), "imag_interval": _exact_interval(imag),
+                 "a_alpha_degrees": sn.a_alpha_degrees, "zero_stable": sn.zero_stable,
+                 "accuracy_order": sn.order}
+    else:
+        try:
+            real, imag = (u.component(0) for u in axis_intervals(rec))
+        except DepthdynError:
+            return {**grid, "grid_check": []}
+        exact = {**grid, "method": "intervals exact (stability conditions on each axis), A(alpha) "
+                 "grid estimate; grid-checked", "real_interval": _exact_interval(real),
+                 "imag_interval": _exact_interval(imag)}
+    # which component of the stable set the interval is; "... on both sides": 0 itself is not in it
+    exact["real_component"], exact["imag_component"] = real.component, imag.component
     exact["grid_check"] = _disagreements(exact, grid, 40.0 / 8000)
     return exact
+
+
+def axis_intervals(rec: Recurrence):
+    """Exact strict-stability sets of ``rec`` on the real and the imaginary ``lam`` axis.
+
+    For any recurrence whose only free parameter is ``lam`` (not only ``rho - lam sigma``:
+    Runge-Kutta blocks, whose roots are polynomials in ``lam``): the real set solves the
+    Schur-Cohn conditions for real ``lam``; the imaginary set those for complex ``lam``
+    restricted to ``Re lam = 0``, in ``t = Im lam``. Both via
+    :func:`~depthdyn.symbolic.intervals.solve_for` (exact endpoints).
+
+    Returns
+    -------
+    (IntervalUnion, IntervalUnion)
+        The sets in ``lam`` and in ``t``.
+    """
+    from .symbolic.intervals import solve_for
+    from .symbolic.stability import stability_conditions
+
+    real = solve_for(rec, rec.lam)
+    sc = stability_conditions(rec, lam="complex")
+    syms = {s.name: s for s, _ in sc.domains}
+    re_, im_ = syms[f"{rec.lam}_re"], syms[f"{rec.lam}_im"]
+    on_axis = [c.subs(re_, 0) for c in sc.conditions]
+    imag = solve_for(on_axis, im_.name) if not sc.never else solve_for([sp.false], im_.name)
+    return real, imag
 
 
 def _depth_limit(rec: Recurrence) -> str:
@@ -264,11 +301,11 @@ class CompareRow(Record):
         return sp.latex(self.charpoly)
 
 
-def _interval(v) -> str:
+def _interval(v, component: str = "") -> str:
     if v is None:
         return "none"
     lo, hi = ("-oo" if v[0] is None else f"{v[0]:.4g}"), ("oo" if v[1] is None else f"{v[1]:.4g}")
-    return f"({lo}, {hi})"
+    return f"({lo}, {hi})" + (" \\ {0}" if component.endswith("on both sides") else "")
 
 
 _COLUMNS = ("family", "order", "states", "characteristic polynomial", "real interval", "imag interval",
@@ -292,7 +329,8 @@ class ComparisonTable(Record):
             alpha = nb.get("a_alpha_degrees")
             flag = " (!)" if nb.get("grid_check") else ""
             out.append([row.label + flag, str(row.order), str(row.state_size), sp.sstr(row.charpoly),
-                        _interval(nb.get("real_interval")), _interval(nb.get("imag_interval")),
+                        _interval(nb.get("real_interval"), nb.get("real_component", "")),
+                        _interval(nb.get("imag_interval"), nb.get("imag_component", "")),
                         "none" if alpha is None else f"{alpha:.4g} deg", str(nb.get("zero_stable")),
                         f"{row.area:.4g}",
                         "no finite limit" if row.depth_limit.startswith("no finite") else row.depth_limit])
@@ -414,8 +452,8 @@ def plot_comparison(table: ComparisonTable, ax=None):
     Returns
     -------
     matplotlib.axes.Axes
-        ``ax.images`` holds one mask per family (in table order); the legend has one
-        patch per family labelled with its specification.
+        ``ax.images`` holds the masks of each family (in table order, stacked by area:
+        the largest lowest); the legend has one patch per family labelled with its specification.
     """
     from matplotlib.patches import Patch
 
@@ -427,7 +465,10 @@ def plot_comparison(table: ComparisonTable, ax=None):
     handles = []
     for k, row in enumerate(table.rows):
         color = f"C{k % 10}"
+        drawn = len(ax.images)
         plot_stability_region(row.region, ax=ax, color=color)
+        for image in ax.images[drawn:]:
+            image.set_zorder(-row.area)  # larger regions beneath, so every fill stays visible
         handles.append(Patch(facecolor=color, alpha=0.45, edgecolor=color, label=row.label))
     lo, hi, ilo, ihi = table.box
     ax.set(xlim=(lo, hi), ylim=(ilo, ihi), aspect="equal", xlabel=_math("re(lam)"), ylabel=_math("im(lam)"),

@@ -59,7 +59,20 @@ def _method(alpha, beta, name: str, description: str, source: str, values: dict)
     return _finish(rec, values)
 
 
-def _adams(k: int, implicit: bool, back: int) -> tuple[list, list]:
+def _adams(k, implicit: bool, back: int, name: str, label: str, source: str, values: dict) -> Recurrence:
+    """The Adams (``back = 1``) or Nystrom/Milne (``back = 2``) method with ``k >= back`` steps.
+
+    ``label`` is the description with ``{k}`` and ``{p}`` (the order of the Adams methods)
+    to fill in once ``k`` is checked.
+    """
+    k = _positive_int(k, "k", MAX_ORDER)
+    if k < back:
+        raise ParameterError(f"{name} needs k >= {back} steps, got {k}")
+    alpha, beta = _adams_coefficients(k, implicit, back)
+    return _method(alpha, beta, name, label.format(k=k, p=k + implicit), source, values)
+
+
+def _adams_coefficients(k: int, implicit: bool, back: int) -> tuple[list, list]:
     """Integrate the interpolant over ``[k - back, k]``: nodes ``0..k-1`` (explicit) or ``0..k``."""
     nodes = range(k + 1) if implicit else range(k)
     b = _integrated_lagrange(nodes, k - back, k)
@@ -86,10 +99,8 @@ def adams_bashforth(*, k: int = 1, **values) -> Recurrence:
     >>> adams_bashforth(k=2).charpoly()
     lam/2 + r**2 + r*(-3*lam/2 - 1)
     """
-    k = _positive_int(k, "k", MAX_ORDER)
-    alpha, beta = _adams(k, False, 1)
-    return _method(alpha, beta, "adams_bashforth", f"Adams-Bashforth {k}-step (explicit, order {k})",
-                   "Hairer-Norsett-Wanner I §III.1; Lu et al. 2018 (LM-ResNet)", values)
+    return _adams(k, False, 1, "adams_bashforth", "Adams-Bashforth {k}-step (explicit, order {p})",
+                  "Hairer-Norsett-Wanner I §III.1; Lu et al. 2018 (LM-ResNet)", values)
 
 
 def adams_moulton(*, k: int = 1, **values) -> Recurrence:
@@ -103,10 +114,8 @@ def adams_moulton(*, k: int = 1, **values) -> Recurrence:
     >>> adams_moulton(k=1).charpoly()
     -lam/2 + r*(1 - lam/2) - 1
     """
-    k = _positive_int(k, "k", MAX_ORDER)
-    alpha, beta = _adams(k, True, 1)
-    return _method(alpha, beta, "adams_moulton", f"Adams-Moulton {k}-step (implicit, order {k + 1})",
-                   "Hairer-Norsett-Wanner I §III.1", values)
+    return _adams(k, True, 1, "adams_moulton", "Adams-Moulton {k}-step (implicit, order {p})",
+                  "Hairer-Norsett-Wanner I §III.1", values)
 
 
 def nystrom(*, k: int = 2, **values) -> Recurrence:
@@ -121,12 +130,8 @@ def nystrom(*, k: int = 2, **values) -> Recurrence:
     >>> nystrom(k=2).charpoly()
     -2*lam*r + r**2 - 1
     """
-    k = _positive_int(k, "k", MAX_ORDER)
-    if k < 2:
-        raise ParameterError(f"a Nystrom method needs k >= 2 steps, got {k}")
-    alpha, beta = _adams(k, False, 2)
-    return _method(alpha, beta, "nystrom", f"Nystrom {k}-step (explicit, order {k})",
-                   "Hairer-Norsett-Wanner I §III.1", values)
+    return _adams(k, False, 2, "nystrom", "Nystrom {k}-step (explicit, order {p})",
+                  "Hairer-Norsett-Wanner I §III.1", values)
 
 
 def milne_simpson(*, k: int = 2, **values) -> Recurrence:
@@ -140,12 +145,8 @@ def milne_simpson(*, k: int = 2, **values) -> Recurrence:
     >>> milne_simpson(k=2).charpoly()
     -4*lam*r/3 - lam/3 + r**2*(1 - lam/3) - 1
     """
-    k = _positive_int(k, "k", MAX_ORDER)
-    if k < 2:
-        raise ParameterError(f"a Milne-Simpson method needs k >= 2 steps, got {k}")
-    alpha, beta = _adams(k, True, 2)
-    return _method(alpha, beta, "milne_simpson", f"Milne-Simpson {k}-step (implicit)",
-                   "Hairer-Norsett-Wanner I §III.1", values)
+    return _adams(k, True, 2, "milne_simpson", "Milne-Simpson {k}-step (implicit)",
+                  "Hairer-Norsett-Wanner I §III.1", values)
 
 
 def bdf(*, k: int = 1, **values) -> Recurrence:

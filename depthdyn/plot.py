@@ -54,7 +54,11 @@ def _axes(ax) -> Axes:
 
 
 def _fmt(v) -> str:
+    if isinstance(v, str):  # an exact spelling the caller gave ("1/2"): shown as given
+        return v
     a = np.asarray(v)
+    if a.dtype.kind in "US":
+        return f"[{a.flat[0]} .. {a.flat[-1]}]" if a.ndim else str(a)
     if a.ndim:
         return f"[{_fmt(a.flat[0])} .. {_fmt(a.flat[-1])}]"
     return f"{complex(a).real:g}" if complex(a).imag == 0 else f"{complex(a):g}"

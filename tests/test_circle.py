@@ -99,3 +99,22 @@ def test_salem_polynomial_has_two_roots_on_and_two_off():
 def test_non_algebraic_coefficients_are_refused():
     with pytest.raises(ParameterError, match="algebraic"):
         exact_poly(r**2 - sp.sin(1) * r + sp.Rational(1, 2))
+
+
+def test_imaginary_cubic_crootof_coefficients():
+    """Leapfrog ``r^2 - 2 i t r - 1`` at ``t`` a root of ``T^3 - T - 1/3`` (no radicals).
+
+    The roots ``i t +- sqrt(1 - t^2)`` lie on the circle, distinct, for ``|t| < 1``; for
+    ``|t| > 1`` they are ``i (t +- sqrt(t^2 - 1))``, one outside. The cubic has roots on
+    both sides of ``|t| = 1``.
+    """
+    T = sp.Symbol("T")
+    rec = dd.general(rho="r**2 - 1", sigma="2*r")
+    seen = set()
+    for i in range(3):
+        t = sp.CRootOf(T**3 - T - Q(1, 3), i)
+        inside = abs(float(sp.N(t, 30))) < 1
+        seen.add(inside)
+        rc = root_condition(rec.subs(lam=I * t))
+        assert (rc.strict, rc.marginal) == (False, inside), t
+    assert seen == {True, False}

@@ -38,11 +38,37 @@ def test_numbers_exact_where_possible_and_cross_checked(table):
     assert res["method"].startswith("exact") and res["real_interval"] == [-2.0, 0.0]  # |1 + lam| < 1
     assert mom["real_interval"] == [-3.0, 0.0]  # -2(1 + m) < lam < 0 at m = 1/2
     assert leap["real_interval"] is None and leap["zero_stable"] is False  # (r - 1)^2 at lam = 0
-    assert rk["method"].startswith("grid estimate")  # R(z) is not linear in lam
-    assert abs(rk["imag_interval"][1] - 2 * np.sqrt(2)) < 0.01  # textbook: |R(it)| < 1 iff |t| < 2 sqrt 2
-    assert abs(rk["real_interval"][0] + 2.785) < 0.01
-    for nb in (res, mom, lm, leap):
+    # R(z) is not linear in lam: the axis intervals come from the conditions on each axis, exactly
+    assert rk["method"].startswith("intervals exact") and "A(alpha) grid estimate" in rk["method"]
+    # |R(it)|^2 = 1 - t^6/72 + t^8/576 < 1 iff 0 < t^2 < 8: 0 itself (R = 1) is not in the set
+    assert abs(rk["imag_interval"][1] - 2 * np.sqrt(2)) < 1e-12 and rk["imag_interval"][0] == -rk["imag_interval"][1]
+    assert rk["imag_component"] == "adjacent to 0 on both sides"
+    assert "(-2.828, 2.828) \\ {0}" in str(table)
+    assert abs(rk["real_interval"][0] - _rk4_left_end()) < 1e-12 and rk["real_interval"][1] == 0
+    for nb in (res, mom, lm, leap, rk):
         assert nb["grid_check"] == []
+
+
+def _rk4_left_end() -> float:
+    """Where |1 + x + x^2/2 + x^3/6 + x^4/24| reaches 1 on the negative axis: bisection in float64."""
+    R = lambda x: abs(np.polyval([1 / 24, 1 / 6, 1 / 2, 1, 1], x))  # noqa: E731
+    lo, hi = -3.0, -2.0  # R(-3) > 1 > R(-2)
+    assert R(lo) > 1 > R(hi)
+    for _ in range(80):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if R(mid) > 1 else (lo, mid)
+    return (lo + hi) / 2
+
+
+def test_exact_axis_intervals_beyond_multistep_shapes():
+    from depthdyn.compare import axis_intervals
+    from depthdyn.literature import rk2
+
+    real, imag = axis_intervals(rk2(h=1))
+    assert str(real.component(0).lo) == "-2" and imag.is_empty  # |1 + it - t^2/2|^2 = 1 + t^4/4 > 1
+    # mutation: a larger step halves the real interval, and still no imaginary one
+    real2, _ = axis_intervals(rk2(h=2))
+    assert real2.component(0).lo == -1
 
 
 def test_grid_check_flags_a_wrong_exact_number():
@@ -53,9 +79,10 @@ def test_grid_check_flags_a_wrong_exact_number():
     for key, wrong in (("real_interval", [-2.5, 0.0]), ("imag_interval", [None, None]), ("zero_stable", False)):
         assert _disagreements({**right, key: wrong}, grid, 0.005), key
     # an exact interval the grid contradicts is flagged in the table
-    facts = stability_facts(dd.weighted(a="1/2"))
-    assert facts["imag_interval"] is None or facts["grid_check"] or \
-        abs(facts["imag_interval"][1] - np.sqrt(3) / 2) < 0.01  # |1/2 + i t| < 1 iff |t| < sqrt(3)/2
+    facts = stability_facts(dd.weighted(a="1/2"))  # lam = 0 strictly stable: the locus misses it
+    assert facts["grid_check"] == [] and facts["imag_component"] == "contains 0"
+    assert abs(facts["imag_interval"][1] - np.sqrt(3) / 2) < 1e-12  # |1/2 + i t| < 1 iff |t| < sqrt(3)/2
+    assert facts["real_interval"] == [-1.5, 0.5]
 
 
 def test_exports(table):

@@ -145,3 +145,33 @@ def test_huge_grids_are_refused_up_front_with_the_size_and_the_way_out(monkeypat
         dd.batch_coefficients(dd.smooth(k=4), lam=small, h=1)
     # the chunked paths need no such limit
     assert dd.stability_mask(dd.smooth(k=1), lam=small, h=1)[0].shape == (1000,)
+
+
+def test_exact_spellings_are_read_by_the_safe_parser():
+    """"1/2" in the numeric layer means 0.5 (as in the symbolic layer); words are refused, never run."""
+    from depthdyn import momentum, simulate
+    from depthdyn.parse import ParseError
+
+    exact = simulate(momentum(), [1, 1], 12, m="1/2", eta="1", lam="-sqrt(2)/2")
+    floats = simulate(momentum(), [1, 1], 12, m=0.5, eta=1.0, lam=-(2**0.5) / 2)
+    assert np.array_equal(exact.values, floats.values)
+    swept = simulate(momentum(), [1, 1], 12, m=["0", "1/2", "9/10"], eta=1, lam=-1)
+    assert np.array_equal(swept.values, simulate(momentum(), [1, 1], 12, m=[0, 0.5, 0.9], eta=1, lam=-1).values)
+    with pytest.raises(ParseError):
+        simulate(momentum(), [1, 1], 5, m="__import__('os').getcwd()", eta=1, lam=-1)
+    with pytest.raises(ParseError):
+        simulate(momentum(), [1, 1], 5, m="m", eta=1, lam=-1)
+    with pytest.raises(ParameterError):  # the domain still applies: m in [0, 1)
+        simulate(momentum(), [1, 1], 5, m="3/2", eta=1, lam=-1)
+
+
+def test_simulate_at_one_complex_lam():
+    """A scalar complex lam (no batch) runs; the trajectory equals the closed form r^l of a first-order block."""
+    from depthdyn import residual, simulate
+
+    lam = -0.25 + 0.5j
+    traj = simulate(residual(), [1], 20, lam=lam)
+    assert traj.values.shape == (21,) and traj.values.dtype == np.complex128
+    assert np.allclose(traj.values, (1 + lam) ** np.arange(21), rtol=1e-13, atol=0)
+    assert simulate(residual(), [1], 20, lam=-0.25).values.dtype == np.float64  # real stays real
+    assert simulate(residual(), [1], 20, lam=sp.Rational(-1, 4)).values.dtype == np.float64

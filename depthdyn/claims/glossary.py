@@ -95,7 +95,10 @@ def _direct_path(cl):
             lost.append(f"dF/dx = {J.tolist()}, dL/dy = {list(kernel[0])}: dL/dx = 0")
     (root,) = roots(residual().subs(lam=-1)).values()
     ensure(root == 0, "residual() at lam = -1 is the zero map")
-    return Outcome("; ".join(lost) if lost else "; ".join(rows), verdict(not lost),
+    if not lost:
+        return Outcome("; ".join(rows), "holds", "dF/dx + I is invertible for every Jacobian given, so no "
+                       "direction of dL/dy is lost in this layer")
+    return Outcome("; ".join(lost), "fails",
                    "dL/dx = dL/dy (dF/dx + I) vanishes for dL/dy in the left kernel of dF/dx + I, i.e. whenever "
                    "dF/dx has an eigenvalue -1 (one mode of residual() at lam = -1 is the zero map); over many "
                    "layers the product of (I + dF/dx) can still vanish or explode")

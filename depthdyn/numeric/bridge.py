@@ -144,13 +144,29 @@ def _first(arr: np.ndarray, bad: np.ndarray):
     return (arr[np.unravel_index(int(np.argmax(bad)), bad.shape)] if arr.ndim else arr[()]).item()
 
 
+def _exact_spelling(name: str, text: str) -> sp.Expr:
+    """A value spelled exactly ("1/2", "sqrt(2)/2"), read by the safe parser (never evaluated)."""
+    from ..parse import as_sympy
+
+    value = as_sympy(str(text))
+    if value.free_symbols:
+        raise ParameterError(f"{name}={text!r} is symbolic; the numeric layer needs numbers")
+    return value
+
+
 def _as_array(name: str, value, check_finite: bool = True) -> np.ndarray:
+    if isinstance(value, str):
+        value = _exact_spelling(name, value)
+    elif isinstance(value, (list, tuple, np.ndarray)) and np.asarray(value).dtype.kind in "US":
+        strings = np.asarray(value)
+        value = np.array([complex(_exact_spelling(name, v)) for v in strings.flat]).reshape(strings.shape)
     if isinstance(value, sp.Basic):
         if value.free_symbols:
             raise ParameterError(
                 f"{name}={value} is symbolic; the numeric layer needs numbers (use rec.subs for symbols)"
             )
         value = complex(value)
+        value = value.real if value.imag == 0 else value  # a real exact number stays real
     try:
         arr = np.asarray(value)
     except (TypeError, ValueError) as exc:  # ragged lists

@@ -96,6 +96,7 @@ def _row_ok(row: np.ndarray, threshold: float) -> bool:
     """True when every entry is finite and within ``threshold`` (NaN compares false)."""
     if row.size == 0:
         return True
+    row = np.atleast_1d(row)  # a 0-d complex row (scalar state, no batch) cannot be viewed as reals
     v = row.view(row.real.dtype) if np.iscomplexobj(row) and row.flags.c_contiguous else row
     if np.iscomplexobj(v):
         v = np.abs(v)

@@ -33,7 +33,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import sympy as sp
-from scipy.optimize import linear_sum_assignment
 
 from ..errors import ParameterError, ShapeError
 from ..recurrence import r as _r
@@ -563,6 +562,8 @@ def _exact_at(charpoly: sp.Expr, symbols: dict, point: dict) -> sp.Poly:
 def _refine(z: np.ndarray, idx, exact_poly_at, max_refine: int, dps: int = 30) -> int:
     """Replace the roots ``z[pos]`` at flagged positions by the exact-polynomial roots
     (matched one to one); NaN beyond ``max_refine``. Returns the number refined."""
+    from scipy.optimize import linear_sum_assignment  # lazy: importing scipy.optimize takes ~1 s
+
     for k, pos in enumerate(idx):  # only flagged points: rare by construction
         pos = tuple(pos)
         if k >= max_refine:

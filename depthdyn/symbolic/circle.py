@@ -31,7 +31,7 @@ import sympy as sp
 from ..errors import ParameterError
 from ..recurrence import r
 
-__all__ = ["CircleRoot", "circle_roots", "certified_roots"]
+__all__ = ["CircleRoot", "circle_roots", "certified_roots", "verdicts"]
 
 _s = sp.Dummy("s")
 _MAX_DPS = 2000
@@ -106,7 +106,9 @@ def on_circle_count(h: sp.Poly) -> int:
     cs = g.all_coeffs()
     G = sp.expand(sum((c * (1 + sp.I * _s) ** (m - j) * (1 - sp.I * _s) ** j for j, c in enumerate(cs)),
                       sp.S.Zero))
-    parts = [sp.expand_complex(c) for c in sp.Poly(G, _s).all_coeffs()]
+    # re/im of the expanded coefficients; expand_complex would also rewrite the arguments of a
+    # CRootOf coefficient (its polynomial's variable) and fail
+    parts = [sp.expand(c) for c in sp.Poly(G, _s).all_coeffs()]
     A = _field_poly([sp.re(c) for c in parts], _s)
     B = _field_poly([sp.im(c) for c in parts], _s)
     D = sp.gcd(A, B)
@@ -257,3 +259,9 @@ def circle_roots(P: sp.Poly) -> list[CircleRoot]:
             mods = [1.0 if w == 0 else float(abs(z)) for z, w in zip(zs, where, strict=True)]
         out += [CircleRoot(v, k, m, w) for v, m, w in zip(_display(h, zs, dps), mods, where, strict=True)]
     return out
+
+
+def verdicts(found: list[CircleRoot]) -> tuple[bool, bool]:
+    """``(strict, marginal)`` from :func:`circle_roots`: all inside; inside or simple on the circle."""
+    strict = all(c.where < 0 for c in found)
+    return strict, all(c.where < 0 or (c.where == 0 and c.multiplicity == 1) for c in found)

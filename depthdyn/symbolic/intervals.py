@@ -343,8 +343,9 @@ def solve_for(conditions_or_rec, param: str, *, domain=None, for_all=None, **val
         leading coefficient and discriminant in the other parameter, and of the pairwise
         resultants; each gap and each rational root is decided exactly by solving for the
         other parameter there. An irrational root is decided by openness when the
-        interval is compact (strict conditions on a compact set hold on an open set);
-        otherwise it raises.
+        interval is compact (strict conditions on a compact set hold on an open set, so
+        it is good iff its neighbours are and no condition vanishes there, decided with
+        the norm ``Res_x(q, g)`` of its minimal polynomial ``q``); otherwise it raises.
     **values
         Exact values of the other symbols.
 
@@ -458,25 +459,93 @@ def _solve_for_all(rec, param: str, domain, for_all: dict) -> IntervalUnion:
     points = _dedupe(sorted(points, key=_sort_key))
     compact = J.is_closed and J.is_bounded if hasattr(J, "is_bounded") else J.is_closed and J.measure.is_finite
 
+    decided: dict = {}
+
     def holds(v) -> bool:
+        if v in decided:
+            return decided[v]
         if not all(bool(c.subs(x, v)) for c in _domain_conditions(x, dom)):
+            decided[v] = False
             return False
         inner = solve_for([c.subs(x, v) for c in conds], yname, domain=ydom)
         answer = J.is_subset(inner.as_set())
         if answer is None:  # pragma: no cover - SymPy could not compare the endpoints
             raise ParameterError(f"cannot decide whether {J} lies in {inner.as_set()} at {param} = {v}")
-        return bool(answer)
+        decided[v] = bool(answer)
+        return decided[v]
 
     def at_point(b: ExactPoint) -> bool:
         if b.rational:
             return holds(b.value)
-        if compact:
-            return False  # strict conditions on a compact set: the set of good values is open
-        raise ParameterError(f"cannot decide at the algebraic value {param} = {b.value} "
-                             f"for a non-compact {yname}-interval; use a closed one")
+        if not compact or not all(type(c) in (sp.StrictGreaterThan, sp.StrictLessThan) for c in conds):
+            raise ParameterError(f"cannot decide at the algebraic value {param} = {b.value} "
+                                 f"for a non-compact {yname}-interval; use a closed one")
+        # strict conditions on a compact J hold on an open set of x: a good point has good
+        # neighbours, and there every g >= 0 on J by continuity, so b is good unless one vanishes
+        i = points.index(b)
+        left, right = points[i - 1] if i else None, points[i + 1] if i + 1 < len(points) else None
+        if not (holds(_between(left, b)) and holds(_between(b, right))):
+            return False
+        return not any(_vanishes_on(sp.numer(sp.together(c.lhs - c.rhs)), x, y, b, J) for c in conds)
 
     return IntervalUnion(sweep(points, holds, at_point), param,
                          f"for all {yname} in {J}: exact decisions at {len(points)} critical values and between")
+
+
+def _vanishes_on(g: sp.Expr, x: sp.Symbol, y: sp.Symbol, b: ExactPoint, J: sp.Interval) -> bool:
+    """Whether ``g(b, y) = 0`` for some ``y`` in the closed, bounded ``J`` (``b`` algebraic), exactly.
+
+    The zeros in ``y`` are among the real roots of the norm ``N(y) = Res_x(q(x), g(x, y))``
+    (``q`` the minimal polynomial of ``b``); a rational candidate ``y0`` is a zero iff
+    ``g(x, y0)`` vanishes at ``b``; an irrational one is excluded by evaluating ``g`` on
+    shrinking rational boxes around ``(b, y0)``, or the question is refused.
+    """
+    q = b.poly.as_expr().xreplace({b.poly.gen: x})
+    for end in (J.start, J.end):
+        if b.sign_of(sp.Poly(sp.expand(g.subs(y, end)), x)) == 0:
+            return True
+    N = sp.expand(sp.resultant(q, g, x))
+    if N == 0:
+        return True  # q divides g as a polynomial in x: g(b, .) vanishes identically
+    if not N.has(y):
+        return False
+    for yp in real_points(sp.Poly(N, y)):
+        if not (J.start < yp.value < J.end):
+            continue
+        if yp.rational:
+            if b.sign_of(sp.Poly(sp.expand(g.subs(y, yp.value)), x)) == 0:
+                return True
+            continue
+        if not _box_excludes_zero(sp.Poly(g, x, y), b, yp):
+            raise ParameterError(f"cannot decide whether {sstr(g)} vanishes at {x} = {b.value}, "
+                                 f"{y} = {yp.value}")
+    return False
+
+
+def _box_excludes_zero(G: sp.Poly, bx: ExactPoint, by: ExactPoint, rounds: int = 12) -> bool:
+    """Rational interval arithmetic: ``G`` has no zero on a box around ``(bx, by)`` once refined."""
+    def ivmul(a, b):
+        ps = [a[0] * b[0], a[0] * b[1], a[1] * b[0], a[1] * b[1]]
+        return min(ps), max(ps)
+
+    def ivpow(a, n):
+        out = (sp.Integer(1), sp.Integer(1))
+        for _ in range(n):
+            out = ivmul(out, a)
+        return out
+
+    width = sp.Rational(1, 16)
+    for _ in range(rounds):
+        bx, by = bx.refined(width), by.refined(width)
+        lo = hi = sp.Integer(0)
+        for (i, j), c in G.terms():
+            t = ivmul(ivpow((bx.lo, bx.hi), i), ivpow((by.lo, by.hi), j))
+            t = (c * t[0], c * t[1]) if c > 0 else (c * t[1], c * t[0])
+            lo, hi = lo + t[0], hi + t[1]
+        if lo > 0 or hi < 0:
+            return True
+        width /= 2**20
+    return False
 
 
 def sweep(points: list, at_gap, at_point) -> tuple:

@@ -16,8 +16,10 @@ These finitely many algebraic points (plus the points where the degree drops) cu
 axis into open gaps with no root on the circle, so strict stability is constant on each
 gap and is decided exactly at one rational point by the Schur–Cohn recursion; the
 crossing points themselves are never strictly stable (a root is on the circle). The root
-condition (``marginal``) is decided exactly at every crossing point too, so weakly stable
-segments such as leapfrog's ``i (-1, 1)`` come out exactly.
+condition (``marginal``) is decided at every crossing point too (exactly, except at
+``CRootOf`` points of degree >= 3: 60 digits there), so weakly stable segments such as
+leapfrog's ``i (-1, 1)`` come out exactly. A factor common to ``rho`` and ``sigma`` is
+cancelled before the locus is traced (its roots never move).
 
 A(alpha): ``tan^2 |arg(-lam(theta))| = (1 - c^2) I(c)^2 / R(c)^2`` on the locus in the
 left half-plane; its minimum over the stationary points (and the limits ``c -> +-1``) is
@@ -34,10 +36,11 @@ import sympy as sp
 
 from ..errors import ParameterError, UnknownParameterError
 from ..recurrence import r
+from .circle import circle_roots, exact_poly, verdicts
 from .intervals import ExactPoint, Interval, IntervalUnion, real_points, solve_for, sweep
 from .records import Record, sstr
 
-__all__ = ["StabilityNumbers", "stability_numbers", "schur_stable", "root_condition_exact", "axis_sets"]
+__all__ = ["StabilityNumbers", "stability_numbers", "schur_stable", "axis_sets"]
 
 _c = sp.Symbol("c", real=True)
 _T = sp.Symbol("T")
@@ -68,70 +71,27 @@ def schur_stable(coeffs) -> bool:
     return True
 
 
-def _on_circle_count(g: sp.Poly) -> int:
-    """Number of distinct roots of the squarefree ``g`` on ``|z| = 1`` (exact, Sturm).
-
-    ``z = (1 + i w)/(1 - i w)`` maps the circle minus ``-1`` to the real ``w`` line; for a
-    self-inversive ``g`` (a factor of ``gcd(p, p*)``) the image is a real polynomial up to
-    a constant factor, whose real roots Sturm sequences count.
-    """
-    w = sp.Symbol("w", real=True)
-    d = g.degree()
-    G = sp.Poly(sp.expand(sum(c * (1 + sp.I * w) ** (d - j) * (1 - sp.I * w) ** j
-                              for j, c in enumerate(g.all_coeffs()))), w)
-    G = sp.Poly([sp.expand(c / G.LC()) for c in G.all_coeffs()], w)
-    if not all(c.is_real for c in G.all_coeffs()):
-        raise ParameterError("internal: gcd(p, p*) is not self-inversive")  # pragma: no cover
-    at_minus_one = int(g.eval(-1) == 0)
-    return (G.count_roots() if G.degree() > 0 else 0) + at_minus_one
-
-
-def root_condition_exact(coeffs) -> bool:
-    """Root condition (roots in ``|r| <= 1``, those on the circle simple) for Gaussian-rational coefficients.
-
-    ``g = gcd(p, p*)`` holds every root on the circle (and pairs ``z, 1/conj(z)``, one of
-    them outside); with ``p = g q`` the condition holds iff ``g`` is squarefree, all its
-    roots are on the circle (:func:`_on_circle_count`), ``gcd(g, q) = 1`` and ``q`` is
-    Schur-stable. Everything is exact.
-
-    Examples
-    --------
-    >>> root_condition_exact([1, 0, 1]), root_condition_exact([1, -2, 1])
-    (True, False)
-    """
-    z = sp.Symbol("z")
-    P = sp.Poly(coeffs, z, extension=sp.I) if any(not sp.sympify(c).is_real for c in coeffs) else sp.Poly(coeffs, z)
-    if P.LC() == 0:
-        return False
-    star = sp.Poly([sp.conjugate(c) for c in reversed(P.all_coeffs())], z, domain=P.domain)
-    g = sp.gcd(P, star)
-    if g.degree() == 0:
-        return schur_stable(P.all_coeffs())
-    q = sp.quo(P, g)
-    if sp.gcd(g, g.diff(z)).degree() > 0 or sp.gcd(g, q).degree() > 0:
-        return False
-    if _on_circle_count(g) != g.degree():
-        return False
-    return q.degree() == 0 or schur_stable(q.all_coeffs())
-
-
 def _coeffs_at(P: sp.Poly, lam: sp.Symbol, value) -> list:
     return [sp.expand(c.xreplace({lam: value})) for c in P.all_coeffs()]
 
 
 def _marginal_at(P: sp.Poly, lam, value) -> bool:
-    """Root condition at an exact point: exact gcd test, or 60 digits at an irrational point.
+    """Root condition at an exact point: certified (:mod:`.circle`), or 60 digits at a ``CRootOf``.
 
-    At an irrational point (an endpoint: a surd or ``CRootOf``) the roots are computed at 60 digits
-    from the 80-digit coefficients: a root within ``1e-30`` of the circle is on it (the
-    point is a boundary-locus crossing, so one is), roots within ``1e-20`` of each other
-    are one repeated root.
+    At a rational, Gaussian-rational or surd point the verdict is exact
+    (:func:`~depthdyn.symbolic.circle.circle_roots`). At a ``CRootOf`` point (an endpoint
+    where an irreducible factor of degree >= 3 crosses) exact arithmetic over that number
+    field costs seconds per point, so the roots are computed at 60 digits from 80-digit
+    coefficients: a root within ``1e-30`` of the circle is on it (the point is a
+    boundary-locus crossing, so one is), roots within ``1e-20`` of each other are one
+    repeated root.
     """
     coeffs = _coeffs_at(P, lam, value)
     if coeffs[0] == 0:
         return False
-    if all(part.is_Rational for c in coeffs for part in c.as_real_imag()):
-        return root_condition_exact(coeffs)
+    if not any(c.has(sp.CRootOf) for c in coeffs):
+        return verdicts(circle_roots(exact_poly(sp.Add(*(c * r ** (len(coeffs) - 1 - j)
+                                                          for j, c in enumerate(coeffs))))))[1]
     with mpmath.workdps(80):
         mc = [mpmath.mpc(*(str(sp.N(part, 80)) for part in sp.expand(c).as_real_imag())) for c in coeffs]
         found = mpmath.polyroots(mc, maxsteps=400, extraprec=200)
@@ -151,7 +111,15 @@ def _cheb(m: int, kind: str) -> sp.Expr:
 
 
 def _trig(rho: sp.Poly, sigma: sp.Poly) -> tuple[sp.Poly, sp.Poly, sp.Poly]:
-    """``R, I, S`` with ``rho(z) conj(sigma(z)) = R + i sin(theta) I`` and ``|sigma|^2 = S`` on ``|z| = 1``."""
+    """``R, I, S`` with ``rho(z) conj(sigma(z)) = R + i sin(theta) I`` and ``|sigma|^2 = S`` on ``|z| = 1``.
+
+    A factor common to ``rho`` and ``sigma`` is cancelled first: its roots are roots of
+    ``rho - lam sigma`` for every ``lam`` and never move, and left in place it would hide
+    the locus points where it vanishes on the circle (``S = R = 0`` there, a finite limit).
+    """
+    g = sp.gcd(rho, sigma)
+    if g.degree() > 0:
+        rho, sigma = sp.quo(rho, g), sp.quo(sigma, g)
     a = {m[0]: c for m, c in rho.terms()}
     b = {m[0]: c for m, c in sigma.terms()}
     R = I = S = sp.S.Zero
@@ -283,14 +251,16 @@ def axis_sets(rec, axis: str = "real", *, param: str = "lam") -> tuple[IntervalU
             pts.append(ExactPoint(v, sp.Poly(_T - v, _T), v, v))
     pts = _unique(pts)
     at = (lambda v: v) if axis == "real" else (lambda v: sp.I * v)
-    degenerate = (I if axis == "real" else R).is_zero
 
     def strict(x) -> bool:
         return schur_stable(_coeffs_at(P, lam, at(x)))
 
-    def marginal(x) -> bool:  # off the locus the two agree; on a degenerate axis the gaps lie on it
-        ok = strict(x)
-        return _marginal_at(P, lam, at(x)) if degenerate and not ok else ok
+    # off the locus no root is on the circle, so the root condition is the strict one, unless a
+    # root that never moves (a factor of rho and sigma) or a locus along this axis keeps one there
+    exact_gaps = (I if axis == "real" else R).is_zero or sp.gcd(rho, sigma).degree() > 0
+
+    def marginal(x) -> bool:
+        return strict(x) or (exact_gaps and _marginal_at(P, lam, at(x)))
 
     strict_set = sweep(pts, strict, lambda b: False)  # a crossing has a root on the circle
     marginal_set = sweep(pts, marginal, lambda b: _marginal_at(P, lam, at(b.value)))
@@ -398,6 +368,7 @@ class StabilityNumbers(Record):
     conditions: dict
     marginal_conditions: dict
     marginal_sets: dict = field(repr=False, compare=False, default_factory=dict)
+    variable: str = field(default="lam", compare=False)  # the free parameter the intervals are in
 
     def to_json(self) -> dict:
         exact = None if self.a_alpha_exact is None else sstr(self.a_alpha_exact)
@@ -425,22 +396,25 @@ class StabilityNumbers(Record):
         return f"{self.a_alpha_degrees:.10f} degrees{exact} ({verdict})"
 
     def _text(self) -> str:
+        v = self.variable
         lines = [
             f"{self.family}:",
-            f"  real interval:      lam in {self.real_interval}  [{self.real_interval.component}]",
-            f"  imaginary interval: lam = i t, t in {self.imag_interval}  [{self.imag_interval.component}]",
+            f"  real interval:      {v} in {self.real_interval}  [{self.real_interval.component}]",
+            f"  imaginary interval: {v} = i t, t in {self.imag_interval}  [{self.imag_interval.component}]",
             f"  A(alpha):           {self._alpha_text()}",
             f"  zero-stable:        {self.zero_stable}",
         ]
-        if self.order is not None:
+        if self.order:
             lines.append(f"  order {self.order}, error constant {sstr(self.error_constant)}")
+        elif self.order == 0:
+            lines.append("  order 0: not consistent as a method (rho(1) != 0 or rho'(1) != sigma(1))")
         lines.append(f"  root condition, real axis:      {self.marginal_sets.get('real', '')}")
         lines.append(f"  root condition, imaginary axis: {self.marginal_sets.get('imaginary', '')}")
         return "\n".join(lines)
 
     def _latex(self) -> str:
-        return (f"\\lambda \\in {self.real_interval._latex()},\\ "
-                f"\\lambda \\in i\\,{self.imag_interval._latex()}")
+        v = "\\lambda" if self.variable == "lam" else sp.latex(sp.Symbol(self.variable))
+        return f"{v} \\in {self.real_interval._latex()},\\ {v} \\in i\\,{self.imag_interval._latex()}"
 
 
 def stability_numbers(rec, *, param: str = "lam", **values) -> StabilityNumbers:
@@ -502,5 +476,5 @@ def stability_numbers(rec, *, param: str = "lam", **values) -> StabilityNumbers:
         zero_stable, oe.order if consistent else 0, oe.error_constant if consistent else None,
         {"real": _cond_text(real_set), "imaginary": _cond_text(imag_set)},
         {"real": _cond_text(real_marg), "imaginary": _cond_text(imag_marg)},
-        {"real": real_marg, "imaginary": imag_marg},
+        {"real": real_marg, "imaginary": imag_marg}, param,
     )

@@ -367,6 +367,7 @@ def _reduced_discriminant(rec):
     """
     P, gens = _sparse(rec)
     content, sqf = _sqf(rec)
+    content = P.ring.domain.to_sympy(content)  # a domain element (GaussianRational over QQ_I)
     parts = [f for f, _ in sqf if _degree_r(f) >= 1]
     repeated = tuple((f.as_expr(), k) for f, k in sqf if _degree_r(f) >= 1 and k > 1)
     with part("discriminant"):

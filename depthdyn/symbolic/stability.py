@@ -16,7 +16,7 @@ from sympy.polys.matrices import DomainMatrix
 from ..budget import part, require
 from ..errors import DegreeTooLargeError, DomainError, ParameterError, UnknownParameterError
 from ..recurrence import REALS, r, to_exact
-from .circle import circle_roots, exact_poly
+from .circle import circle_roots, exact_poly, verdicts
 from .polynomial import factors_in_r
 from .records import Record, sstr, tex
 from .signs import cheap_to_factor
@@ -402,7 +402,6 @@ def root_condition(rec) -> RootCondition:
         left = sorted(map(str, expr.free_symbols - {r}))
         raise ParameterError(f"root_condition needs numbers; free parameters: {left}")
     found = circle_roots(exact_poly(expr))
-    strict = all(c.where < 0 for c in found)
-    marginal = all(c.where < 0 or (c.where == 0 and c.multiplicity == 1) for c in found)
+    strict, marginal = verdicts(found)
     rows = tuple((c.value, c.multiplicity, c.modulus) for c in found)
     return RootCondition(strict, marginal, rows, max(c.modulus for c in found))
