@@ -2,14 +2,15 @@
 
 Usage::
 
-    python benchmarks/model_scale.py [--json FILE] [--threads N] [--steps S]
+    python benchmarks/model_scale.py [--json FILE] [--threads N] [--steps S] [--tol T]
 
 Cases (random weights, float32, each in a fresh subprocess so that its peak resident memory,
 ``ru_maxrss``, is its own):
 
 * ``vector``: a pre-norm residual MLP stack of width 768 (hidden 3072), 12 layers, 64
   inputs; per layer and input the top-5 singular values and the spectral radius of the
-  ``768 x 768`` layer Jacobian (Lanczos / Arnoldi, ``S`` steps), plus a Hutchinson trace.
+  ``768 x 768`` layer Jacobian (Golub–Kahan–Lanczos / Arnoldi, at most ``S`` steps, stopped
+  at the residual bound ``T`` relative), plus a Hutchinson trace.
 * ``causal``: a GPT-2-style decoder of width 256, 6 layers, one sequence of 256 tokens; the
   same per sampled token block (8 tokens), where the whole-sequence Jacobian would be
   ``65536 x 65536``.
@@ -37,7 +38,14 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 
-def _case(name: str, steps: int) -> dict:
+def _cpu() -> float:
+    """CPU seconds of this process (user + system): on a shared machine, with one thread, the
+    wall time this work would take on an idle core."""
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    return ru.ru_utime + ru.ru_stime
+
+
+def _case(name: str, steps: int, tol: float) -> dict:
     import numpy as np
     import torch
 
@@ -62,33 +70,35 @@ def _case(name: str, steps: int) -> dict:
         model = ResidualMLP(dim=768, depth=12).eval()
         x = torch.randn(64, 768)
         info["forward_seconds"] = forward_time(model, x)
-        t0 = time.perf_counter()
-        ins = inspect(model, x, k=5, steps=steps, dense_max=0)
+        t0, c0 = time.perf_counter(), _cpu()
+        ins = inspect(model, x, k=5, steps=steps, tol=tol, dense_max=0)
     elif name == "causal":
         model = GPT2Style(dim=256, depth=6, heads=4, vocab=512, context=256).eval()
         ids = torch.randint(0, 512, (1, 256))
         info["forward_seconds"] = forward_time(model, ids)
-        t0 = time.perf_counter()
-        ins = inspect(model, ids, k=5, tokens=8, steps=steps, dense_max=0)
+        t0, c0 = time.perf_counter(), _cpu()
+        ins = inspect(model, ids, k=5, tokens=8, steps=steps, tol=tol, dense_max=0)
     elif name in ("dense-small", "inspect-small"):
         stack = DepthStack(ResidualBlock(768, mlp(768)) for _ in range(12))
         x = torch.randn(4, 768)
         info["forward_seconds"] = forward_time(stack, x)
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), _cpu()
         if name == "dense-small":
             lin = linearize(stack, x)
             sj = torch.from_numpy(lin.state_jacobians)
             sv = torch.linalg.svdvals(sj)[..., :5].numpy()
             rho = torch.linalg.eigvals(sj).abs().amax(-1).numpy()
-            info["sigma_1"] = sv[..., 0].tolist()
+            info["sigma"] = sv.tolist()
             info["rho"] = rho.tolist()
         else:
-            ins = inspect(stack, x, k=5, steps=steps, dense_max=0)
+            ins = inspect(stack, x, k=5, steps=steps, tol=tol, dense_max=0)
     else:
         raise SystemExit(f"unknown case {name}")
     info["seconds"] = time.perf_counter() - t0
+    info["cpu_seconds"] = _cpu() - c0
     if name != "dense-small":
-        info["sigma_1"] = ins.top_singular_values[..., 0].tolist()
+        info["sigma"] = ins.top_singular_values.tolist()
+        info["methods"] = sorted(set(ins.methods))
         info["rho"] = ins.spectral_radius.tolist()
         info["sv_bound_max"] = float(np.max(ins.accuracy["singular_values"]))
         info["rho_bound_max"] = float(np.max(ins.accuracy["spectral_radius"]))
@@ -101,7 +111,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", type=Path)
     parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--steps", type=int, default=100)
+    parser.add_argument("--tol", type=float, default=1e-3)
     parser.add_argument("--case")
     parser.add_argument("--only", nargs="*", default=["vector", "causal", "dense-small", "inspect-small"])
     args = parser.parse_args()
@@ -109,7 +120,7 @@ def main() -> None:
         import torch
 
         torch.set_num_threads(args.threads)
-        print(json.dumps(_case(args.case, args.steps)))
+        print(json.dumps(_case(args.case, args.steps, args.tol)))
         return
     rows = []
     for name in args.only:
@@ -122,18 +133,21 @@ def main() -> None:
             str(args.threads),
             "--steps",
             str(args.steps),
+            "--tol",
+            str(args.tol),
         ]
         proc = subprocess.run(cmd, capture_output=True, text=True, check=True)
         rows.append(json.loads(proc.stdout.strip().splitlines()[-1]))
         r = rows[-1]
         extra = (
             f"  shape {r['shape']}  bounds sv {r['sv_bound_max']:.2g} rho {r['rho_bound_max']:.2g}"
+            f"  {'; '.join(r['methods'])}"
             if "shape" in r
             else ""
         )
         fw = r["seconds"] / r["forward_seconds"]
         print(
-            f"{name:<14} {r['seconds']:8.1f} s = {fw:8.0f} forward passes"
+            f"{name:<14} {r['seconds']:8.1f} s (cpu {r['cpu_seconds']:7.1f} s) = {fw:8.0f} forward passes"
             f"  peak {r['peak_rss_mb']:6.0f} MB{extra}",
             flush=True,
         )
@@ -143,11 +157,12 @@ def main() -> None:
 
         d, i = by["dense-small"], by["inspect-small"]
         rel = np.abs(np.array(i["rho"]) - np.array(d["rho"])) / np.array(d["rho"])
-        rel1 = np.abs(np.array(i["sigma_1"]) - np.array(d["sigma_1"])) / np.array(d["sigma_1"])
+        rel5 = np.abs(np.array(i["sigma"]) - np.array(d["sigma"])) / np.array(d["sigma"])
         print(
             f"reduced case (768 x 12 layers x 4 inputs): inspect / dense linearize time "
-            f"{i['seconds'] / d['seconds']:.3f}, peak memory {i['peak_rss_mb'] / d['peak_rss_mb']:.3f}; "
-            f"max relative difference sigma_1 {rel1.max():.2e}, rho {rel.max():.2e}"
+            f"{i['seconds'] / d['seconds']:.3f} (cpu {i['cpu_seconds'] / d['cpu_seconds']:.3f}), "
+            f"peak memory {i['peak_rss_mb'] / d['peak_rss_mb']:.3f}; "
+            f"max relative difference top-5 sigma {rel5.max():.2e}, rho {rel.max():.2e}"
         )
     if args.json:
         args.json.write_text(json.dumps(rows, indent=2))

@@ -136,6 +136,9 @@ def test_causal_decoders_per_token_blocks(cls):
     assert np.all(ins.accuracy["recording"] == 0)
     for layer in range(2):
         op = ins.operator(layer)
+        # GPT-2-style layers take a shorter sequence (per-token products on prefixes); the
+        # LLaMA-style ones are called with a length-T mask and position table (whole sequence)
+        assert op.prefixed is (cls is GPT2Style)
         J, blocks = _diagonal_blocks(op.fn, op.x, 1, (0, 3, 6))
         # block lower triangular: no output token depends on a later input token
         assert all(float(J[s, :, t, :].abs().max()) == 0 for s in range(7) for t in range(s + 1, 7))

@@ -6,7 +6,7 @@ stream with hooks during the model's own forward (:mod:`.record`), and returns
 * the depth profile: state norms per recorded depth, cosine of successive updates, the
   perturbation ratio ``||x_{l+1} - x_l|| / ||x_l||`` and per-depth gradient norms;
 * per layer and input, the top singular values and the spectral radius of the Jacobian
-  ``d x_{l+1} / d x_l`` (:mod:`.operators`: dense where small, block Krylov / Arnoldi otherwise;
+  ``d x_{l+1} / d x_l`` (:mod:`.operators`: dense where small, Lanczos / Arnoldi to a tolerance otherwise;
   for causal sequence layers per sampled token block), a Hutchinson trace, and the accuracy
   of each figure;
 * :meth:`Inspection.placement`: each layer as a depthdyn :class:`~depthdyn.Recurrence`
@@ -30,6 +30,7 @@ from ..blocks.base import DepthBlock
 from .linearize import _frozen, _layer_recurrences
 from .operators import (
     LayerOperator,
+    _check_tol,
     _quiet,
     hutchinson_trace,
     ritz_values,
@@ -276,7 +277,8 @@ def inspect(
     k: int = 5,
     tokens=8,
     causal: bool | None = None,
-    steps: int = 40,
+    steps: int = 100,
+    tol: float = 1e-3,
     dense_max: int = 64,
     probes: int = 16,
     loss_fn: Callable | None = None,
@@ -303,7 +305,14 @@ def inspect(
         ``None`` decides by a forward-mode check on the first layer; ``True`` on a layer
         that is not causal is an error; ``False`` analyses whole-sequence Jacobians.
     steps : int
-        Krylov dimension (block Krylov / Arnoldi steps) where the problem is larger than ``dense_max``.
+        At most this many Lanczos / Arnoldi steps where the problem is larger than ``dense_max``
+        (each Lanczos step is one ``jvp`` and one ``vjp`` per problem, each Arnoldi step one
+        ``vjp``); ``steps >= n`` gives the exact values.
+    tol : float
+        Stop the Lanczos (Arnoldi) iteration of a layer once the residual bound of each of the
+        top ``k`` singular values (of the dominant Ritz value) of every problem is at most
+        ``tol`` times the value; ``0`` always takes ``steps`` steps. The bound reached is in
+        ``accuracy``; the values themselves are usually far closer (see docs/inspect.md).
     dense_max : int
         Dense Jacobians (one ``vjp`` per row, chunked) for problems up to this size.
     probes : int
@@ -330,6 +339,7 @@ def inspect(
     for name, v, lo in (("k", k, 1), ("steps", steps, 1), ("dense_max", dense_max, 0), ("probes", probes, 2)):
         if isinstance(v, bool) or not isinstance(v, int) or v < lo:
             raise ParameterError(f"{name} must be an integer >= {lo}, got {v!r}")
+    _check_tol(tol)
     if not isinstance(model, nn.Module):
         raise ParameterError(f"model must be a torch.nn.Module, got {type(model).__name__}")
     if dtype is not None:
@@ -423,12 +433,12 @@ def inspect(
                 tr[i] = torch.diagonal(J, dim1=1, dim2=2).sum(-1).double().cpu().numpy()
             methods.append("dense")
             continue
-        top = top_singular_values(op, k, steps=steps, seed=seed)
+        top = top_singular_values(op, k, steps=steps, tol=tol, seed=seed)
         sv[i, :, : top.values.shape[1]] = top.values
         acc["singular_values"][i] = top.accuracy.max()
         method = top.method
         if op.square:
-            r = spectral_radius(op, steps=steps, seed=seed)
+            r = spectral_radius(op, steps=steps, tol=tol, seed=seed)
             rho[i] = r.values[:, 0]
             acc["spectral_radius"][i] = r.accuracy.max()
             tr[i], err = hutchinson_trace(op, probes=probes, seed=seed)

@@ -1,0 +1,165 @@
+"""The matrix-free layer operator and its Krylov methods against dense linear algebra
+(numpy's SVD / eigenvalues of the same matrices), including the paths chosen on the way:
+``J w`` by the transpose of the recorded ``vjp`` or by forward-mode AD, and the stop on a
+residual tolerance."""
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch", reason="depthdyn.nn needs the optional torch extra")
+
+from torch.autograd.function import once_differentiable  # noqa: E402
+
+from depthdyn.errors import ParameterError  # noqa: E402
+from depthdyn.nn.analysis.operators import (  # noqa: E402
+    LayerOperator,
+    spectral_radius,
+    top_singular_values,
+)
+
+
+def _linear(J: torch.Tensor) -> LayerOperator:
+    """The operator of ``x -> J_b x`` per sample ``b``: its Jacobian is ``J`` exactly."""
+    x = torch.randn(J.shape[0], J.shape[2], dtype=J.dtype)
+    return LayerOperator(lambda z: torch.einsum("bij,bj->bi", J, z), x)
+
+
+class _Cube(torch.autograd.Function):
+    """``x ** 3`` whose backward is not differentiable (as some fused kernels)."""
+
+    generate_vmap_rule = True
+
+    @staticmethod
+    def forward(x):
+        return x**3
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(inputs[0])
+        ctx.save_for_forward(inputs[0])
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return 3 * x * x * g
+
+    @staticmethod
+    def jvp(ctx, t):
+        (x,) = ctx.saved_tensors
+        return 3 * x * x * t
+
+
+def _jacobians(fn, x):
+    return torch.stack([torch.autograd.functional.jacobian(lambda t: fn(t[None])[0], xb) for xb in x])
+
+
+@pytest.mark.parametrize("once", [False, True])
+def test_forward_products_by_transpose_or_jvp_match_the_dense_jacobian(once):
+    torch.manual_seed(0)
+    W = torch.randn(6, 5, dtype=torch.float64)
+    act = _Cube.apply if once else torch.tanh
+    fn = lambda x: act(x) @ W.T  # noqa: E731
+    x = torch.randn(3, 5, dtype=torch.float64)
+    op = LayerOperator(fn, x)
+    J = _jacobians(fn, x)  # (3, 6, 5)
+    w = torch.randn(4, 3, 5, dtype=torch.float64)
+    v = torch.randn(4, 3, 6, dtype=torch.float64)
+    np.testing.assert_allclose(op.matvec(w), torch.einsum("bij,kbj->kbi", J, w), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(op.rmatvec(v), torch.einsum("bji,kbj->kbi", J, v), rtol=1e-12, atol=1e-12)
+    # a backward that is not differentiable makes the transpose of the vjp silently wrong:
+    # the check sees it and forward-mode AD is used instead
+    assert op.forward_mode == ("jvp" if once else "transpose of vjp")
+    _, vjp = torch.func.vjp(fn, x)
+    _, jt = torch.func.vjp(lambda u: vjp(u)[0], torch.zeros(3, 6, dtype=torch.float64))
+    assert op._full.transposes(vjp, jt) is (not once)
+    wrong = jt(w[0])[0]
+    assert torch.allclose(wrong, torch.einsum("bij,bj->bi", J, w[0])) is (not once)
+
+
+def _matrix(n=80, P=3, seed=0):
+    """Nonsymmetric matrices with well separated top singular values."""
+    g = torch.Generator().manual_seed(seed)
+    Q1 = torch.linalg.qr(torch.randn(P, n, n, generator=g, dtype=torch.float64)).Q
+    Q2 = torch.linalg.qr(torch.randn(P, n, n, generator=g, dtype=torch.float64)).Q
+    s = 0.9 ** torch.arange(n, dtype=torch.float64) * 3
+    return Q1 @ torch.diag_embed(s.expand(P, n)) @ Q2.transpose(1, 2)
+
+
+def test_lanczos_stops_at_its_tolerance_and_its_bound_holds():
+    J = _matrix()
+    op = _linear(J)
+    every = np.linalg.svd(J.numpy(), compute_uv=False)
+    exact = every[:, :5]
+    fine = top_singular_values(op, 5, steps=60, tol=1e-8)
+    steps = int(fine.method.split("(")[1].split()[0])
+    assert steps < 60  # stopped on the tolerance, not the step count
+    assert np.all(fine.accuracy <= 1e-8 * fine.values)
+    assert np.all(np.abs(fine.values - exact) <= fine.accuracy + 1e-13)
+    np.testing.assert_allclose(fine.values, exact, rtol=1e-8)
+    # fewer steps: not converged, and the bound says so (it still holds)
+    rough = top_singular_values(op, 5, steps=8, tol=0)
+    assert "8 steps" in rough.method
+    err = np.abs(rough.values - exact)
+    assert err.max() > 1e-6 and rough.accuracy.max() > 1e-6
+    # the bound: each value lies within it of *a* singular value (an unresolved one may be
+    # skipped, so not always of the i-th)
+    nearest = np.abs(rough.values[:, :, None] - every[:, None, :]).min(-1)
+    assert np.all(nearest <= rough.accuracy + 1e-13)
+    assert not np.all(err <= rough.accuracy + 1e-13)  # here one was skipped: the distinction matters
+    assert np.all(rough.values <= exact + 1e-12)  # Ritz values bound from below (interlacing)
+    # a looser tolerance stops earlier
+    loose = top_singular_values(op, 5, steps=60, tol=1e-2)
+    assert int(loose.method.split("(")[1].split()[0]) < steps
+    for bad in (-1e-3, 1.0, True, "0.1"):
+        with pytest.raises(ParameterError, match="tol"):
+            top_singular_values(op, 5, tol=bad)
+
+
+def test_arnoldi_stops_at_its_tolerance_on_a_known_spectrum():
+    g = torch.Generator().manual_seed(1)
+    n, P = 60, 2
+    lam = torch.cat((torch.tensor([3.0]), torch.rand(n - 1, generator=g) * 1.5 - 0.75)).double()
+    S = torch.randn(P, n, n, generator=g, dtype=torch.float64) / n**0.5 + torch.eye(n, dtype=torch.float64)
+    J = S @ torch.diag_embed(lam.expand(P, n)) @ torch.linalg.inv(S)
+    op = _linear(J)
+    r = spectral_radius(op, steps=50, tol=1e-10)
+    steps = int(r.method.split("(")[1].split()[0])
+    assert steps < 50 and np.all(r.accuracy <= 1e-10 * r.values)
+    np.testing.assert_allclose(r.values[:, 0], 3.0, rtol=1e-8)
+    # the same with tol=0 runs every step; too few steps leave a visible residual
+    assert "50 steps" in spectral_radius(op, steps=50, tol=0).method
+    short = spectral_radius(op, steps=2, tol=0)
+    assert short.accuracy.max() > 1e-3
+    # and a mutated matrix (dominant eigenvalue 2.5) gives the other value
+    lam2 = lam.clone()
+    lam2[0] = 2.5
+    J2 = S @ torch.diag_embed(lam2.expand(P, n)) @ torch.linalg.inv(S)
+    np.testing.assert_allclose(spectral_radius(_linear(J2), steps=50, tol=1e-10).values[:, 0], 2.5, rtol=1e-8)
+
+
+def test_causal_blocks_run_on_prefixes_only_where_the_layer_allows():
+    torch.manual_seed(0)
+    T, d = 6, 4
+    W = torch.randn(d, d, dtype=torch.float64)
+
+    def causal(x):  # token t reads tokens <= t, whatever the length
+        return x + torch.tanh(torch.cumsum(x, 1) @ W.T)
+
+    def tied(x):  # causal at length T too, but scaled by the length: a prefix computes otherwise
+        return x + torch.tanh(torch.cumsum(x, 1) @ W.T / x.shape[1])
+
+    x = torch.randn(2, T, d, dtype=torch.float64)
+    tokens = (1, 3, 5)
+    for fn, prefixed in ((causal, True), (tied, False)):
+        op = LayerOperator(fn, x, tokens=tokens)
+        assert op.prefixed is prefixed
+        J = torch.autograd.functional.jacobian(fn, x)  # (2, T, d, 2, T, d)
+        blocks = torch.stack([J[b, t, :, b, t, :] for t in tokens for b in range(2)])
+        np.testing.assert_allclose(op.dense(), blocks, rtol=1e-12, atol=1e-14)
+        w = torch.randn(3, op.problems, d, dtype=torch.float64)
+        np.testing.assert_allclose(op.matvec(w), torch.einsum("pij,kpj->kpi", blocks, w), atol=1e-12)
+    # whole-sequence products on request give the same blocks
+    whole = LayerOperator(causal, x, tokens=tokens, prefix=False)
+    assert not whole.prefixed
+    np.testing.assert_allclose(whole.dense(), LayerOperator(causal, x, tokens=tokens).dense(), atol=1e-14)
