@@ -157,9 +157,13 @@ def _exact_spelling(name: str, text: str) -> sp.Expr:
 def _as_array(name: str, value, check_finite: bool = True) -> np.ndarray:
     if isinstance(value, str):
         value = _exact_spelling(name, value)
-    elif isinstance(value, (list, tuple, np.ndarray)) and np.asarray(value).dtype.kind in "US":
-        strings = np.asarray(value)
-        value = np.array([complex(_exact_spelling(name, v)) for v in strings.flat]).reshape(strings.shape)
+    elif isinstance(value, (list, tuple, np.ndarray)):
+        try:
+            strings = np.asarray(value)
+        except (TypeError, ValueError) as exc:  # ragged lists
+            raise ShapeError(f"cannot make an array from the value of {name}: {exc}") from None
+        if strings.dtype.kind in "US":
+            value = np.array([complex(_exact_spelling(name, v)) for v in strings.flat]).reshape(strings.shape)
     if isinstance(value, sp.Basic):
         if value.free_symbols:
             raise ParameterError(
