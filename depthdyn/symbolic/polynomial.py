@@ -241,11 +241,13 @@ def _ring(coeffs: list, syms: list, **options):
 
     Numbers such as ``sqrt(2)*I/2`` (a complex ``lam`` given with a radical) would land in
     ``EX``, where SymPy can neither factor nor take gcds; the algebraic field they generate
-    (``QQ<sqrt(2) + I>``) can. Gaussian rationals already get ``QQ_I``.
+    (``QQ<sqrt(2) + I>``) can. Gaussian rationals already get ``QQ_I``; a linear polynomial
+    stays in ``EX`` (square-free already, and its root is read off).
     """
     gens = syms or [r]
     ring, elems = sp.sring(coeffs, *gens, **options)
-    if ring.domain.is_EX:
+    # a linear polynomial needs no factoring, and the field of 14**(3/4) and I alone costs seconds
+    if ring.domain.is_EX and len(coeffs) > 2:
         try:
             ring, elems = sp.sring(coeffs, *gens, extension=True, **options)
         except (sp.PolynomialError, NotImplementedError, sp.polys.polyerrors.CoercionFailed):
