@@ -239,12 +239,12 @@ def _sparse_cached(rec):
     coeffs = list(rec.charpoly_coeffs())
     syms = sorted(set().union(*(c.free_symbols for c in coeffs)), key=str)
     try:
-        ring, elems = sp.sring(coeffs, *syms, expand=False) if syms else sp.sring(coeffs, r)
+        ring, elems = _ring(coeffs, syms, expand=False)
     except sp.PolynomialError:  # rational in a parameter: clear the common denominator
         den = sp.lcm_list([sp.fraction(sp.together(c))[1] for c in coeffs])
         coeffs = [sp.expand(sp.cancel(c * den)) for c in coeffs]
         try:
-            ring, elems = sp.sring(coeffs, *syms) if syms else sp.sring(coeffs, r)
+            ring, elems = _ring(coeffs, syms)
         except sp.PolynomialError:  # sqrt(m) and the like: parameters stay in the domain
             n = len(coeffs) - 1
             _, P = sp.sring(sp.Add(*[c * r ** (n - j) for j, c in enumerate(coeffs)]), r)
@@ -258,6 +258,25 @@ def _sparse_cached(rec):
     else:
         P = big.from_dict({(n - j,) + m: v for j, e in enumerate(elems) for m, v in e.items()})
     return P, gens
+
+
+def _ring(coeffs: list, syms: list, **options):
+    """``sring`` of the coefficients over the smallest exact domain.
+
+    Numbers such as ``sqrt(2)*I/2`` (a complex ``lam`` given with a radical) would land in
+    ``EX``, where SymPy can neither factor nor take gcds; the algebraic field they generate
+    (``QQ<sqrt(2) + I>``) can. Gaussian rationals already get ``QQ_I``; a linear polynomial
+    stays in ``EX`` (square-free already, and its root is read off).
+    """
+    gens = syms or [r]
+    ring, elems = sp.sring(coeffs, *gens, **options)
+    # a linear polynomial needs no factoring, and the field of 14**(3/4) and I alone costs seconds
+    if ring.domain.is_EX and len(coeffs) > 2:
+        try:
+            ring, elems = sp.sring(coeffs, *gens, extension=True, **options)
+        except (sp.PolynomialError, NotImplementedError, sp.polys.polyerrors.CoercionFailed):
+            pass  # not algebraic (sin(1)): stays in EX
+    return ring, elems
 
 
 @lru_cache(maxsize=32)
@@ -285,8 +304,9 @@ def _specialisation_squarefree(P, gens, rng) -> bool:
 
 def _evaluate(P, gens, point: dict) -> sp.Poly:
     """``P`` at exact parameter values, as a univariate :class:`~sympy.Poly` in ``r``."""
-    if P.ring.domain == sp.ZZ and any(not v.is_Integer for v in map(sp.sympify, point.values())):
-        P = P.set_ring(P.ring.clone(domain=sp.QQ))
+    dom = P.ring.domain  # ZZ, or ZZ_I under a Gaussian lam: rational points need the field
+    if not dom.is_Field and any(not v.is_Integer for v in map(sp.sympify, point.values())):
+        P = P.set_ring(P.ring.clone(domain=dom.get_field()))
     sub = P.evaluate([(P.ring.gens[i], P.ring.domain.convert(point[g])) for i, g in enumerate(gens) if i])
     return sp.Poly(sub.as_expr(), r)
 
@@ -643,7 +663,10 @@ def root_structure(rec) -> RootStructure:
     (``(r - lam - 1 + gamma)^7`` of an entangled map) makes the discriminant vanish
     identically; the cases then classify the distinct roots by the discriminant of the
     square-free part. Cases that cannot occur on the parameters' domains (``gamma**2 < 0``
-    for a real ``gamma``) are dropped, decided exactly.
+    for a real ``gamma``) are dropped, decided exactly. With non-real coefficients (a
+    complex value given for ``lam``) roots do not come in conjugate pairs and the
+    discriminant is complex: the cases are then ``disc != 0`` (distinct roots) and
+    ``disc = 0`` (a repeated root), decided exactly when the discriminant is a number.
 
     Examples
     --------
@@ -651,10 +674,15 @@ def root_structure(rec) -> RootStructure:
     >>> print(root_structure(entangled(n=3)))
     gamma**2 > 0: a repeated root ((gamma - lam + r - 1)**2), the distinct roots real
     Eq(gamma**2, 0): further roots collide
+    >>> import sympy
+    >>> from depthdyn import momentum
+    >>> print(root_structure(momentum(lam=sympy.I, m=sympy.Rational(1, 2), eta=1)))
+    True: distinct roots (non-real coefficients)
     """
     n = len(rec.charpoly_coeffs()) - 1
+    real = _real_coefficients(rec)
     if n < 2:
-        return RootStructure(sp.Integer(1), ((sp.true, "one real root"),))
+        return RootStructure(sp.Integer(1), ((sp.true, "one real root" if real else "one root"),))
     full, reduced, repeated = _reduced_discriminant(rec)
     full, reduced = (real_lam(rec, _tidy(e)) for e in (full, reduced))
     domains = {sp.Symbol(p.name, real=True) if p.name == rec.lam else p.symbol:
@@ -663,19 +691,30 @@ def root_structure(rec) -> RootStructure:
     if repeated:
         what = ", ".join(f"({sstr(f)})**{k}" for f, k in repeated)
         head = f"a repeated root ({what}), the distinct roots"
-        pos = f"{head} real" if distinct <= 3 else f"{head} with an even number of complex pairs"
-        neg = f"{head} with one complex pair" if distinct <= 3 else f"{head} with an odd number of complex pairs"
-        cases = _cases(reduced, domains, pos, "further roots collide" if distinct > 1 else "one distinct root",
-                       neg, distinct)
-        return RootStructure(full, cases)
-    if n == 2:
+        if not real:
+            pos = neg = f"a repeated root ({what}), the other roots distinct"
+        elif distinct <= 3:
+            pos, neg = f"{head} real", f"{head} with one complex pair"
+        else:
+            pos, neg = f"{head} with an even number of complex pairs", f"{head} with an odd number of complex pairs"
+        zero = "further roots collide" if distinct > 1 else "one distinct root"
+        return RootStructure(full, _cases(reduced, domains, pos, zero, neg, distinct, real))
+    if not real:
+        pos = neg = "distinct roots (non-real coefficients)"
+    elif n == 2:
         pos, neg = "two distinct real roots", "a complex-conjugate pair"
     elif n == 3:
         pos, neg = "three distinct real roots", "one real root and a complex-conjugate pair"
     else:
         pos = "distinct roots, an even number of complex-conjugate pairs"
         neg = "distinct roots, an odd number of complex-conjugate pairs"
-    return RootStructure(full, _cases(full, domains, pos, "a repeated root", neg, n))
+    return RootStructure(full, _cases(full, domains, pos, "a repeated root", neg, n, real))
+
+
+def _real_coefficients(rec) -> bool:
+    """Whether the characteristic polynomial has real coefficients for real parameters (``lam`` real)."""
+    coeffs = [real_lam(rec, c) for c in rec.charpoly_coeffs()]
+    return all(sp.expand(c - sp.conjugate(c)) == 0 for c in coeffs)
 
 
 def _squarefree_rest(rec, repeated) -> int:
@@ -683,16 +722,57 @@ def _squarefree_rest(rec, repeated) -> int:
     return sum(_degree_r(f) for f, k in _sqf(rec)[1] if k == 1)
 
 
-def _cases(disc, domains, pos: str, zero: str, neg: str, distinct: int) -> tuple:
-    """The cases ``disc > 0 / = 0 / < 0`` that can occur on the domains."""
+def _number_sign(x: sp.Expr) -> int | None:
+    """Exact sign of a real algebraic number; ``None`` if SymPy cannot decide it."""
+    if x == 0 or x.is_zero:
+        return 0
+    return 1 if x.is_positive else -1 if x.is_negative else None
+
+
+def _can_vanish(disc: sp.Expr, domains: dict) -> bool:
+    """False if the complex ``disc`` is proven nonzero on the (real) domains.
+
+    ``disc = c * prod f_i``; a factor vanishes only where its real and imaginary parts
+    both do, so one part of constant sign on the domains rules that factor out
+    (``27 + 4*I*h**3`` never vanishes for a real ``h``).
+    """
+    from .signs import cheap_to_factor, sign
+
+    if not cheap_to_factor(disc):
+        return True
+    try:
+        _, facs = sp.factor_list(disc)
+    except (sp.PolynomialError, NotImplementedError, sp.polys.polyerrors.DomainError):
+        facs = [(disc, 1)]
+    for f, _ in facs:
+        re_, im_ = sp.expand((f + sp.conjugate(f)) / 2), sp.expand((f - sp.conjugate(f)) / (2 * sp.I))
+        if not any(part.is_number and part != 0 or sign(part, domains) is not None for part in (re_, im_)):
+            return True
+    return False
+
+
+def _cases(disc, domains, pos: str, zero: str, neg: str, distinct: int, real: bool = True) -> tuple:
+    """The cases ``disc > 0 / = 0 / < 0`` that can occur on the domains.
+
+    With non-real coefficients (``real`` false) the discriminant is complex and only
+    ``disc != 0`` (``pos``) and ``disc = 0`` (``zero``) are told apart.
+    """
     from .signs import sign
 
     if distinct < 2:
-        return ((sp.true, pos.split(", the distinct")[0]),)
+        return ((sp.true, pos.split(", the ")[0]),)
+    if not real:
+        if disc.is_number:
+            return ((sp.true, zero if disc == 0 or disc.is_zero else pos),)
+        cases = [(sp.Ne(disc, 0, evaluate=False), pos)]
+        return tuple(cases + ([(sp.Eq(disc, 0, evaluate=False), zero)] if _can_vanish(disc, domains) else []))
     if disc.is_number:
-        pick = pos if disc > 0 else neg if disc < 0 else zero
-        return ((sp.true, pick),) if not disc.has(sp.I) else ((sp.true, "complex discriminant"),)
-    strict, weak = sign(disc, domains), sign(disc, domains, strict=False)
+        sg = _number_sign(disc)
+        if sg is not None:
+            return ((sp.true, {1: pos, 0: zero, -1: neg}[sg]),)
+        strict = weak = None  # an algebraic number SymPy cannot place: all three cases
+    else:
+        strict, weak = sign(disc, domains), sign(disc, domains, strict=False)
     cases = []
     if strict != -1 and weak != -1:
         cases.append((sp.StrictGreaterThan(disc, 0, evaluate=False), pos))

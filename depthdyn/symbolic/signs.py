@@ -22,9 +22,13 @@ def cheap_to_factor(expr: sp.Expr) -> bool:
     """Whether multivariate factorisation of ``expr`` is quick (few terms or few symbols).
 
     Factoring only tidies results (and proves signs); above this size results are kept
-    expanded rather than spending minutes in Wang's algorithm.
+    expanded rather than spending minutes in Wang's algorithm. Non-real coefficients (a
+    complex ``lam`` substituted) are factored over ``QQ<I>`` by Trager's algorithm, far
+    slower again: only in at most two symbols.
     """
     if len(sp.Add.make_args(expr)) > SIGN_TERMS:  # already too large: do not expand it
+        return False
+    if len(expr.free_symbols) > 2 and expr.has(sp.I):
         return False
     terms = len(sp.Add.make_args(sp.expand(expr)))
     return terms <= SIGN_TERMS and (terms <= 40 or len(expr.free_symbols) <= 4)

@@ -423,6 +423,13 @@ def _sample(rec, name: str, rng: random.Random):
     return sp.Rational(1, 2) if domain.contains(sp.Rational(1, 2)) is sp.true else sp.Integer(1)
 
 
+def _poly(expr) -> sp.Poly:
+    """``Poly`` in ``r`` over an algebraic field rather than ``EX`` when the coefficients
+    hold radicals (``lam = sqrt(2)*I/2``): arithmetic in ``EX`` is many times slower."""
+    P = sp.Poly(expr, r)
+    return sp.Poly(expr, r, extension=True) if P.domain.is_EX and not P.free_symbols - {r} else P
+
+
 def _powmod(k: int, f: sp.Poly) -> sp.Poly:
     result, base = sp.Poly(1, r), sp.Poly(r, r).rem(f)
     while k:
@@ -439,14 +446,14 @@ def _group_value(g: _Group, H: tuple, n: int, mapping: dict) -> sp.Expr:
     if g.factor is None:
         rho = g.values[0].xreplace(mapping)
         return sp.Add(*[sp.binomial(n, j) * rho ** (n - j) * H[M - 1 - j].xreplace(mapping) for j in js])
-    f = sp.Poly(g.factor.as_expr().xreplace(mapping), r)
+    f = _poly(g.factor.as_expr().xreplace(mapping))
     if f.degree() != g.factor.degree():
         raise ParameterError(f"the leading coefficient of {g.factor.as_expr()} vanishes at these values")
     acc = sp.Poly(0, r)
     try:
         for j in js:
             num, den = sp.fraction(sp.cancel(H[M - 1 - j].xreplace(mapping)))
-            G = _powmod(n - j, f) * sp.Poly(num, r) * sp.Poly(den, r).invert(f)
+            G = _powmod(n - j, f) * _poly(num) * _poly(den).invert(f)
             acc += G.rem(f) * sp.Integer(sp.binomial(n, j))
     except (NotInvertible, ZeroDivisionError):
         raise ParameterError(

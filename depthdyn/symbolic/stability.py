@@ -175,7 +175,8 @@ class StabilityConditions(Record):
     def to_json(self) -> dict:
         return {"conditions": [sstr(c) for c in self.conditions],
                 "implied_by_domain": [sstr(c) for c in self.implied_by_domain],
-                "assumptions": list(self.assumptions), "method": self.method, "never": self.never}
+                "assumptions": list(self.assumptions), "method": self.method, "never": self.never,
+                "reason": self.reason}
 
     def _text(self) -> str:
         head = "never strictly stable: " + self.reason if self.never else "all |r| < 1 iff:"
