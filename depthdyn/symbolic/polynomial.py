@@ -23,7 +23,8 @@ from functools import lru_cache
 
 import sympy as sp
 
-from ..budget import part, require
+from ..budget import budget, budget_seconds, part, require
+from ..errors import BudgetExceededError
 from ..recurrence import REALS, r
 from .records import Record, sstr, tex
 
@@ -223,6 +224,8 @@ def _roots_cached(rec) -> Roots:
 # ----------------------------------------------------------- sparse polynomial algebra
 #: Largest discriminant (in top-level terms) that is factored and tidied for printing.
 TIDY_TERMS = 400
+#: Seconds spent at most on choosing the shortest printed form of one result.
+TIDY_SECONDS = 3.0
 
 
 def _sparse(rec):
@@ -465,6 +468,24 @@ def _small_factor(expr: sp.Expr) -> sp.Expr:
 def _tidy(expr: sp.Expr) -> sp.Expr:
     if _large(expr):  # printed as it is: factoring and collecting are slow at this size
         return expr
+    # tidying only chooses a shorter form: past a few seconds the expression is printed as it is
+    return _at_most(TIDY_SECONDS, "tidying", lambda: _tidier(expr), expr)
+
+
+def _at_most(seconds: float, name: str, work, fallback):
+    """``work()`` if it finishes within ``seconds`` (and the current budget), else ``fallback``.
+
+    For optional refinements (a shorter printed form, a proof that a case cannot occur):
+    factoring over ``QQ<I>`` (a complex ``lam`` substituted) can take minutes.
+    """
+    try:
+        with budget(min(seconds, budget_seconds())), part(name):
+            return work()
+    except BudgetExceededError:
+        return fallback
+
+
+def _tidier(expr: sp.Expr) -> sp.Expr:
     factored = sp.factor(expr)
     candidates = [factored, sp.expand(expr)]
     # prefer a visible perfect square (eta*lam + m + 1)**2 - 4*m over the expanded form
@@ -741,7 +762,8 @@ def _can_vanish(disc: sp.Expr, domains: dict) -> bool:
     if not cheap_to_factor(disc):
         return True
     try:
-        _, facs = sp.factor_list(disc)
+        facs = _at_most(TIDY_SECONDS, "factoring the discriminant", lambda: sp.factor_list(disc)[1],
+                        [(disc, 1)])
     except (sp.PolynomialError, NotImplementedError, sp.polys.polyerrors.DomainError):
         facs = [(disc, 1)]
     for f, _ in facs:
