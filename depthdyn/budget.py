@@ -16,6 +16,11 @@ one budget in seconds in two ways:
   local and dropped, and SymPy's caches only ever store finished results. In other threads
   (or without ``SIGALRM``) only the up-front estimates apply.
 
+Each public analysis (root structure, closed form, root condition, stability numbers, ...)
+also runs as one part as a whole (:func:`bounded`), so no path through it outlasts the
+budget, and optional refinements (tidying a printed form, proving a sign) give up after
+:data:`REFINE_SECONDS` with a plainer answer (:func:`at_most`).
+
 Past the budget a :class:`~depthdyn.errors.BudgetExceededError` names the part; callers
 that assemble several parts (the ``derive`` and ``check`` commands) report that part and
 keep the others.
@@ -30,6 +35,7 @@ Examples
 
 from __future__ import annotations
 
+import functools
 import math
 import signal
 import threading
@@ -39,10 +45,13 @@ from contextvars import ContextVar
 
 from .errors import BudgetExceededError, ParameterError
 
-__all__ = ["budget", "budget_seconds", "part", "require", "DEFAULT_SECONDS", "TERM_RATE"]
+__all__ = ["budget", "budget_seconds", "part", "bounded", "require", "at_most", "DEFAULT_SECONDS", "REFINE_SECONDS",
+           "TERM_RATE"]
 
 #: Default budget of one part of an analysis, in seconds.
 DEFAULT_SECONDS = 20.0
+#: Seconds spent at most on one optional refinement (a shorter printed form, a sign proof).
+REFINE_SECONDS = 3.0
 #: Sparse term products per second assumed by the up-front estimates (conservative).
 TERM_RATE = 1.0e6
 
@@ -121,3 +130,29 @@ def part(name: str):
             signal.setitimer(signal.ITIMER_REAL, max(_active[-1][1] - time.monotonic(), 1e-3))
         else:
             signal.signal(signal.SIGALRM, previous if previous is not None else signal.SIG_DFL)
+
+
+def bounded(name: str):
+    """Decorator: the whole analysis runs as part ``name``, so that no path through it (a
+    slow factorisation nobody foresaw) outlasts the budget; inner parts keep their names."""
+    def decorate(fn):
+        @functools.wraps(fn)
+        def run(*args, **kwargs):
+            with part(name):
+                return fn(*args, **kwargs)
+        return run
+    return decorate
+
+
+def at_most(seconds: float, name: str, work, fallback):
+    """``work()`` if it finishes within ``seconds`` (and the current budget), else ``fallback``.
+
+    For optional refinements (a shorter printed form, a proof that a case cannot occur or
+    that a condition is implied): multivariate factoring, over ``QQ<I>`` in particular, can
+    take minutes, and SymPy's randomised evaluation points make its time vary from run to run.
+    """
+    try:
+        with budget(min(seconds, budget_seconds())), part(name):
+            return work()
+    except BudgetExceededError:
+        return fallback

@@ -146,6 +146,43 @@ def test_budget_deadline_interrupts():
         assert dd.budget_seconds() == float("inf")
 
 
+def _spin():  # a bytecode loop: the timer lands between two instructions
+    while True:
+        pass
+
+
+def test_every_analysis_is_bounded_as_a_whole():
+    """No path through an analysis outlasts the budget, not only the parts estimated up front
+    (a root-structure sign proof by factoring once ran unbounded at a complex lam)."""
+    from depthdyn.budget import bounded
+
+    spinning = bounded("spinning analysis")(_spin)
+    with dd.budget(1e-3), pytest.raises(BudgetExceededError, match="ran past") as info:
+        spinning()
+    assert info.value.part == "spinning analysis"
+    for analysis in (dd.roots, dd.discriminant, dd.vieta, dd.stability_conditions, root_structure, dd.closed_form, dd.modes, dd.depth_limit, dd.root_condition,
+                     dd.stability_numbers, dd.similarity):
+        assert analysis.__wrapped__  # each public analysis runs inside one part
+    heavy = dd.from_coefficients([1, "a*b + I/3", "a**2*b - b**3 + I*a", "a*b**2 - 1/5"], params=("a", "b"))
+    with dd.budget(1e-3), pytest.raises(BudgetExceededError):
+        root_structure(heavy)  # 9 s with the default budget
+    assert len(root_structure(dd.momentum()).cases) >= 2  # the timer is gone afterwards
+
+
+def test_optional_refinements_give_up_with_their_fallback():
+    from depthdyn.budget import at_most
+    from depthdyn.symbolic.signs import sign
+
+    a = sp.Symbol("a", real=True)
+    assert at_most(5, "adding", lambda: 1 + 1, None) == 2
+    with dd.budget(1e-3):
+        assert at_most(5, "spinning", _spin, "gave up") == "gave up"
+    assert sign(a**2 + 1, {a: sp.Reals}) == 1
+    with dd.budget(1e-6):  # undecided, never a wrong sign or an escaped timer
+        assert sign(a**2 + 1, {a: sp.Reals}) in (None, 1)
+    assert sign(a**2 - 1, {a: sp.Reals}) is None
+
+
 def test_budget_rejects_bad_values():
     for bad in (0, -1, "x", float("nan")):
         with pytest.raises(DepthdynError), dd.budget(bad):

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 import sympy as sp
 
+from ..budget import bounded
 from ..errors import ParameterError, UnknownParameterError
 from ..recurrence import REALS, to_exact
 from .records import Record, sstr
@@ -320,6 +321,7 @@ def _univariate(cond, x: sp.Symbol):
     return test, [pn, pd]
 
 
+@bounded("solving for a parameter")
 def solve_for(conditions_or_rec, param: str, *, domain=None, for_all=None, **values) -> IntervalUnion:
     """The set of real ``param`` values where all conditions hold, as an exact union of intervals.
 

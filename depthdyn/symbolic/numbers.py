@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 import mpmath
 import sympy as sp
 
+from ..budget import bounded
 from ..errors import ParameterError, UnknownParameterError
 from ..recurrence import r
 from .circle import circle_roots, exact_poly, verdicts
@@ -417,6 +418,7 @@ class StabilityNumbers(Record):
         return f"{v} \\in {self.real_interval._latex()},\\ {v} \\in i\\,{self.imag_interval._latex()}"
 
 
+@bounded("stability numbers")
 def stability_numbers(rec, *, param: str = "lam", **values) -> StabilityNumbers:
     """Real and imaginary stability intervals, A(alpha), zero-stability, order and error constant.
 

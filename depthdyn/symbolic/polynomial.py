@@ -23,8 +23,7 @@ from functools import lru_cache
 
 import sympy as sp
 
-from ..budget import budget, budget_seconds, part, require
-from ..errors import BudgetExceededError
+from ..budget import REFINE_SECONDS, at_most, bounded, part, require
 from ..recurrence import REALS, r
 from .records import Record, sstr, tex
 
@@ -189,6 +188,7 @@ def _sqrt(d: sp.Expr) -> sp.Expr:
     return sp.sqrt(d)
 
 
+@bounded("roots")
 def roots(rec) -> Roots:
     """Roots of the characteristic polynomial with multiplicities.
 
@@ -224,8 +224,6 @@ def _roots_cached(rec) -> Roots:
 # ----------------------------------------------------------- sparse polynomial algebra
 #: Largest discriminant (in top-level terms) that is factored and tidied for printing.
 TIDY_TERMS = 400
-#: Seconds spent at most on choosing the shortest printed form of one result.
-TIDY_SECONDS = 3.0
 
 
 def _sparse(rec):
@@ -438,6 +436,7 @@ def _reduced_discriminant(rec):
         return sp.expand(reduced * ratio ** (2 * n - 2)), reduced, repeated
 
 
+@bounded("discriminant")
 def discriminant(rec) -> sp.Expr:
     """Discriminant of the characteristic polynomial in ``r`` (factored).
 
@@ -469,20 +468,7 @@ def _tidy(expr: sp.Expr) -> sp.Expr:
     if _large(expr):  # printed as it is: factoring and collecting are slow at this size
         return expr
     # tidying only chooses a shorter form: past a few seconds the expression is printed as it is
-    return _at_most(TIDY_SECONDS, "tidying", lambda: _tidier(expr), expr)
-
-
-def _at_most(seconds: float, name: str, work, fallback):
-    """``work()`` if it finishes within ``seconds`` (and the current budget), else ``fallback``.
-
-    For optional refinements (a shorter printed form, a proof that a case cannot occur):
-    factoring over ``QQ<I>`` (a complex ``lam`` substituted) can take minutes.
-    """
-    try:
-        with budget(min(seconds, budget_seconds())), part(name):
-            return work()
-    except BudgetExceededError:
-        return fallback
+    return at_most(REFINE_SECONDS, "tidying", lambda: _tidier(expr), expr)
 
 
 def _tidier(expr: sp.Expr) -> sp.Expr:
@@ -581,6 +567,7 @@ def _random_point(symbols, rng: random.Random) -> dict:
     return point
 
 
+@bounded("Vieta relations")
 def vieta(rec, *, samples: int = 3, digits: int = 40) -> Vieta:
     """Vieta relations ``e_k = (-1)^k a_k / a_0``, each verified.
 
@@ -674,6 +661,7 @@ class RootStructure(Record):
         return ",\\ ".join(f"{tex(c)}: \\text{{{w}}}" for c, w in self.cases)
 
 
+@bounded("root structure")
 def root_structure(rec) -> RootStructure:
     """Classify the roots (real distinct / complex pair / repeated) by the discriminant.
 
@@ -762,7 +750,7 @@ def _can_vanish(disc: sp.Expr, domains: dict) -> bool:
     if not cheap_to_factor(disc):
         return True
     try:
-        facs = _at_most(TIDY_SECONDS, "factoring the discriminant", lambda: sp.factor_list(disc)[1],
+        facs = at_most(REFINE_SECONDS, "factoring the discriminant", lambda: sp.factor_list(disc)[1],
                         [(disc, 1)])
     except (sp.PolynomialError, NotImplementedError, sp.polys.polyerrors.DomainError):
         facs = [(disc, 1)]

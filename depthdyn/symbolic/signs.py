@@ -10,6 +10,7 @@ import itertools
 
 import sympy as sp
 
+from ..budget import REFINE_SECONDS, at_most
 from ..recurrence import REALS
 
 __all__ = ["sign", "pieces", "SIGN_TERMS", "cheap_to_factor"]
@@ -55,6 +56,11 @@ def sign(f: sp.Expr, domains: dict, strict: bool = True, irreducible: bool = Fal
     ``factor_list``): where the domains substitute plain real symbols (unbounded
     parameters) it stays so, and factoring it again is skipped.
     """
+    # a refinement: undecided (None) past a few seconds rather than minutes of factoring
+    return at_most(REFINE_SECONDS, "deciding a sign", lambda: _sign(f, domains, strict, irreducible), None)
+
+
+def _sign(f: sp.Expr, domains: dict, strict: bool, irreducible: bool) -> int | None:
     if not cheap_to_factor(f):  # undecided rather than slow
         return None
     free = sorted(f.free_symbols, key=str)

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 import sympy as sp
 from sympy.polys.polyerrors import NotInvertible
 
+from ..budget import bounded
 from ..errors import DegreeTooLargeError, ParameterError, ShapeError, UnknownParameterError
 from ..recurrence import r, to_exact
 from .polynomial import _Implicit
@@ -127,6 +128,7 @@ class Modes(Record):
         return f"x_l = {tex(self.general_solution)}"
 
 
+@bounded("modes")
 def modes(rec) -> Modes:
     """The modes of ``rec``: for each distinct root ``r_i`` of multiplicity ``m_i``
 
@@ -464,6 +466,7 @@ def _group_value(g: _Group, H: tuple, n: int, mapping: dict) -> sp.Expr:
     return K.coeff_monomial(r ** (f.degree() - 1)) / f.LC()
 
 
+@bounded("closed form")
 def closed_form(rec, initial=None, *, start: int = 0, realisation=None, forcing=None) -> ClosedForm:
     """Exact solution ``x_l`` of ``rec`` for given initial data.
 
@@ -624,6 +627,7 @@ def _mode_series(rho, coef, eps, n: int):
     return sp.exp(a1) * sp.expand(rest * cs), kneg
 
 
+@bounded("depth limit")
 def depth_limit(rec, initial=None, *, depth: str = "L", realisation=None, terms: int = 3) -> DepthLimit:
     """``x_L`` as the depth ``L -> oo`` for a family whose coefficients scale with ``1/L``.
 

@@ -15,7 +15,7 @@ import sympy as sp
 from sympy.polys.matrices import DomainMatrix
 from sympy.polys.rings import PolyRing, sring
 
-from ..budget import part, require
+from ..budget import bounded, part, require
 from ..errors import DegreeTooLargeError, DomainError, ParameterError, UnknownParameterError
 from ..recurrence import REALS, r, to_exact
 from .circle import circle_roots, exact_poly, verdicts
@@ -226,6 +226,7 @@ def _fraction(e: sp.Expr, vals: dict) -> Fraction:
     raise _NotRational(e)  # radicals of parameters (N**(1/4)) and the like
 
 
+@bounded("stability conditions")
 def stability_conditions(rec, *, lam: str = "real") -> StabilityConditions:
     """Exact conditions for all characteristic roots strictly inside the unit circle.
 
@@ -487,6 +488,7 @@ class RootCondition(Record):
         return f"\\rho = {self.spectral_radius:.12g},\\ " + mods
 
 
+@bounded("root condition")
 def root_condition(rec) -> RootCondition:
     """Decide strict and marginal stability of a recurrence with no symbols left, exactly.
 

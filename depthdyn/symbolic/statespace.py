@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 import sympy as sp
 
+from ..budget import bounded
 from ..errors import RealisationError
 from .records import Record, tex
 
@@ -205,6 +206,7 @@ def _is_zero_matrix(M: sp.MatrixBase) -> bool:
     return all(sp.simplify(sp.cancel(e)) == 0 for e in M)
 
 
+@bounded("similarity transform")
 def similarity(rec, source: str = "companion", target: str = "difference") -> Similarity:
     """The similarity transform between two realisations, checked exactly.
 
