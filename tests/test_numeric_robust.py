@@ -156,6 +156,9 @@ def test_exact_spellings_are_read_by_the_safe_parser():
     floats = simulate(momentum(), [1, 1], 12, m=0.5, eta=1.0, lam=-(2**0.5) / 2)
     assert np.array_equal(exact.values, floats.values)
     swept = simulate(momentum(), [1, 1], 12, m=["0", "1/2", "9/10"], eta=1, lam=-1)
+    from depthdyn.numeric.bridge import _as_array
+
+    assert _as_array("m", ["0", "1/2"]).dtype == np.float64  # real spellings stay real, as floats do
     assert np.array_equal(swept.values, simulate(momentum(), [1, 1], 12, m=[0, 0.5, 0.9], eta=1, lam=-1).values)
     with pytest.raises(ParseError):
         simulate(momentum(), [1, 1], 5, m="__import__('os').getcwd()", eta=1, lam=-1)

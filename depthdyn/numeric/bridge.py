@@ -164,6 +164,7 @@ def _as_array(name: str, value, check_finite: bool = True) -> np.ndarray:
             raise ShapeError(f"cannot make an array from the value of {name}: {exc}") from None
         if strings.dtype.kind in "US":
             value = np.array([complex(_exact_spelling(name, v)) for v in strings.flat]).reshape(strings.shape)
+            value = value.real.copy() if not np.any(value.imag) else value  # real spellings stay real
     if isinstance(value, sp.Basic):
         if value.free_symbols:
             raise ParameterError(
