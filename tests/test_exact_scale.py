@@ -160,8 +160,9 @@ def test_every_analysis_is_bounded_as_a_whole():
     with dd.budget(1e-3), pytest.raises(BudgetExceededError, match="ran past") as info:
         spinning()
     assert info.value.part == "spinning analysis"
-    for analysis in (dd.roots, dd.discriminant, dd.vieta, dd.stability_conditions, root_structure, dd.closed_form, dd.modes, dd.depth_limit, dd.root_condition,
-                     dd.stability_numbers, dd.similarity):
+    for analysis in (dd.roots, dd.discriminant, dd.vieta, dd.stability_conditions, root_structure,
+                     dd.closed_form, dd.modes, dd.depth_limit, dd.root_condition, dd.stability_numbers,
+                     dd.similarity):
         assert analysis.__wrapped__  # each public analysis runs inside one part
     heavy = dd.from_coefficients([1, "a*b + I/3", "a**2*b - b**3 + I*a", "a*b**2 - 1/5"], params=("a", "b"))
     with dd.budget(1e-3), pytest.raises(BudgetExceededError):
