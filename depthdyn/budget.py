@@ -45,8 +45,8 @@ from contextvars import ContextVar
 
 from .errors import BudgetExceededError, ParameterError
 
-__all__ = ["budget", "budget_seconds", "part", "bounded", "require", "at_most", "DEFAULT_SECONDS", "REFINE_SECONDS",
-           "TERM_RATE"]
+__all__ = ["budget", "budget_seconds", "part", "bounded", "require", "at_most",
+           "DEFAULT_SECONDS", "REFINE_SECONDS", "TERM_RATE"]
 
 #: Default budget of one part of an analysis, in seconds.
 DEFAULT_SECONDS = 20.0
