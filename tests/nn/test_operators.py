@@ -138,6 +138,28 @@ def test_arnoldi_stops_at_its_tolerance_on_a_known_spectrum():
     np.testing.assert_allclose(spectral_radius(_linear(J2), steps=50, tol=1e-10).values[:, 0], 2.5, rtol=1e-8)
 
 
+def test_ritz_residuals_from_inverse_iteration_match_full_eigenvectors():
+    """The checkpoint's residual ``h_{s+1,s} |y_s|``, with ``y`` by inverse iteration at the
+    dominant Ritz value, is the one a full ``eig`` gives (a wrong eigenvector would not be)."""
+    from depthdyn.nn.analysis.operators import _dominant
+
+    rng = np.random.default_rng(3)
+    for s in (1, 8, 40):
+        H = np.triu(rng.standard_normal((16, s + 1, s)), -1)
+        H[:, :s] += 2 * np.eye(s)  # eigenvalues crowd around 2, as around 1 for residual layers
+        lam, Y = np.linalg.eig(H[:, :s])
+        top = np.abs(lam).argmax(axis=1)
+        rows = np.arange(16)
+        want = np.abs(H[:, s, s - 1] * Y[rows, -1, top])
+        theta, resid = _dominant(H, s)
+        np.testing.assert_allclose(theta, np.abs(lam[rows, top]), rtol=1e-12)
+        np.testing.assert_allclose(resid, want, rtol=1e-6, atol=1e-14 * theta.max())
+        if s > 1:  # the next eigenvector's residual differs
+            second = np.argsort(np.abs(lam), axis=1)[:, -2]
+            other = np.abs(H[:, s, s - 1] * Y[rows, -1, second])
+            assert np.abs(other - resid).max() > 1e-3 * resid.max()
+
+
 def test_causal_blocks_run_on_prefixes_only_where_the_layer_allows():
     torch.manual_seed(0)
     T, d = 6, 4

@@ -448,12 +448,38 @@ def _arnoldi(op: LayerOperator, steps: int, seed: int, tol: float = 0.0) -> tupl
 
 
 def _dominant(H: np.ndarray, s: int) -> tuple[np.ndarray, np.ndarray]:
-    """``|theta|`` of the largest Ritz value of each problem and its residual ``h_{s+1,s} |y_s|``."""
+    """``|theta|`` of the largest Ritz value of each problem and its residual ``h_{s+1,s} |y_s|``.
+
+    Eigenvalues only (half the cost of eigenvectors too, and this runs at every checkpoint),
+    then the one eigenvector needed by two steps of inverse iteration at that Ritz value.
+    """
     # torch's LAPACK: numpy's threaded BLAS crawls on a shared machine (10-60x here)
-    lam, Y = (t.numpy() for t in torch.linalg.eig(torch.from_numpy(np.ascontiguousarray(H[:, :s, :]))))
-    top = np.argmax(np.abs(lam), axis=1)
-    rows = np.arange(H.shape[0])
-    return np.abs(lam[rows, top]), np.abs(H[:, s, s - 1] * Y[rows, -1, top])
+    Hs = torch.from_numpy(np.ascontiguousarray(H[:, :s, :]))
+    lam = torch.linalg.eigvals(Hs)
+    theta = lam[torch.arange(lam.shape[0]), lam.abs().argmax(dim=1)]
+    y = _eigenvector(Hs, theta)
+    return theta.abs().numpy(), np.abs(H[:, s, s - 1] * y[:, -1].numpy())
+
+
+def _eigenvector(Hs: torch.Tensor, theta: torch.Tensor) -> torch.Tensor:
+    """Unit eigenvectors ``(P, s)`` of ``Hs`` ``(P, s, s)`` for its eigenvalues ``theta``: inverse
+    iteration with the shift moved off ``theta`` by ~1e-10 relative, so that the LU has no exact
+    zero pivot; where that still fails (not finite), the eigenvector from a full ``eig``."""
+    P, s = Hs.shape[0], Hs.shape[1]
+    shift = theta * (1 + 1e-10) + 1e-10 * theta.abs().clamp(min=1)
+    M = Hs.to(theta.dtype) - shift[:, None, None] * torch.eye(s, dtype=theta.dtype)
+    y = torch.ones(P, s, 1, dtype=theta.dtype) / math.sqrt(s)
+    LU, piv, info = torch.linalg.lu_factor_ex(M)
+    for _ in range(2):
+        y = torch.linalg.lu_solve(LU, piv, y)
+        y = y / torch.linalg.vector_norm(y, dim=1, keepdim=True)
+    y = y[..., 0]
+    bad = (info != 0) | ~torch.isfinite(y).all(dim=1)
+    if bool(bad.any()):
+        lam, Y = torch.linalg.eig(Hs[bad])
+        top = (lam - theta[bad, None]).abs().argmin(dim=1)
+        y[bad] = Y[torch.arange(Y.shape[0]), :, top]
+    return y
 
 
 def spectral_radius(op: LayerOperator, *, steps: int = 100, tol: float = 1e-3, seed: int = 0) -> Spectrum:
