@@ -415,9 +415,11 @@ def top_singular_values(
         beta[:, j] = b.double().cpu()
         if _checkpoint(j, s) and j + 1 >= k:
             B = torch.diag_embed(alpha[:, : j + 1]) + torch.diag_embed(beta[:, :j], offset=1)
-            X, sig, _ = torch.linalg.svd(B)
+            # left singular vectors of B as eigenvectors of B B^T: 3x cheaper than an SVD, and
+            # the top k (all that is kept) lose nothing by the squaring (relative error eps s_1^2/s_k^2)
+            ev, X = torch.linalg.eigh(B @ B.mT)
+            sig, X = ev.flip(-1)[:, :k].clamp(min=0).sqrt(), X.flip(-1)
             resid = beta[:, j, None] * X[:, j, :k].abs()
-            sig = sig[:, :k]
             if j + 1 == s or bool((resid <= tol * sig).all()):
                 break
         u = op.matvec(V[None, :, j + 1])[0]
