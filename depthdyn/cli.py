@@ -298,7 +298,8 @@ def _parser() -> argparse.ArgumentParser:
     solve = sub.add_parser("solve", help="closed form, modes and first terms, with an optional forcing")
     _add_family_arguments(solve)
     solve.add_argument("--initial", metavar="X0,X1,...",
-                       help="initial values x_0, x_1, ... (default: symbols); extra values are checked")
+                       help="initial values x_0, x_1, ... (default: symbols); vector states (several "
+                       "streams) as bracketed vectors, '[1,0],[0,1]'; extra values are checked")
     solve.add_argument("--forcing", metavar="EXPR", help="right-hand side F(l), e.g. '2**l' or 'l*cos(l)'")
     solve.add_argument("--start", type=int, default=0, help="index of the first initial value (default 0)")
     solve.add_argument("--terms", type=int, default=6, help="how many first terms to print (default 6)")
@@ -591,8 +592,13 @@ def _solve(args) -> int:
     initial = None
     if args.initial is not None:
         initial = parse_value(f"[{args.initial}]")
-        if not isinstance(initial, list) or any(isinstance(v, list) for v in initial):
-            raise ParameterError(f"--initial expects comma-separated values, got {args.initial!r}")
+        # vector states (several streams) come as bracketed vectors, one per initial value
+        flat = lambda v: not isinstance(v, list) or not any(isinstance(e, list) for e in v)  # noqa: E731
+        if not isinstance(initial, list) or not all(map(flat, initial)) or (
+                rec.is_scalar and not flat(initial)):
+            shape = "comma-separated values" if rec.is_scalar else (
+                f"comma-separated states, each a bracketed vector of {rec.dim} entries ('[1,0],[0,1]')")
+            raise ParameterError(f"--initial expects {shape}, got {args.initial!r}")
     forcing = args.forcing or (0 if rec.is_scalar else None)  # the forced path also checks extra values
     cf = closed_form(rec, initial, start=args.start, forcing=forcing)
     first = cf.start
@@ -601,11 +607,11 @@ def _solve(args) -> int:
         "family": rec.name,
         "recurrence": rec.equation() + ("" if not args.forcing else f"  with F(l) = {args.forcing} on the right"),
         "forcing": args.forcing,
-        "closed_form": sp.sstr(cf.expr),
+        "closed_form": _spell(cf.expr),
         "valid_from": first,
         "convention": cf.convention,
         "modes": sp.sstr(modes(rec).general_solution),
-        "terms": [{"l": k, "x": sp.sstr(v)} for k, v in terms],
+        "terms": [{"l": k, "x": _spell(v)} for k, v in terms],
     }
     if args.json:
         json.dump(report, sys.stdout, indent=2)
@@ -613,11 +619,17 @@ def _solve(args) -> int:
     else:
         out = sys.stdout.write
         out(f"{report['recurrence']}\n")
-        out(f"x_l = {report['closed_form']}   (l >= {first})\n")
+        text = lambda v: v if isinstance(v, str) else "[" + ", ".join(v) + "]"  # noqa: E731
+        out(f"x_l = {text(report['closed_form'])}   (l >= {first})\n")
         out(f"modes: x_l = {report['modes']}\n")
         for t in report["terms"]:
-            out(f"  x_{t['l']} = {t['x']}\n")
+            out(f"  x_{t['l']} = {text(t['x'])}\n")
     return 0
+
+
+def _spell(value):
+    """A scalar as one string, a vector state (several streams) as a list of its entries'."""
+    return [sp.sstr(e) for e in value] if isinstance(value, sp.MatrixBase) else sp.sstr(value)
 
 
 def _derive(args) -> int:

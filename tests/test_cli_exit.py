@@ -181,3 +181,15 @@ def test_sigint_ends_with_130_and_one_line():
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 130 and proc.stderr == "depthdyn: interrupted\n"
+
+
+def test_solve_takes_vector_initial_states_and_says_how(capsys):
+    """A matrix family's initial states are bracketed vectors; the message says so when not."""
+    base = ["solve", "entangled", "-p", "n=2", "-p", "gamma=1/3", "-p", "lam=1/2", "--terms", "2"]
+    assert main([*base, "--initial", "[1,2]"]) == 0
+    out = capsys.readouterr().out
+    assert "x_1 = [5/3, 17/6]" in out  # x_1 = [[4/3, 1/6], [1/6, 4/3]] x_0 by hand
+    assert "vector of 2 entries" in _one_line(capsys, 2, main([*base, "--initial", "1,2"]))
+    assert "must have 2 entries, got 3" in _one_line(capsys, 2, main([*base, "--initial", "[1,2,3]"]))
+    assert "vector of 2 entries" in _one_line(capsys, 2, main([*base, "--initial", "[[1],2]"]))
+    assert "comma-separated values" in _one_line(capsys, 2, main(["solve", "momentum", "--initial", "[1,2]"]))

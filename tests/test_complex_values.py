@@ -143,13 +143,16 @@ def test_cli_derive_check_solve(case):
     assert all(v["holds"] for v in rep["vieta"])
     code, out, err = _run(["check", *base, "--samples", "2"])
     assert code == 0, out + err
-    init = ["--initial", ",".join(sp.sstr(v) for v in _initial(rec))] if rec.is_scalar else []
+    # vector states (several streams) as bracketed vectors: --initial '[1,0],[0,1]'
+    spell = (lambda v: sp.sstr(v)) if rec.is_scalar else (lambda v: "[" + ",".join(map(sp.sstr, v)) + "]")
+    init = ["--initial", ",".join(spell(v) for v in _initial(rec))]
     code, out, err = _run(["solve", *base, *init, "--terms", "4", "--json"])
     assert code == 0, err
-    if rec.is_scalar:  # the printed terms are the exact iterates
-        seq = rec.iterate(_initial(rec), 3)
-        for term, want in zip(json.loads(out)["terms"], seq, strict=True):
-            assert abs(complex(sp.N(parse_expr(term["x"]) - want, 40))) < 1e-25
+    seq = rec.iterate(_initial(rec), 3)  # the printed terms are the exact iterates
+    for term, want in zip(json.loads(out)["terms"], seq, strict=True):
+        x = term["x"]  # one string, or a list of the entries of a vector state
+        got = sp.Matrix([parse_expr(e) for e in ([x] if isinstance(x, str) else x)])
+        assert all(abs(complex(sp.N(a - b, 40))) < 1e-25 for a, b in zip(got, sp.Matrix([want]), strict=True))
 
 
 @pytest.mark.parametrize("case", BARE, ids=_id)

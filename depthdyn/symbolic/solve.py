@@ -179,8 +179,9 @@ def _initial(rec, initial, start: int, realisation):
             vals = [_sym("x", start + k) if rec.is_scalar else
                     sp.Matrix([_sym(f"x{c + 1}", start + k) for c in range(n)]) for k in range(p)]
         elif isinstance(initial, dict) or len(initial) != p:
+            what = "values" if rec.is_scalar else f"states (each a vector of {n} entries)"
             raise ParameterError(
-                f"{rec.name} has order {p}: give the {p} values x_{start}..x_{start + p - 1} as a sequence, "
+                f"{rec.name} has order {p}: give the {p} {what} x_{start}..x_{start + p - 1} as a sequence, "
                 "or name a realisation (realisation='content_velocity', ...) to give a dict of states")
         else:
             vals = [_value(rec, v) for v in initial]
