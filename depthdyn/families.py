@@ -634,11 +634,11 @@ def _registry() -> dict[str, Family]:
         Family("general", general, "general model rho(r) x = lam sigma(r) x (give rho, sigma)",
                {"rho": "r**2 - r", "sigma": "r"}),
         # linear multistep methods (depthdyn.multistep)
-        Family("adams_bashforth", adams_bashforth, "Adams-Bashforth k-step method (explicit, order k)", {"h": one}),
-        Family("adams_moulton", adams_moulton, "Adams-Moulton k-step method (implicit, order k+1)", {"h": one}),
-        Family("bdf", bdf, "backward differentiation formula, k steps (order k)", {"h": one}),
-        Family("nystrom", nystrom, "Nystrom k-step method (explicit; k=2 is leapfrog)", {"h": one}),
-        Family("milne_simpson", milne_simpson, "Milne-Simpson k-step method (implicit; k=2 is Simpson)", {"h": one}),
+        Family("adams_bashforth", adams_bashforth, "Adams-Bashforth k-step method (explicit, order k)"),
+        Family("adams_moulton", adams_moulton, "Adams-Moulton k-step method (implicit, order k+1)"),
+        Family("bdf", bdf, "backward differentiation formula, k steps (order k)"),
+        Family("nystrom", nystrom, "Nystrom k-step method (explicit; k=2 is leapfrog)"),
+        Family("milne_simpson", milne_simpson, "Milne-Simpson k-step method (implicit; k=2 is Simpson)"),
         Family("lmm", from_lmm, "linear multistep method from alpha=[...], beta=[...] (lowest index first)",
                {"alpha": [-1, 1], "beta": [1, 0]}),
         # the literature (depthdyn.literature)

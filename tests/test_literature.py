@@ -256,3 +256,16 @@ def test_registry_holds_the_literature_with_examples():
 def test_unknown_keywords_are_rejected(name):
     with pytest.raises(dd.UnknownParameterError):
         dd.build(name, no_such_argument=1)
+
+
+def test_every_example_names_only_arguments_and_parameters():
+    """An example key is a structural argument, rho/sigma or a parameter of the recurrence it
+    builds (the multistep families once carried an ``h`` that none of them takes)."""
+    for name, fam in dd.FAMILIES.items():
+        ex = fam.example
+        rec = fam(**{k: v for k, v in ex.items() if k in fam.structural})
+        stray = set(ex) - set(fam.structural) - {"rho", "sigma"} - set(rec.param_names)
+        if name == "deepnet":  # M, the decoder depth, is a parameter of arch='encoder' / 'decoder'
+            assert "M" in dd.FAMILIES[name](arch="encoder").param_names
+            stray -= {"M"}
+        assert not stray, f"{name}: example keys {stray} are neither arguments nor parameters"
