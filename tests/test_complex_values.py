@@ -253,6 +253,16 @@ def test_complex_discriminant_cases_pruned_on_the_domains():
     cases = dd.root_structure(dd.entangled(n=3, lam=sp.I)).cases
     assert [type(c) for c, _ in cases] == [sp.Ne, sp.Eq]
     assert "a repeated root" in cases[0][1] and "collide" in cases[1][1]
+    # momentum at lam = I: disc = (m - 1)**2 - eta**2 + 2*I*eta*(m + 1); the imaginary part
+    # vanishes only at eta = 0, where the real part is (m - 1)**2 > 0 for m < 1: never repeated
+    cases = dd.root_structure(dd.momentum(lam=sp.I)).cases
+    assert [type(c) for c, _ in cases] == [sp.Ne]
+    # ... but where m may reach 1 (a mutated domain), m = 1, eta = 0 is a repeated root
+    loose = dd.from_coefficients([1, "-(I*eta + m + 1)", "m"], params=("eta", "m"))
+    assert [type(c) for c, _ in dd.root_structure(loose).cases] == [sp.Ne, sp.Eq]
+    # a common zero off the linear factor's line is not ruled out: (a - 1) + I*a*(b - 2)
+    common = dd.from_coefficients([1, 0, "-(a - 1) - I*a*(b - 2)"], params=("a", "b"))
+    assert [type(c) for c, _ in dd.root_structure(common).cases] == [sp.Ne, sp.Eq]
 
 
 def test_gaussian_parameter_values_with_symbols_left():

@@ -743,7 +743,8 @@ def _can_vanish(disc: sp.Expr, domains: dict) -> bool:
 
     ``disc = c * prod f_i``; a factor vanishes only where its real and imaginary parts
     both do, so one part of constant sign on the domains rules that factor out
-    (``27 + 4*I*h**3`` never vanishes for a real ``h``).
+    (``27 + 4*I*h**3`` never vanishes for a real ``h``), and so does one part that keeps a
+    constant sign on the zeros of the other (:func:`_apart`).
     """
     from .signs import cheap_to_factor, sign
 
@@ -757,8 +758,39 @@ def _can_vanish(disc: sp.Expr, domains: dict) -> bool:
     for f, _ in facs:
         re_, im_ = sp.expand((f + sp.conjugate(f)) / 2), sp.expand((f - sp.conjugate(f)) / (2 * sp.I))
         if not any(part.is_number and part != 0 or sign(part, domains) is not None for part in (re_, im_)):
-            return True
+            if not (_apart(re_, im_, domains) or _apart(im_, re_, domains)):
+                return True
     return False
+
+
+def _apart(a: sp.Expr, b: sp.Expr, domains: dict) -> bool:
+    """True if ``a`` is proven nonzero wherever ``b`` vanishes on the domains.
+
+    Each factor of ``b`` either has a strict sign there (no zeros) or is linear in a
+    parameter ``v`` with a numeric slope: on its zeros ``v = -b_0 / c``, and ``a`` with that
+    substituted must have a strict sign (over all values of the others, a superset of the
+    zeros that lie in ``v``'s domain). The ``eta * (m + 1)`` of the momentum block's
+    discriminant at ``lam = i`` is the case: ``eta = 0`` leaves ``(m - 1)**2 > 0`` for ``m < 1``.
+    """
+    from .signs import sign
+
+    if b == 0:  # vanishes everywhere
+        return False
+    facs = at_most(REFINE_SECONDS, "factoring a part of the discriminant",
+                   lambda: sp.factor_list(b)[1], None)
+    if facs is None:
+        return False
+    for g, _ in facs:
+        if sign(g, domains) is not None:
+            continue
+        for v in sorted(g.free_symbols, key=str):
+            if sp.degree(g, v) == 1 and (c := g.coeff(v, 1)).is_number and c != 0:
+                at_zero = sp.expand(a.subs(v, -g.coeff(v, 0) / c))
+                if at_zero.is_number and at_zero != 0 or sign(at_zero, domains) is not None:
+                    break
+        else:
+            return False
+    return True
 
 
 def _cases(disc, domains, pos: str, zero: str, neg: str, distinct: int, real: bool = True) -> tuple:
