@@ -95,7 +95,15 @@ def require(name: str, term_products: float, what: str = "") -> None:
         raise BudgetExceededError(name, f"estimated {predicted:.3g} s{detail} > budget {limit:g} s")
 
 
+#: Seconds after which the timer fires again should its first interruption be swallowed.
+_RETRY = 0.25
+
+
 def _on_alarm(signum, frame):
+    # a signal that lands in a finaliser (``__del__``, a generator's close) raises there, and the
+    # interpreter only prints what it raises; firing again until the part has ended makes a
+    # swallowed interruption a delay of a quarter second, not a part without a deadline
+    signal.setitimer(signal.ITIMER_REAL, _RETRY)
     raise _Expired
 
 

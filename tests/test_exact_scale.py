@@ -9,6 +9,7 @@ integrating the Lagrange interpolant), whose order is verified before use.
 from __future__ import annotations
 
 import random
+import time
 
 import numpy as np
 import pytest
@@ -168,6 +169,27 @@ def test_every_analysis_is_bounded_as_a_whole():
     with dd.budget(1e-3), pytest.raises(BudgetExceededError):
         root_structure(heavy)  # 9 s with the default budget
     assert len(root_structure(dd.momentum()).cases) >= 2  # the timer is gone afterwards
+
+
+def test_a_swallowed_interruption_fires_again():
+    """Library code that swallows the timer's exception (a finaliser, a bare ``except:``)
+    does not leave the part without a deadline: the timer fires again."""
+    from depthdyn.budget import at_most
+
+    def swallow_once():
+        try:
+            _spin()
+        except BaseException:  # noqa: BLE001 - what a careless finaliser does
+            pass
+        end = time.monotonic() + 5
+        while time.monotonic() < end:
+            pass
+        return "ran on without a deadline"
+
+    start = time.monotonic()
+    with dd.budget(1e-3):
+        assert at_most(5, "swallowing", swallow_once, "gave up") == "gave up"
+    assert time.monotonic() - start < 2
 
 
 def test_optional_refinements_give_up_with_their_fallback():
