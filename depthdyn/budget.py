@@ -12,8 +12,9 @@ one budget in seconds in two ways:
 * **as a deadline**, for what the estimate cannot foresee: in the main thread of a
   platform with ``SIGALRM``, a timer interrupts the part when its budget is spent. SymPy's
   polynomial code is pure Python and the interpreter checks signals between bytecodes, so
-  the interruption lands within one arithmetic operation; the part's partial results are
-  local and dropped, and SymPy's caches only ever store finished results. In other threads
+  the interruption lands within one arithmetic operation (or just after a finaliser or a
+  garbage-collector callback, where the interpreter would drop it); the part's partial
+  results are local and dropped, and SymPy's caches only ever store finished results. In other threads
   (or without ``SIGALRM``) only the up-front estimates apply.
 
 Each public analysis (root structure, closed form, root condition, stability numbers, ...)
@@ -36,10 +37,13 @@ Examples
 from __future__ import annotations
 
 import functools
+import gc
+import inspect
 import math
 import signal
 import threading
 import time
+import weakref
 from contextlib import contextmanager
 from contextvars import ContextVar
 
@@ -97,47 +101,90 @@ def require(name: str, term_products: float, what: str = "") -> None:
 
 #: Seconds after which the timer fires again should its first interruption be swallowed.
 _RETRY = 0.25
+_installed: list = []  # the handler that was there before ours, while ours is installed
 
 
 def _on_alarm(signum, frame):
-    # a signal that lands in a finaliser (``__del__``, a generator's close) raises there, and the
-    # interpreter only prints what it raises; firing again until the part has ended makes a
-    # swallowed interruption a delay of a quarter second, not a part without a deadline
+    if not _active or time.monotonic() < _active[-1][1] - 1e-3:
+        return  # late delivery of a timer whose part has ended: the running part has its own
+    if _cannot_raise_in(frame):  # again in a moment, once out of there
+        signal.setitimer(signal.ITIMER_REAL, 1e-3)
+        return
+    # should the exception still be dropped somewhere, firing again until the part has ended
+    # makes that a delay of a quarter second, not a part without a deadline
     signal.setitimer(signal.ITIMER_REAL, _RETRY)
     raise _Expired
+
+
+_GENERATOR = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
+
+
+def _cannot_raise_in(frame) -> bool:
+    """Whether raising in ``frame`` would be lost or would break bookkeeping.
+
+    An exception raised in a finaliser (``__del__``), a garbage-collector callback (hypothesis
+    registers one), a weakref callback or a generator closed at deallocation is printed and
+    dropped by the interpreter, and the part would run on; and entering or leaving a part
+    (this module) must not be cut half-way. The caller tries again a millisecond later.
+    """
+    if frame is None:
+        return False
+    code = frame.f_code
+    if code.co_filename in (__file__, weakref.__file__) or code.co_flags & _GENERATOR:
+        return True
+    callbacks = {getattr(cb, "__code__", None) for cb in gc.callbacks}
+    for _ in range(64):  # what a finaliser or callback calls is inside it too
+        if frame is None:
+            return False
+        if frame.f_code.co_name == "__del__" or frame.f_code in callbacks:
+            return True
+        frame = frame.f_back
+    return False
 
 
 def _timer_usable() -> bool:
     return hasattr(signal, "SIGALRM") and threading.current_thread() is threading.main_thread()
 
 
-@contextmanager
-def part(name: str):
+class part:  # noqa: N801 - used as ``with part(name):``, like a function
     """Run the body as part ``name`` under the budget (a deadline where a timer is usable).
 
     Nested parts share the earliest deadline; the innermost running part is the one named.
+    A class in this module rather than a generator-based context manager: the timer's handler
+    never raises in this module's frames, so entering and leaving a part, its bookkeeping
+    included, is never cut half-way. Python's default action for SIGALRM ends the process,
+    so where that was the handler before, ours stays installed (it ignores alarms while no
+    part runs); any other previous handler is restored when the outermost part ends.
     """
-    limit = _seconds.get()
-    if math.isinf(limit) or not _timer_usable():
-        yield
-        return
-    now = time.monotonic()
-    deadline = min([now + limit] + [d for _, d in _active])
-    outer = bool(_active)
-    previous = None if outer else signal.signal(signal.SIGALRM, _on_alarm)
-    _active.append((name, deadline))
-    signal.setitimer(signal.ITIMER_REAL, max(deadline - now, 1e-3))
-    try:
-        yield
-    except _Expired:
-        raise BudgetExceededError(name, f"ran past {limit:g} s") from None
-    finally:
+
+    def __init__(self, name: str):
+        self.name, self.timed = name, False
+
+    def __enter__(self):
+        self.limit = _seconds.get()
+        if math.isinf(self.limit) or not _timer_usable():
+            return self
+        now = time.monotonic()
+        deadline = min([now + self.limit] + [d for _, d in _active])
+        if signal.getsignal(signal.SIGALRM) is not _on_alarm:
+            _installed[:] = [signal.signal(signal.SIGALRM, _on_alarm)]
+        _active.append((self.name, deadline))
+        self.timed = True
+        signal.setitimer(signal.ITIMER_REAL, max(deadline - now, 1e-3))
+        return self
+
+    def __exit__(self, kind, value, traceback):
+        if not self.timed:
+            return False
         signal.setitimer(signal.ITIMER_REAL, 0)  # first, so the timer cannot fire in here
         _active.pop()
         if _active:
             signal.setitimer(signal.ITIMER_REAL, max(_active[-1][1] - time.monotonic(), 1e-3))
-        else:
-            signal.signal(signal.SIGALRM, previous if previous is not None else signal.SIG_DFL)
+        elif _installed and _installed[0] not in (signal.SIG_DFL, None):
+            signal.signal(signal.SIGALRM, _installed.pop())
+        if kind is _Expired:
+            raise BudgetExceededError(self.name, f"ran past {self.limit:g} s") from None
+        return False
 
 
 def bounded(name: str):

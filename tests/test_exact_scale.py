@@ -192,6 +192,76 @@ def test_a_swallowed_interruption_fires_again():
     assert time.monotonic() - start < 2
 
 
+def test_deadlines_landing_anywhere_leave_no_part_behind():
+    """Tiny budgets expire at every point of nested parts and refinements, their own entry and
+    exit included: always a typed error, the bookkeeping intact and no alarm left over (a
+    late alarm once cut a part's exit half-way, or killed the process once its handler was gone)."""
+    from depthdyn.budget import _active, at_most, part
+
+    def busy(seconds):
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            pass
+
+    rng = random.Random(1)
+    exceeded = 0
+    for _ in range(1500):
+        try:
+            with dd.budget(rng.uniform(1e-4, 3e-3)), part("outer"):
+                busy(rng.uniform(0, 2e-3))
+                with part("inner"):
+                    busy(rng.uniform(0, 2e-3))
+                at_most(1e-3, "refinement", lambda: busy(rng.uniform(0, 2e-3)), None)
+                busy(rng.uniform(0, 1e-3))
+        except BudgetExceededError:
+            exceeded += 1
+        assert not _active
+    assert 100 < exceeded < 1400  # deadlines did land, and not always
+    busy(0.3)  # a stale alarm would raise here (or end the process)
+
+
+def test_no_deadline_is_lost_in_a_finaliser_or_a_gc_callback():
+    """A deadline that falls inside a ``__del__`` or a garbage-collector callback (hypothesis
+    registers one) is not raised there, where the interpreter would print and drop it and
+    the part would run on (this stalled a CI run for 90 minutes): it lands just after."""
+    import gc
+    import sys
+
+    from depthdyn.budget import part
+
+    def busy(seconds):
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            pass
+
+    class Slow:
+        def __del__(self):
+            busy(3e-4)
+
+    def callback(phase, info):
+        busy(3e-4)
+
+    dropped, previous = [], sys.unraisablehook
+    sys.unraisablehook = lambda unraisable: dropped.append(unraisable.exc_type)
+    gc.callbacks.append(callback)
+    rng, exceeded = random.Random(2), 0
+    try:
+        for _ in range(200):
+            try:
+                with dd.budget(rng.uniform(1e-4, 2e-3)), part("collecting"):
+                    for _ in range(20):
+                        Slow()  # finalised at once: two thirds of the time is in __del__ ...
+                        gc.collect(0)  # ... and in the callback
+                        busy(3e-4)
+            except BudgetExceededError:
+                exceeded += 1
+    finally:
+        gc.callbacks.remove(callback)
+        sys.unraisablehook = previous
+    assert not dropped, dropped
+    assert exceeded > 100  # and the deadlines did land
+
+
 def test_optional_refinements_give_up_with_their_fallback():
     from depthdyn.budget import at_most
     from depthdyn.symbolic.signs import sign
