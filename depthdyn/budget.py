@@ -38,9 +38,9 @@ from __future__ import annotations
 
 import functools
 import gc
-import inspect
 import math
 import signal
+import sys
 import threading
 import time
 import weakref
@@ -116,9 +116,6 @@ def _on_alarm(signum, frame):
     raise _Expired
 
 
-_GENERATOR = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
-
-
 def _cannot_raise_in(frame) -> bool:
     """Whether raising in ``frame`` would be lost or would break bookkeeping.
 
@@ -130,8 +127,10 @@ def _cannot_raise_in(frame) -> bool:
     if frame is None:
         return False
     code = frame.f_code
-    if code.co_filename in (__file__, weakref.__file__) or code.co_flags & _GENERATOR:
+    if code.co_filename in (__file__, weakref.__file__):
         return True
+    if isinstance(sys.exc_info()[1], GeneratorExit):
+        return True  # a generator being closed (one running is interrupted like any code)
     callbacks = {getattr(cb, "__code__", None) for cb in gc.callbacks}
     for _ in range(64):  # what a finaliser or callback calls is inside it too
         if frame is None:

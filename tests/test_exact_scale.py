@@ -238,6 +238,12 @@ def test_no_deadline_is_lost_in_a_finaliser_or_a_gc_callback():
         def __del__(self):
             busy(3e-4)
 
+    def closing():
+        try:
+            yield
+        finally:  # runs when the generator is dropped unfinished
+            busy(3e-4)
+
     def callback(phase, info):
         busy(3e-4)
 
@@ -250,8 +256,9 @@ def test_no_deadline_is_lost_in_a_finaliser_or_a_gc_callback():
             try:
                 with dd.budget(rng.uniform(1e-4, 2e-3)), part("collecting"):
                     for _ in range(20):
-                        Slow()  # finalised at once: two thirds of the time is in __del__ ...
-                        gc.collect(0)  # ... and in the callback
+                        Slow()  # finalised at once: most of the time is in __del__ ...
+                        gc.collect(0)  # ... in the callback ...
+                        next(closing())  # ... and in a generator closed at deallocation
                         busy(3e-4)
             except BudgetExceededError:
                 exceeded += 1
@@ -260,6 +267,22 @@ def test_no_deadline_is_lost_in_a_finaliser_or_a_gc_callback():
         sys.unraisablehook = previous
     assert not dropped, dropped
     assert exceeded > 100  # and the deadlines did land
+
+
+def test_a_running_generator_is_interrupted():
+    """Only a generator being closed waits for the deadline; one running is cut like any code."""
+    from depthdyn.budget import part
+
+    def generator():
+        end = time.monotonic() + 3
+        while time.monotonic() < end:
+            pass
+        yield "ran on without a deadline"
+
+    start = time.monotonic()
+    with dd.budget(1e-3), pytest.raises(BudgetExceededError), part("generating"):
+        next(generator())
+    assert time.monotonic() - start < 1
 
 
 def test_optional_refinements_give_up_with_their_fallback():
