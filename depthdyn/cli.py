@@ -592,10 +592,11 @@ def _solve(args) -> int:
     initial = None
     if args.initial is not None:
         initial = parse_value(f"[{args.initial}]")
-        # vector states (several streams) come as bracketed vectors, one per initial value
-        flat = lambda v: not isinstance(v, list) or not any(isinstance(e, list) for e in v)  # noqa: E731
-        if not isinstance(initial, list) or not all(map(flat, initial)) or (
-                rec.is_scalar and not flat(initial)):
+        # vector states (several streams) come as bracketed vectors, one per initial value:
+        # lists nest one level for them, none for a scalar recurrence
+        nested = lambda v, depth: isinstance(v, list) and (  # noqa: E731
+            depth == 0 or any(nested(e, depth - 1) for e in v))
+        if not isinstance(initial, list) or any(nested(v, 0 if rec.is_scalar else 1) for v in initial):
             shape = "comma-separated values" if rec.is_scalar else (
                 f"comma-separated states, each a bracketed vector of {rec.dim} entries ('[1,0],[0,1]')")
             raise ParameterError(f"--initial expects {shape}, got {args.initial!r}")

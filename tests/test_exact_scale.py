@@ -152,6 +152,12 @@ def _spin():  # a bytecode loop: the timer lands between two instructions
         pass
 
 
+def _busy(seconds: float) -> None:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        pass
+
+
 def test_every_analysis_is_bounded_as_a_whole():
     """No path through an analysis outlasts the budget, not only the parts estimated up front
     (a root-structure sign proof by factoring once ran unbounded at a complex lam)."""
@@ -181,9 +187,7 @@ def test_a_swallowed_interruption_fires_again():
             _spin()
         except BaseException:  # noqa: BLE001 - what a careless finaliser does
             pass
-        end = time.monotonic() + 5
-        while time.monotonic() < end:
-            pass
+        _busy(5)
         return "ran on without a deadline"
 
     start = time.monotonic()
@@ -198,26 +202,21 @@ def test_deadlines_landing_anywhere_leave_no_part_behind():
     late alarm once cut a part's exit half-way, or killed the process once its handler was gone)."""
     from depthdyn.budget import _active, at_most, part
 
-    def busy(seconds):
-        end = time.monotonic() + seconds
-        while time.monotonic() < end:
-            pass
-
     rng = random.Random(1)
     exceeded = 0
     for _ in range(1500):
         try:
             with dd.budget(rng.uniform(1e-4, 3e-3)), part("outer"):
-                busy(rng.uniform(0, 2e-3))
+                _busy(rng.uniform(0, 2e-3))
                 with part("inner"):
-                    busy(rng.uniform(0, 2e-3))
-                at_most(1e-3, "refinement", lambda: busy(rng.uniform(0, 2e-3)), None)
-                busy(rng.uniform(0, 1e-3))
+                    _busy(rng.uniform(0, 2e-3))
+                at_most(1e-3, "refinement", lambda: _busy(rng.uniform(0, 2e-3)), None)
+                _busy(rng.uniform(0, 1e-3))
         except BudgetExceededError:
             exceeded += 1
         assert not _active
     assert 100 < exceeded < 1400  # deadlines did land, and not always
-    busy(0.3)  # a stale alarm would raise here (or end the process)
+    _busy(0.3)  # a stale alarm would raise here (or end the process)
 
 
 def test_no_deadline_is_lost_in_a_finaliser_or_a_gc_callback():
@@ -229,23 +228,18 @@ def test_no_deadline_is_lost_in_a_finaliser_or_a_gc_callback():
 
     from depthdyn.budget import part
 
-    def busy(seconds):
-        end = time.monotonic() + seconds
-        while time.monotonic() < end:
-            pass
-
     class Slow:
         def __del__(self):
-            busy(3e-4)
+            _busy(3e-4)
 
     def closing():
         try:
             yield
         finally:  # runs when the generator is dropped unfinished
-            busy(3e-4)
+            _busy(3e-4)
 
     def callback(phase, info):
-        busy(3e-4)
+        _busy(3e-4)
 
     dropped, previous = [], sys.unraisablehook
     sys.unraisablehook = lambda unraisable: dropped.append(unraisable.exc_type)
@@ -259,7 +253,7 @@ def test_no_deadline_is_lost_in_a_finaliser_or_a_gc_callback():
                         Slow()  # finalised at once: most of the time is in __del__ ...
                         gc.collect(0)  # ... in the callback ...
                         next(closing())  # ... and in a generator closed at deallocation
-                        busy(3e-4)
+                        _busy(3e-4)
             except BudgetExceededError:
                 exceeded += 1
     finally:
