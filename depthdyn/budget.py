@@ -3,19 +3,22 @@
 Exact algebra on symbolic polynomials (discriminants, Hurwitz or Schur-Cohn determinants,
 multivariate factorisation) can grow from milliseconds to hours with one more stream or
 one more symbol. Each such *part* of an analysis runs inside :func:`part`, which enforces
-one budget in seconds in two ways:
+one budget in seconds of **CPU time** of the process (never the wall clock, so the same
+input gets the same answer on an idle laptop and on a loaded CI runner) in two ways:
 
 * **up front**, from a size estimate: the number of term products a sparse polynomial
   computation will make (:func:`require`), converted to seconds at :data:`TERM_RATE`
   (measured on a loaded 2-core machine, with a safety margin). A part predicted to exceed
   the budget is refused at once, before any work is done;
 * **as a deadline**, for what the estimate cannot foresee: in the main thread of a
-  platform with ``SIGALRM``, a timer interrupts the part when its budget is spent. SymPy's
+  platform with ``SIGPROF``, a CPU-time timer (``ITIMER_PROF``) interrupts the part when
+  its budget of processor time is spent. Time the process spends waiting for a core on
+  a busy machine does not count. SymPy's
   polynomial code is pure Python and the interpreter checks signals between bytecodes, so
   the interruption lands within one arithmetic operation (or just after a finaliser or a
   garbage-collector callback, where the interpreter would drop it); the part's partial
   results are local and dropped, and SymPy's caches only ever store finished results. In other threads
-  (or without ``SIGALRM``) only the up-front estimates apply.
+  (or without ``SIGPROF``) only the up-front estimates apply.
 
 Each public analysis (root structure, closed form, root condition, stability numbers, ...)
 also runs as one part as a whole (:func:`bounded`), so no path through it outlasts the
@@ -50,10 +53,13 @@ from contextvars import ContextVar
 from .errors import BudgetExceededError, ParameterError
 
 __all__ = ["budget", "budget_seconds", "part", "bounded", "require", "at_most",
-           "DEFAULT_SECONDS", "REFINE_SECONDS", "TERM_RATE"]
+           "DEFAULT_SECONDS", "REFINE_SECONDS", "MAX_SECONDS", "TERM_RATE"]
 
-#: Default budget of one part of an analysis, in seconds.
+#: Default budget of one part of an analysis, in seconds of CPU time.
 DEFAULT_SECONDS = 20.0
+#: Budgets above this (about three years of CPU time) mean no deadline: a timer cannot be
+#: set that far, and ``1e300`` is how one asks for none.
+MAX_SECONDS = 1.0e8
 #: Seconds spent at most on one optional refinement (a shorter printed form, a sign proof).
 REFINE_SECONDS = 3.0
 #: Sparse term products per second assumed by the up-front estimates (conservative).
@@ -75,14 +81,19 @@ def budget_seconds() -> float:
 
 @contextmanager
 def budget(seconds):
-    """Set the per-part budget (seconds, ``None`` or ``inf`` for no limit) inside a ``with``."""
+    """Set the per-part budget (CPU seconds; ``None``, ``inf`` or anything above
+    :data:`MAX_SECONDS` for no limit) inside a ``with``."""
     value = math.inf if seconds is None else seconds
+    if isinstance(value, bool):
+        raise ParameterError(f"budget must be a number of seconds, got {seconds!r}")
     try:
         value = float(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise ParameterError(f"budget must be a number of seconds, got {seconds!r}") from None
-    if not value > 0:
-        raise ParameterError(f"budget must be positive, got {seconds!r}")
+    if not value > 0:  # also NaN
+        raise ParameterError(f"budget must be a positive number of seconds, got {seconds!r}")
+    if value > MAX_SECONDS:  # a timer cannot be set that far; no deadline is what was meant
+        value = math.inf
     token = _seconds.set(value)
     try:
         yield value
@@ -99,20 +110,24 @@ def require(name: str, term_products: float, what: str = "") -> None:
         raise BudgetExceededError(name, f"estimated {predicted:.3g} s{detail} > budget {limit:g} s")
 
 
-#: Seconds after which the timer fires again should its first interruption be swallowed.
+#: CPU seconds after which the timer fires again should its first interruption be swallowed.
 _RETRY = 0.25
+#: What a budget counts: CPU time of the process (user + system, all threads), which is what
+#: ``ITIMER_PROF`` measures too. Waiting for a core on a loaded machine is not counted.
+_clock = time.process_time
+_SIGNAL, _TIMER = getattr(signal, "SIGPROF", None), getattr(signal, "ITIMER_PROF", None)
 _installed: list = []  # the handler that was there before ours, while ours is installed
 
 
 def _on_alarm(signum, frame):
-    if not _active or time.monotonic() < _active[-1][1] - 1e-3:
+    if not _active or _clock() < _active[-1][1] - 1e-3:
         return  # late delivery of a timer whose part has ended: the running part has its own
     if _cannot_raise_in(frame):  # again in a moment, once out of there
-        signal.setitimer(signal.ITIMER_REAL, 1e-3)
+        signal.setitimer(_TIMER, 1e-3)
         return
     # should the exception still be dropped somewhere, firing again until the part has ended
     # makes that a delay of a quarter second, not a part without a deadline
-    signal.setitimer(signal.ITIMER_REAL, _RETRY)
+    signal.setitimer(_TIMER, _RETRY)
     raise _Expired
 
 
@@ -142,7 +157,7 @@ def _cannot_raise_in(frame) -> bool:
 
 
 def _timer_usable() -> bool:
-    return hasattr(signal, "SIGALRM") and threading.current_thread() is threading.main_thread()
+    return _SIGNAL is not None and threading.current_thread() is threading.main_thread()
 
 
 class part:  # noqa: N801 - used as ``with part(name):``, like a function
@@ -151,7 +166,7 @@ class part:  # noqa: N801 - used as ``with part(name):``, like a function
     Nested parts share the earliest deadline; the innermost running part is the one named.
     A class in this module rather than a generator-based context manager: the timer's handler
     never raises in this module's frames, so entering and leaving a part, its bookkeeping
-    included, is never cut half-way. Python's default action for SIGALRM ends the process,
+    included, is never cut half-way. Python's default action for SIGPROF ends the process,
     so where that was the handler before, ours stays installed (it ignores alarms while no
     part runs); any other previous handler is restored when the outermost part ends.
     """
@@ -163,24 +178,24 @@ class part:  # noqa: N801 - used as ``with part(name):``, like a function
         self.limit = _seconds.get()
         if math.isinf(self.limit) or not _timer_usable():
             return self
-        now = time.monotonic()
+        now = _clock()
         deadline = min([now + self.limit] + [d for _, d in _active])
-        if signal.getsignal(signal.SIGALRM) is not _on_alarm:
-            _installed[:] = [signal.signal(signal.SIGALRM, _on_alarm)]
+        if signal.getsignal(_SIGNAL) is not _on_alarm:
+            _installed[:] = [signal.signal(_SIGNAL, _on_alarm)]
         _active.append((self.name, deadline))
         self.timed = True
-        signal.setitimer(signal.ITIMER_REAL, max(deadline - now, 1e-3))
+        signal.setitimer(_TIMER, max(deadline - now, 1e-3))
         return self
 
     def __exit__(self, kind, value, traceback):
         if not self.timed:
             return False
-        signal.setitimer(signal.ITIMER_REAL, 0)  # first, so the timer cannot fire in here
+        signal.setitimer(_TIMER, 0)  # first, so the timer cannot fire in here
         _active.pop()
         if _active:
-            signal.setitimer(signal.ITIMER_REAL, max(_active[-1][1] - time.monotonic(), 1e-3))
+            signal.setitimer(_TIMER, max(_active[-1][1] - _clock(), 1e-3))
         elif _installed and _installed[0] not in (signal.SIG_DFL, None):
-            signal.signal(signal.SIGALRM, _installed.pop())
+            signal.signal(_SIGNAL, _installed.pop())
         if kind is _Expired:
             raise BudgetExceededError(self.name, f"ran past {self.limit:g} s") from None
         return False
