@@ -120,8 +120,14 @@ _installed: list = []  # the handler that was there before ours, while ours is i
 
 
 def _on_alarm(signum, frame):
-    if not _active or _clock() < _active[-1][1] - 1e-3:
-        return  # late delivery of a timer whose part has ended: the running part has its own
+    if not _active:
+        return  # late delivery of a timer whose part has ended
+    left = _active[-1][1] - _clock()
+    if left > 1e-3:
+        # the kernel samples CPU time at its tick, so the timer can fire a little before the
+        # precise clock reaches the deadline: wait for the rest (never drop the deadline)
+        signal.setitimer(_TIMER, left)
+        return
     if _cannot_raise_in(frame):  # again in a moment, once out of there
         signal.setitimer(_TIMER, 1e-3)
         return

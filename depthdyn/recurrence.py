@@ -411,9 +411,12 @@ class Recurrence:
     def _charpoly_coeffs(self) -> tuple:
         if self.is_scalar:
             return tuple(sp.expand(A[0, 0]) for A in self.coeffs)
+        from .budget import part
         from .symbolic.structure import matrix_charpoly
 
-        return tuple(matrix_charpoly(self.coeffs, self.lam_symbol, r)[0])
+        # a dense symbolic matrix (n^2 free entries) has a charpoly of ~e n! terms: bounded
+        with part("characteristic polynomial"):
+            return tuple(matrix_charpoly(self.coeffs, self.lam_symbol, r)[0])
 
     def rho_sigma(self) -> tuple[sp.Expr, sp.Expr] | None:
         """``(rho, sigma)`` with ``charpoly = rho(r) - lam*sigma(r)``, if that form exists."""

@@ -319,6 +319,25 @@ def test_waiting_does_not_spend_a_budget():
         _busy(0.5)  # CPU time is what counts
 
 
+def test_an_early_tick_does_not_drop_the_deadline():
+    """The kernel samples CPU time at its tick, so the CPU timer may fire a little before the
+    precise clock reaches the deadline; the handler waits for the rest instead of treating the
+    signal as stale (that left ``derive hyper_connection -p n=8`` without any deadline)."""
+    import signal
+    import sys
+
+    from depthdyn.budget import part
+
+    budget_module = sys.modules["depthdyn.budget"]
+    with dd.budget(5), part("early"):
+        budget_module._on_alarm(signal.SIGPROF, None)  # as if the tick came early
+        assert 0 < signal.getitimer(signal.ITIMER_PROF)[0] <= 5.1  # re-armed for the rest
+    with dd.budget(0.05), pytest.raises(BudgetExceededError), part("early, then due"):
+        budget_module._on_alarm(signal.SIGPROF, None)
+        _busy(1)
+    assert signal.getitimer(signal.ITIMER_PROF)[0] == 0  # nothing left over
+
+
 def test_a_loaded_machine_gives_the_same_verdict():
     """Under real load (busy processes on every core) an analysis within its CPU budget when
     idle stays within it: the same input gets the same answer."""
