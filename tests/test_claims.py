@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 import sympy as sp
 
+import depthdyn as dd
 from depthdyn.claims import (
     SOURCES,
     VERDICTS,
@@ -161,6 +162,22 @@ def test_a_raising_check_is_an_internal_error_not_a_verdict():
     assert isinstance(info.value, DepthdynError)
     with pytest.raises(ClaimError, match="999-x-broken"):
         check_claims([_toy(lambda cl: Outcome(1, "holds")), _toy(broken, "999-x-broken")][::-1])
+
+
+def test_a_check_past_its_budget_is_a_budget_error_naming_the_claim():
+    """Past the budget is not a bug in the check: a typed budget error (exit 2, with the hint
+    to raise --budget) that names the claim, not an internal error (exit 3)."""
+    from depthdyn.budget import part
+    from depthdyn.errors import BudgetExceededError
+
+    def spinning(cl):
+        with part("depth limit"):
+            while True:
+                pass
+
+    with dd.budget(0.05), pytest.raises(BudgetExceededError, match="999-x-toy, depth limit") as info:
+        _toy(spinning).run()
+    assert not isinstance(info.value, ClaimError)
 
 
 def test_malformed_outcomes_and_duplicate_ids_are_internal_errors():

@@ -52,7 +52,7 @@ from decimal import Decimal, InvalidOperation
 
 import sympy as sp
 
-from ..errors import DepthdynError
+from ..errors import BudgetExceededError, DepthdynError
 from ..parse import MAX_DIGITS, as_sympy, free_names, parse_expr
 from ..symbolic.records import Record
 
@@ -523,6 +523,8 @@ class Claim:
         """Run the check; an exception inside it is re-raised as :class:`ClaimError`."""
         try:
             outcome = self.check(self)
+        except BudgetExceededError as exc:  # not a bug: the verdict needs a larger budget
+            raise BudgetExceededError(f"claim {self.id}, {exc.part}", exc.reason) from None
         except Exception as exc:
             raise ClaimError(f"claim {self.id}: internal failure in its check: "
                              f"{type(exc).__name__}: {exc}") from exc
