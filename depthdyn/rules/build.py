@@ -204,7 +204,7 @@ def from_rule(rule, *, branches=None, params=None, strict: bool = False, n: int 
     >>> from_rule("v' = m*v + eta*f(x); x' = x + v'").charpoly()
     m + r**2 + r*(-eta*lam - m - 1)
     >>> from_rule("x' = x + h*f(x')").charpoly()
-    -h*lam*r + r - 1
+    r*(-h*lam + 1) - 1
     """
     text = _rule_text(rule)
     modes_raw = _branches(branches)
@@ -242,7 +242,7 @@ def from_rule(rule, *, branches=None, params=None, strict: bool = False, n: int 
     rows, where = _equations(syntax, lin, n, mats)
     M, labels = _solve(syntax, lin, rows, where, n)
     rec = _recurrence(M, labels, syntax, n, built, modes, used_branches, lam, name,
-                      description or f"update rule: {'; '.join(eq.text for eq in syntax.equations)}", source)
+                      description or "derived from its update rule", source)
     return rec.subs(values) if values else rec
 
 
@@ -271,6 +271,9 @@ def _equations(syntax, lin: Lineariser, n: int, mats: dict):
 def _solve(syntax, lin: Lineariser, rows, where, n):
     """The block matrix ``M`` of ``s_{l+1} = M s_l`` and the labels of ``s``."""
     text = syntax.text
+    if not syntax.states:
+        raise located(text, 0, "the rule updates no state: write the new state as x' = ... or x[l+1] = ... "
+                      "(a plain name on the left defines a stage or a constant)")
     for s in syntax.states:
         if not any(eq.defines is None and s in _lhs(eq) for eq in syntax.equations):
             raise located(text, syntax.first_use.get(s), f"no equation determines the new state {s}' "
@@ -335,6 +338,9 @@ def _recurrence(M, labels, syntax, n, built, modes, used_branches, lam, name, de
         char = sp.cancel((r * sp.eye(M.shape[0]) - M).det(method="berkowitz"))
         num, _ = sp.fraction(char)
         coeffs = tuple(sp.Poly(sp.expand(num), r).all_coeffs())
+        lead = coeffs[0].xreplace({s: sp.S.Zero for s in coeffs[0].free_symbols})
+        if lead.is_number and lead.is_negative:  # 1 - h*lam rather than h*lam - 1
+            coeffs = tuple(-c for c in coeffs)
         native = _native(M, labels, syntax)
         return Recurrence(coeffs=coeffs, params=params, lam=lam, name=name, description=description,
                           source=source, native=native, rule=rule)

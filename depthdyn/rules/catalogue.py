@@ -155,7 +155,9 @@ _BDF = {1: ([1, -1], 1), 2: ([1, sp.Rational(-4, 3), sp.Rational(1, 3)], sp.Rati
         4: ([1, sp.Rational(-48, 25), sp.Rational(36, 25), sp.Rational(-16, 25), sp.Rational(3, 25)],
             sp.Rational(12, 25))}
 _NYSTROM = {2: [2, 0], 3: [sp.Rational(7, 3), sp.Rational(-2, 3), sp.Rational(1, 3)]}
-_MILNE = {2: [sp.Rational(1, 3), sp.Rational(4, 3), sp.Rational(1, 3)]}
+_MILNE = {2: [sp.Rational(1, 3), sp.Rational(4, 3), sp.Rational(1, 3)],
+          3: [sp.Rational(1, 3), sp.Rational(4, 3), sp.Rational(1, 3), 0],  # Simpson is exact for cubics
+          4: [sp.Rational(c, 90) for c in (29, 124, 24, 4, -1)]}
 
 
 def _y(j: int) -> str:
@@ -164,7 +166,9 @@ def _y(j: int) -> str:
 
 def _multistep(new: list, k: int, back: int, newest: int) -> dict:
     """``y[n+k] = y[n+k-back] + h * sum_i new[i] f(y[n+newest-i])`` (textbook order, newest first)."""
-    rhs = _combination((c, f"f({_y(newest - i)})") for i, c in enumerate(new))
+    # the oldest term is kept even with a zero coefficient: it fixes the number of steps
+    terms = [(c, f"f({_y(newest - i)})") for i, c in enumerate(new)]
+    rhs = _combination(reversed(terms), keep_first=True)
     return {"rule": f"{_y(k)} = {_y(k - back)} + h*({rhs})", "params": {**_LAM, **_H}, "h": 1}
 
 
