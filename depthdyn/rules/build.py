@@ -76,12 +76,13 @@ def _branches(branches) -> dict:
     if branches is None:
         return {"f": "lam"}
     if isinstance(branches, str):
-        return {branches: "lam"}
+        branches = [branches]
     if isinstance(branches, (list, tuple)):
-        return {b: "lam" for b in branches}
-    if isinstance(branches, Mapping):
+        branches = dict.fromkeys(branches, "lam") if all(isinstance(b, str) for b in branches) else None
+    if isinstance(branches, Mapping) and all(
+            isinstance(b, str) and b.isidentifier() and b.isascii() and "__" not in b for b in branches):
         return dict(branches)
-    raise ParameterError(f"branches must map branch names to their modes, e.g. {{'f': 'lam'}}, got {branches!r}")
+    raise ParameterError("branches must map branch names (identifiers) to their modes, e.g. {'f': 'lam', 'g': 'mu'}")
 
 
 def _names_of(value) -> list[str]:
@@ -208,6 +209,9 @@ def from_rule(rule, *, branches=None, params=None, strict: bool = False, n: int 
     """
     text = _rule_text(rule)
     modes_raw = _branches(branches)
+    for what, given in (("params", params), ("matrices", matrices)):
+        if given is not None and not isinstance(given, Mapping):
+            raise ParameterError(f"{what} must map names to values, got {type(given).__name__}")
     matrices_raw = dict(matrices or {})
     if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= MAX_STREAMS:
         raise ParameterError(f"n (streams) must be an integer in 1..{MAX_STREAMS}, got {n!r}")

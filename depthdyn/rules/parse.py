@@ -130,6 +130,8 @@ def _translate(text: str, start: int, full: str) -> tuple[str, list]:
         elif ch == "'" and i > 0 and (text[i - 1].isalnum() or text[i - 1] == "_"):
             out.append(_PRIME)
             origin += [start + i] * len(_PRIME)
+        elif ch in "#\\":
+            raise located(full, start + i, f"{ch!r} is not allowed in a rule (no comments or line continuations)")
         elif ch == "'" or ch == '"':
             raise located(full, start + i, "quotes are not allowed in a rule (strings are code, not maths)")
         else:
