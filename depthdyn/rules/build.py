@@ -332,7 +332,6 @@ def _lhs(eq) -> set:
 
 
 def _recurrence(M, labels, syntax, n, built, modes, used_branches, lam, name, description, source):
-    symbols = set(M.free_symbols)
     params = tuple(built.values())
     if lam is None:
         lam = next((s.name for b in used_branches for s in sorted(modes[b].free_symbols, key=str)
@@ -349,10 +348,11 @@ def _recurrence(M, labels, syntax, n, built, modes, used_branches, lam, name, de
         return Recurrence(coeffs=coeffs, params=params, lam=lam, name=name, description=description,
                           source=source, native=native, rule=rule)
     den = sp.lcm([sp.fraction(sp.together(e))[1] for e in M] + [sp.Integer(1)])
+    if den.is_number:  # numeric denominators stay in the entries; symbolic ones are cleared
+        den = sp.Integer(1)
     N = M.shape[0]
     coeffs = (den * sp.eye(N), (-den * M).applyfunc(sp.cancel))
     native = (Realisation("rule", tuple(labels), M, sp.eye(N), 0, f"the rule's states: {rule}"),)
-    del symbols
     return Recurrence(coeffs=coeffs, params=params, lam=lam, name=name, description=description,
                       source=source, native=native, rule=rule)
 
