@@ -645,7 +645,8 @@ def _derive(args) -> int:
         return 0
     if not args.family and not args.rule:
         raise ParameterError("derive needs a FAMILY (see depthdyn derive --list) or --rule")
-    rec = rules_cli.build(args) if args.rule else build_from_cli(args.family, args.param, args.rho, args.sigma)
+    rec = rules_cli.build(args) if args.rule else build_from_cli(
+        args.family, args.param, args.rho, args.sigma)
     with budget(args.budget if args.budget is not None else DEFAULT_SECONDS):
         rep = derive_report(rec)
     if args.json:

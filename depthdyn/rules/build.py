@@ -12,6 +12,7 @@ recurrence ``x_{l+1} = M x_l``.
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Mapping
 
@@ -21,7 +22,7 @@ from ..errors import DegreeTooLargeError, ParameterError, ParseError, RuleError
 from ..parse import as_sympy, free_names, parse_expr, parse_value
 from ..recurrence import COMPLEXES, REALS, Param, Realisation, Recurrence, r
 from .linearise import Lineariser, check_column
-from .parse import located, read_rule
+from .parse import PRIME, located, read_rule
 
 __all__ = ["from_rule", "parse_domain", "MAX_STATES", "MAX_STREAMS"]
 
@@ -82,7 +83,8 @@ def _branches(branches) -> dict:
     if isinstance(branches, Mapping) and all(
             isinstance(b, str) and b.isidentifier() and b.isascii() and "__" not in b for b in branches):
         return dict(branches)
-    raise ParameterError("branches must map branch names (identifiers) to their modes, e.g. {'f': 'lam', 'g': 'mu'}")
+    raise ParameterError("branches must map branch names (identifiers) to their modes, "
+                         "e.g. {'f': 'lam', 'g': 'mu'}")
 
 
 def _names_of(value) -> list[str]:
@@ -131,7 +133,8 @@ def _matrix(name: str, value, scalars: dict) -> sp.ImmutableMatrix:
             raise RuleError(f"matrix {name}: rows have different lengths")
         M = sp.ImmutableMatrix(value)
     else:
-        raise RuleError(f"matrix {name} must be a list of rows, a SymPy matrix or (rows, cols), got {value!r}")
+        raise RuleError(f"matrix {name} must be a list of rows, a SymPy matrix or (rows, cols), "
+                        f"got {value!r}")
     if max(M.shape) > MAX_STREAMS:
         raise DegreeTooLargeError(f"matrix {name} is {M.shape[0]}x{M.shape[1]}; the limit is {MAX_STREAMS}")
     if M.has(sp.nan, sp.zoo, sp.oo, -sp.oo):
@@ -289,7 +292,8 @@ def _solve(syntax, lin: Lineariser, rows, where, n):
         for j in range(syntax.lags[s] + 1):
             knowns += list(lin.state(s, -j))
             stem = s if j == 0 else f"{s}[l-{j}]"
-            labels += [stem] if n == 1 else [f"{s}_{i + 1}" + ("" if j == 0 else f"[l-{j}]") for i in range(n)]
+            lag = "" if j == 0 else f"[l-{j}]"
+            labels += [stem] if n == 1 else [f"{s}_{i + 1}{lag}" for i in range(n)]
     if len(knowns) > MAX_STATES:
         raise DegreeTooLargeError(f"the rule's realisation has {len(knowns)} states; exact work is limited "
                                   f"to {MAX_STATES} (fewer streams, lags or states)")
@@ -324,11 +328,10 @@ def _solve(syntax, lin: Lineariser, rows, where, n):
 
 
 def _lhs(eq) -> set:
-    import ast
-
-    return {node.id.removesuffix("__p") if isinstance(node, ast.Name) else node.value.id
+    """States that appear at a new layer (``x'``, ``x[l+k]``) on the left of ``eq``."""
+    return {node.id.removesuffix(PRIME) if isinstance(node, ast.Name) else node.value.id
             for node in ast.walk(eq.lhs.tree)
-            if isinstance(node, ast.Subscript) or (isinstance(node, ast.Name) and node.id.endswith("__p"))}
+            if isinstance(node, ast.Subscript) or (isinstance(node, ast.Name) and node.id.endswith(PRIME))}
 
 
 def _recurrence(M, labels, syntax, n, built, modes, used_branches, lam, name, description, source):
@@ -371,9 +374,9 @@ def _native(M, labels, syntax) -> tuple:
         rows = [sp.eye(N)[i, :]]
         for _ in range(N - 1):
             rows.append((rows[-1] * M).applyfunc(sp.cancel))
-        O = sp.Matrix.vstack(*rows)
-        if sp.cancel(O.det(method="berkowitz")) != 0:
-            T = (O.inv() * J).applyfunc(sp.cancel)
+        obs = sp.Matrix.vstack(*rows)
+        if sp.cancel(obs.det(method="berkowitz")) != 0:
+            T = (obs.inv() * J).applyfunc(sp.cancel)
             return (Realisation("rule", tuple(labels), M, T, N - 1,
                                 f"the rule's states, observed in {labels[i]}: {rule}"),)
     return ()  # no single state observes the whole block: the rule's realisation is not minimal

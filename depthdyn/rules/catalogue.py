@@ -146,9 +146,10 @@ def parse_poly(text):
 
 
 # ------------------------------------------------------------------ multistep (textbook tables)
-_AB = {1: [1], 2: [sp.Rational(3, 2), sp.Rational(-1, 2)], 3: [sp.Rational(23, 12), sp.Rational(-16, 12), sp.Rational(5, 12)],
-       4: [sp.Rational(55, 24), sp.Rational(-59, 24), sp.Rational(37, 24), sp.Rational(-9, 24)]}
-_AM = {1: [sp.Rational(1, 2), sp.Rational(1, 2)], 2: [sp.Rational(5, 12), sp.Rational(8, 12), sp.Rational(-1, 12)],
+_Q = sp.Rational
+_AB = {1: [1], 2: [_Q(3, 2), _Q(-1, 2)], 3: [_Q(23, 12), _Q(-16, 12), _Q(5, 12)],
+       4: [_Q(55, 24), _Q(-59, 24), _Q(37, 24), _Q(-9, 24)]}
+_AM = {1: [_Q(1, 2), _Q(1, 2)], 2: [_Q(5, 12), _Q(8, 12), _Q(-1, 12)],
        3: [sp.Rational(9, 24), sp.Rational(19, 24), sp.Rational(-5, 24), sp.Rational(1, 24)]}
 _BDF = {1: ([1, -1], 1), 2: ([1, sp.Rational(-4, 3), sp.Rational(1, 3)], sp.Rational(2, 3)),
         3: ([1, sp.Rational(-18, 11), sp.Rational(9, 11), sp.Rational(-2, 11)], sp.Rational(6, 11)),
@@ -179,7 +180,6 @@ def _bdf(k: int = 1) -> dict:
 
 
 def _lmm(alpha=None, beta=None) -> dict:
-    k = len(alpha) - 1
     beta = list(beta) + [0] * (len(alpha) - len(beta))
     lhs = _combination(((to_exact(c), _y(j)) for j, c in enumerate(alpha)), keep_first=True)
     rhs = _combination((to_exact(c), f"f({_y(j)})") for j, c in enumerate(beta))
@@ -212,7 +212,7 @@ def _deepnet(arch: str = "single") -> dict:
             "params": {**_LAM, "N": "positive", "M": "positive"}}
 
 
-def _branch_scaled(power=sp.Rational(1, 2)) -> dict:
+def _branch_scaled(power="1/2") -> dict:
     return {"rule": f"x' = x + f(x)/L^({sp.sstr(to_exact(power))})", "params": {**_LAM, "L": "positive"}}
 
 
@@ -257,9 +257,11 @@ def _entries():
     E = RuleEntry
     yield E("residual", "x' = x + f(LN(x))", "000 §1; 004; 002 eq. 2", _residual, ({}, {"scaled": True}))
     yield E("rezero", "x' = x + a f(x)", "004 (ReZero)", _simple("x' = x + a*f(x)", {"a": "real"}))
-    yield E("weighted", "x' = a x + f(x)", "004 (weighted residual); 001 eq. 2", _simple("x' = a*x + f(x)", {"a": "real"}))
+    yield E("weighted", "x' = a x + f(x)", "004 (weighted residual); 001 eq. 2",
+            _simple("x' = a*x + f(x)", {"a": "real"}))
     yield E("highway", "x' = g H(x) + (1 - g) x", "004 (highway networks)",
-            lambda: {"rule": "x' = g*H(x) + (1 - g)*x", "branches": {"H": "lam"}, "params": {**_LAM, "g": "[0, 1]"}})
+            lambda: {"rule": "x' = g*H(x) + (1 - g)*x", "branches": {"H": "lam"},
+                     "params": {**_LAM, "g": "[0, 1]"}})
     yield E("momentum", "v' = m v + eta f(LN(x)); x' = x + v'", "000 §2, §6",
             _simple("v' = m*v + eta*f(LN(x)); x' = x + v'", {"m": "[0, 1)", "eta": "nonnegative"}))
     yield E("oscillator", "v' = v - (beta/L)^2 x; x' = x + v' (form=explicit: x' = x + v with the old v)",
@@ -335,7 +337,8 @@ def rule_entry(family: str) -> RuleEntry:
     try:
         return RULES[family]
     except KeyError:
-        raise UnknownFamilyError(f"no update rule for {family!r}; rules exist for {', '.join(RULES)}") from None
+        raise UnknownFamilyError(f"no update rule for {family!r}; rules exist for "
+                                 f"{', '.join(RULES)}") from None
 
 
 def rule_arguments(family: str, **structural) -> dict:

@@ -21,7 +21,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rule", metavar="RULE",
                         help="an update rule instead of a FAMILY, e.g. \"v' = m*v + eta*f(x); x' = x + v'\"")
     parser.add_argument("--branch", action="append", default=[], metavar="NAME=MODE",
-                        help="with --rule: a branch function and its slope in the mode (default f=lam); repeatable")
+                        help="with --rule: a branch function and its slope in the mode "
+                        "(default f=lam); repeatable")
     parser.add_argument("--domain", action="append", default=[], metavar="NAME=DOMAIN",
                         help="with --rule: a parameter's domain, e.g. m=[0,1) or h=positive; repeatable")
     parser.add_argument("--matrix", action="append", default=[], metavar="NAME=[[...]]",

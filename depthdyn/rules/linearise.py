@@ -17,9 +17,9 @@ import sympy as sp
 
 from ..errors import ParseError, RuleError, RuleShapeError
 from ..parse import parse_expr
-from .parse import _PRIME, NORMALISERS, RuleSyntax, Side, _located, located
+from .parse import NORMALISERS, PRIME, RuleSyntax, Side, located_as
 
-__all__ = ["Lineariser"]
+__all__ = ["Lineariser", "check_column"]
 
 _Matrix = sp.ImmutableMatrix
 
@@ -61,7 +61,7 @@ class Lineariser:
     # ----------------------------------------------------------------- helpers
     def fail(self, side: Side, node: ast.AST, what: str, shape: bool = False) -> RuleError:
         kind = RuleShapeError if shape else RuleError
-        return _located(kind, self.syntax.text, side.position(node), what)
+        return located_as(kind, self.syntax.text, side.position(node), what)
 
     def depends(self, M: _Matrix) -> bool:
         return bool(M.free_symbols & self.linear)
@@ -72,11 +72,10 @@ class Lineariser:
             if isinstance(sub, (ast.Subscript, ast.Attribute)) or (
                     isinstance(sub, ast.BinOp) and isinstance(sub.op, ast.MatMult)):
                 return False
-            if isinstance(sub, ast.Name) and (sub.id.endswith(_PRIME) or sub.id in self.states
+            if isinstance(sub, ast.Name) and (sub.id.endswith(PRIME) or sub.id in self.states
                                               or sub.id in self.stages or sub.id in self.matrices):
                 return False
-            if isinstance(sub, ast.BinOp) and isinstance(sub.op, ast.Pow) and isinstance(sub.right, ast.Name) \
-                    and sub.right.id == "T":
+            if _is_transpose(sub):
                 return False
             if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) and (
                     sub.func.id in self.modes or sub.func.id in NORMALISERS):
@@ -109,8 +108,8 @@ class Lineariser:
 
     def name(self, side: Side, node: ast.Name, shift: int) -> _Matrix:
         name = node.id
-        if name.endswith(_PRIME):
-            return self.state(name[: -len(_PRIME)], 1 + shift)
+        if name.endswith(PRIME):
+            return self.state(name[: -len(PRIME)], 1 + shift)
         if name in self.states:
             return self.state(name, shift)
         if name in self.stages:
@@ -137,7 +136,7 @@ class Lineariser:
     def binop(self, side: Side, node: ast.BinOp, shift: int) -> _Matrix:
         op = node.op
         left = self.build(side, node.left, shift)
-        if isinstance(op, ast.Pow) and isinstance(node.right, ast.Name) and node.right.id == "T":
+        if _is_transpose(node):
             return left.T
         right = self.build(side, node.right, shift)
         dl, dr = self.depends(left), self.depends(right)
@@ -153,7 +152,8 @@ class Lineariser:
             return self.product(side, node, left, right)
         if dr:
             what = "divides by" if isinstance(op, ast.Div) else "raises to a power containing"
-            raise self.fail(side, node.right, f"the rule {what} a state: non-linear outside a branch function")
+            raise self.fail(side, node.right, f"the rule {what} a state: non-linear outside a branch "
+                            "function")
         if isinstance(op, ast.Div):
             if right.shape != (1, 1):
                 raise self.fail(side, node.right, f"division by a {_shape(right)} matrix", shape=True)
@@ -190,6 +190,12 @@ class Lineariser:
         return _Matrix(left ** int(exponent)).applyfunc(sp.expand)
 
 
+def _is_transpose(node: ast.AST) -> bool:
+    """``X^T`` (read as ``X**T``): a transpose, not a power."""
+    return (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow) and isinstance(node.right, ast.Name)
+            and node.right.id == "T")
+
+
 def _shape(M: _Matrix) -> str:
     return "a scalar" if M.shape == (1, 1) else f"a {M.shape[0]}x{M.shape[1]}"
 
@@ -197,8 +203,6 @@ def _shape(M: _Matrix) -> str:
 def check_column(syntax, side: Side, node, value: _Matrix, n: int) -> None:
     """Raise unless ``value`` is an ``n x 1`` column (a state's shape)."""
     if value.shape != (n, 1) and not (n == 1 and value.shape == (1, 1)):
-        raise _located(RuleShapeError, syntax.text, side.position(node),
+        raise located_as(RuleShapeError, syntax.text, side.position(node),
                        f"dimension clash: this side is {_shape(value)}, a state has {n} stream(s) ({n}x1)")
 
-
-__all__ += ["check_column", "located"]

@@ -29,6 +29,8 @@ __all__ = [
     "RuleSyntax",
     "read_rule",
     "located",
+    "located_as",
+    "PRIME",
     "NORMALISERS",
     "MAX_RULE_LENGTH",
     "MAX_EQUATIONS",
@@ -44,7 +46,8 @@ MAX_LAG = 12
 #: Normalisations read as the identity in the linearised mode (pre-normalisation ``f(LN(x))``).
 NORMALISERS = ("LN", "LayerNorm", "RMSNorm", "norm", "BN")
 
-_PRIME = "__p"  # x' is read as the name x__p; user names may not contain "__"
+#: Suffix that stands for a prime: ``x'`` is read as the name ``x__p`` (user names may not contain ``__``).
+PRIME = "__p"
 ALLOWED_NODES = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Constant, ast.Name, ast.Call,
                  ast.Subscript, ast.Attribute, ast.Load, ast.Add, ast.Sub, ast.Mult, ast.Div,
                  ast.Pow, ast.MatMult, ast.USub, ast.UAdd)
@@ -52,10 +55,11 @@ ALLOWED_NODES = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Constant, ast.Name,
 
 def located(text: str, position: int | None, what: str) -> RuleError:
     """A :class:`RuleError` whose message shows ``what`` and the text around ``position``."""
-    return _located(RuleError, text, position, what)
+    return located_as(RuleError, text, position, what)
 
 
-def _located(kind, text: str, position: int | None, what: str):
+def located_as(kind, text: str, position: int | None, what: str):
+    """An error of type ``kind`` (a :class:`RuleError`) with ``what`` and the place in ``text``."""
     if position is None:
         return kind(what, None)
     position = max(0, min(position, len(text)))
@@ -128,10 +132,11 @@ def _translate(text: str, start: int, full: str) -> tuple[str, list]:
             out.append("**")
             origin += [start + i] * 2
         elif ch == "'" and i > 0 and (text[i - 1].isalnum() or text[i - 1] == "_"):
-            out.append(_PRIME)
-            origin += [start + i] * len(_PRIME)
+            out.append(PRIME)
+            origin += [start + i] * len(PRIME)
         elif ch in "#\\":
-            raise located(full, start + i, f"{ch!r} is not allowed in a rule (no comments or line continuations)")
+            raise located(full, start + i, f"{ch!r} is not allowed in a rule (no comments or line "
+                          "continuations)")
         elif ch == "'" or ch == '"':
             raise located(full, start + i, "quotes are not allowed in a rule (strings are code, not maths)")
         else:
@@ -153,7 +158,8 @@ def _side(text: str, start: int, full: str) -> Side:
     except (SyntaxError, ValueError) as exc:
         col = (getattr(exc, "offset", None) or 1) - 1
         msg = getattr(exc, "msg", None) or str(exc)
-        raise located(full, origin[min(max(col, 0), len(origin) - 1)], f"cannot read the rule: {msg}") from None
+        where = origin[min(max(col, 0), len(origin) - 1)]
+        raise located(full, where, f"cannot read the rule: {msg}") from None
     return Side(source, origin, tree.body)
 
 
@@ -164,7 +170,8 @@ def _equation(start: int, piece: str, full: str) -> Equation:
         where = start + (cuts[1] if len(cuts) > 1 else 0)
         raise located(full, where, f"an equation needs exactly one '=', found {len(cuts)}")
     cut = cuts[0]
-    return Equation(piece.strip(), start, _side(piece[:cut], start, full), _side(piece[cut + 1:], start + cut + 1, full))
+    lhs, rhs = _side(piece[:cut], start, full), _side(piece[cut + 1:], start + cut + 1, full)
+    return Equation(piece.strip(), start, lhs, rhs)
 
 
 class _Scan:
@@ -183,7 +190,7 @@ class _Scan:
         return located(self.text, side.position(node), what)
 
     def name(self, side: Side, node: ast.AST, name: str) -> str:
-        base = name[: -len(_PRIME)] if name.endswith(_PRIME) else name
+        base = name[: -len(PRIME)] if name.endswith(PRIME) else name
         if "__" in base or not base.isidentifier():
             raise self.fail(side, node, f"the name {base!r} is not allowed (no double underscores)")
         self.first_use.setdefault(base, side.position(node))
@@ -193,7 +200,8 @@ class _Scan:
         sl = node.slice
         if isinstance(sl, ast.Name):
             var, k = sl.id, 0
-        elif (isinstance(sl, ast.BinOp) and isinstance(sl.left, ast.Name) and isinstance(sl.op, (ast.Add, ast.Sub))
+        elif (isinstance(sl, ast.BinOp) and isinstance(sl.left, ast.Name)
+              and isinstance(sl.op, (ast.Add, ast.Sub))
               and isinstance(sl.right, ast.Constant) and type(sl.right.value) is int):
             var, k = sl.left.id, sl.right.value * (1 if isinstance(sl.op, ast.Add) else -1)
         else:
@@ -201,7 +209,8 @@ class _Scan:
         if self.index is None:
             self.index = var
         elif var != self.index:
-            raise self.fail(side, sl, f"the layer index is {self.index!r} elsewhere in the rule, here {var!r}")
+            raise self.fail(side, sl, f"the layer index is {self.index!r} elsewhere in the rule, "
+                            f"here {var!r}")
         if abs(k) > MAX_LAG:
             raise self.fail(side, sl, f"offset {k} is past the limit of {MAX_LAG} layers")
         return k
@@ -214,14 +223,14 @@ class _Scan:
                             "(only numbers, names, x', x[l-k], + - * / ^, and calls)")
         if isinstance(node, ast.Name):
             base = self.name(side, node, node.id)
-            if node.id.endswith(_PRIME):
+            if node.id.endswith(PRIME):
                 self.state(side, node, base, 1, eq)
             else:
                 self.plain.setdefault(base, side.position(node))
                 eq.plain.add(base)
             return
         if isinstance(node, ast.Subscript):
-            if not isinstance(node.value, ast.Name) or node.value.id.endswith(_PRIME):
+            if not isinstance(node.value, ast.Name) or node.value.id.endswith(PRIME):
                 raise self.fail(side, node, "only a state name may carry a layer index, as in x[l-1]")
             base = self.name(side, node.value, node.value.id)
             self.state(side, node, base, self.offset(side, node), eq)
@@ -257,7 +266,7 @@ def _names_in(node: ast.AST) -> set[str]:
     out = set()
     for sub in ast.walk(node):
         if isinstance(sub, ast.Name):
-            out.add(sub.id[: -len(_PRIME)] if sub.id.endswith(_PRIME) else sub.id)
+            out.add(sub.id[: -len(PRIME)] if sub.id.endswith(PRIME) else sub.id)
         elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name):
             out.add(sub.func.id)
     return out
@@ -301,21 +310,24 @@ def _classify(text, equations, scan: _Scan, branches: set, matrices: set) -> Rul
             raise located(text, pos, f"{name!r} is used both as a function and as a value")
         if name not in branches and name not in NORMALISERS and name not in FUNCTIONS:
             raise located(text, pos, f"unknown function {name!r}: declare it as a branch "
-                          f"(branches={{'{name}': 'mu'}}) or use {', '.join(NORMALISERS)} or a maths function")
+                          f"(branches={{'{name}': 'mu'}}) or use {', '.join(NORMALISERS)} or a maths "
+                          "function")
     defined: dict[str, Equation] = {}
     for eq in equations:
         lhs = eq.lhs.tree
-        if isinstance(lhs, ast.Name) and not lhs.id.endswith(_PRIME):
+        if isinstance(lhs, ast.Name) and not lhs.id.endswith(PRIME):
             name = lhs.id
             if name in states:
                 raise located(text, eq.lhs.position(lhs), f"'{name} = ...' sets the current state; "
                               f"write {name}' = ... (or {name}[l+1] = ...) for the new one")
-            if name in defined or name in branches or name in matrices or name in FUNCTIONS or name in CONSTANTS:
+            if name in defined or name in branches or name in matrices or name in FUNCTIONS \
+                    or name in CONSTANTS:
                 raise located(text, eq.lhs.position(lhs), f"{name!r} is defined twice or is a reserved name")
             eq.defines = name
             defined[name] = eq
         elif not eq.offsets:
-            raise located(text, eq.start, "an equation must update a state (x' = ...) or define a name (k = ...)")
+            raise located(text, eq.start, "an equation must update a state (x' = ...) or define a name "
+                          "(k = ...)")
     stages = _stages(defined, set(states), branches)
     constants = [name for name in defined if name not in stages]
     for eq in equations:
