@@ -4,6 +4,7 @@ Expected values come from a second route: the hand-derived families, or the char
 polynomial worked out by hand from the rule in the test's comment.
 """
 
+import pytest
 import sympy as sp
 
 import depthdyn as dd
@@ -105,3 +106,57 @@ def test_rule_is_shown():
     rec = from_rule("x' = a*x + f(x)")
     assert "rule: x' = a*x + f(x)" in str(rec)
     assert rec.subs(a=1).rule == rec.rule
+
+
+# ------------------------------------------------------------------ properties and edges
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_coef = st.integers(-3, 3)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 3).flatmap(lambda p: st.tuples(st.lists(_coef, min_size=p + 1, max_size=p + 1),
+                                                     st.lists(_coef, min_size=p + 2, max_size=p + 2))))
+def test_random_multistep_rules_give_rho_minus_lam_sigma(coeffs):
+    """x[l+1] = sum_j c_j x[l-j] + sum_j d_j f(x[l+1-j]) has charpoly rho(r) - lam sigma(r) up to a unit,
+    rho = r^(p+1) - sum_j c_j r^(p-j), sigma = sum_j d_j r^(p+1-j) (written down, not solved)."""
+    c, d = coeffs  # d[0] multiplies f(x[l+1]): an implicit rule, (1 - d_0 lam) x[l+1] = ...
+    p = len(c) - 1
+    terms = [f"({cj})*x[l-{j}]" for j, cj in enumerate(c)]
+    terms += [f"({dj})*f(x[l+{1 - j}])" if j == 0 else f"({dj})*f(x[l-{j - 1}])" for j, dj in enumerate(d)]
+    rec = from_rule("x[l+1] = " + " + ".join(terms))
+    lam = sp.Symbol("lam")
+    rho = r ** (p + 1) - sum(cj * r ** (p - j) for j, cj in enumerate(c))
+    sigma = sum(dj * r ** (p + 1 - j) for j, dj in enumerate(d))
+    got = rec.charpoly().xreplace({s: sp.Symbol(s.name) for s in rec.charpoly().free_symbols})
+    ratio = sp.cancel(got / sp.expand(rho - lam * sigma))
+    assert not ratio.has(r) and ratio != 0
+    assert rec.order == p + 1
+
+
+def test_vector_momentum_on_two_streams_squares_the_scalar_charpoly():
+    # with H = I both streams follow the scalar momentum block: its charpoly squared
+    rec = from_rule("V' = m*V + eta*f(H*X); X' = X + V'", n=2, matrices={"H": [[1, 0], [0, 1]]})
+    assert rec.dim == 4 and rec.order == 1
+    plain = {s: sp.Symbol(s.name) for s in rec.charpoly().free_symbols}
+    scalar = from_rule("v' = m*v + eta*f(x); x' = x + v'").charpoly()
+    scalar = scalar.xreplace({s: sp.Symbol(s.name) for s in scalar.free_symbols})
+    assert sp.expand(rec.charpoly().xreplace(plain) - scalar**2) == 0
+
+
+def test_values_for_unknown_parameters_are_refused():
+    with pytest.raises(dd.errors.UnknownParameterError):
+        from_rule("x' = a*x + f(x)", b=1)
+    with pytest.raises(dd.errors.DomainError):
+        from_rule("x' = a*x + f(x)", params={"a": "[0, 1]"}, a=2)
+
+
+def test_cli_rule_with_values_and_branches(capsys):
+    from depthdyn.cli import main
+
+    assert main(["derive", "--rule", "x' = x + h*g(x)", "--branch", "g=mu", "-p", "h=1/2", "--json"]) == 0
+    import json
+
+    rep = json.loads(capsys.readouterr().out)
+    assert rep["charpoly"] == "-mu/2 + r - 1" and rep["lam"] == "mu"
