@@ -55,6 +55,7 @@ MALFORMED = [
     ("x' = x + eta*f(x) # comment", {}, RuleError, "#"),  # stray syntax
     ("x' = x + \u03b7*f(x)", {}, RuleError, "\u03b7"),  # non-ASCII
     ("y = 2; y = 3; x' = y*x", {}, RuleError, "y = 3"),  # a name defined twice
+    ("x' = x + f'(x)", {}, RuleError, "f'(x)"),  # a primed function
 ]
 MALFORMED = [case for case in MALFORMED if case[2] is not None]
 
@@ -96,6 +97,9 @@ def test_sizes_past_the_limits_are_refused():
         from_rule("; ".join(f"x{i}' = x{i}" for i in range(40)))
     with pytest.raises(ParameterError):
         from_rule("x' = x", n=9)
+    stages = "; ".join(f"k{i} = f(X)" for i in range(4))  # 4 stages + 1 state, 8 streams: 40 unknowns
+    with pytest.raises(DegreeTooLargeError, match="unknowns"):
+        from_rule(stages + "; X' = X + k0 + k1 + k2 + k3", n=8)
 
 
 PAYLOADS = ("__import__('os').system('touch pwned')", "__import__('pathlib').Path('pwned').touch()",

@@ -24,10 +24,12 @@ from ..recurrence import COMPLEXES, REALS, Param, Realisation, Recurrence, r
 from .linearise import Lineariser, check_column
 from .parse import PRIME, located, read_rule
 
-__all__ = ["from_rule", "parse_domain", "MAX_STATES", "MAX_STREAMS"]
+__all__ = ["from_rule", "parse_domain", "MAX_STATES", "MAX_STREAMS", "MAX_UNKNOWNS"]
 
 #: Largest realisation (states times streams times lags) a rule may have for exact work.
 MAX_STATES = 12
+#: Most unknowns (new states and stages, times streams) solved for exactly.
+MAX_UNKNOWNS = 24
 #: Most streams (``n``) of a vector rule, and the largest matrix a rule may use.
 MAX_STREAMS = 8
 
@@ -256,7 +258,7 @@ def from_rule(rule, *, branches=None, params=None, strict: bool = False, n: int 
 def _equations(syntax, lin: Lineariser, n: int, mats: dict):
     """Residuals ``lhs - rhs`` of the state and stage equations; constants are defined on the way."""
     rows, where = [], []
-    for eq in syntax.equations:
+    for eq in syntax.equations:  # constants first, in their order: the equations may use them
         if eq.defines in syntax.constants:
             value = lin.build(eq.rhs, eq.rhs.tree, 0)
             if lin.depends(value):  # pragma: no cover - the scan makes it a stage
@@ -265,6 +267,8 @@ def _equations(syntax, lin: Lineariser, n: int, mats: dict):
                 lin.scalars[eq.defines] = value[0, 0]
             else:
                 mats[eq.defines] = value
+    for eq in syntax.equations:
+        if eq.defines in syntax.constants:
             continue
         lhs = lin.build(eq.lhs, eq.lhs.tree, eq.shift)
         rhs = lin.build(eq.rhs, eq.rhs.tree, eq.shift)
@@ -294,6 +298,9 @@ def _solve(syntax, lin: Lineariser, rows, where, n):
             stem = s if j == 0 else f"{s}[l-{j}]"
             lag = "" if j == 0 else f"[l-{j}]"
             labels += [stem] if n == 1 else [f"{s}_{i + 1}{lag}" for i in range(n)]
+    if len(unknowns) > MAX_UNKNOWNS:
+        raise DegreeTooLargeError(f"the rule has {len(unknowns)} unknowns (new states and stages times "
+                                  f"streams); exact work is limited to {MAX_UNKNOWNS}")
     if len(knowns) > MAX_STATES:
         raise DegreeTooLargeError(f"the rule's realisation has {len(knowns)} states; exact work is limited "
                                   f"to {MAX_STATES} (fewer streams, lags or states)")

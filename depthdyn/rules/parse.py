@@ -239,6 +239,9 @@ class _Scan:
             if not isinstance(node.func, ast.Name) or node.keywords or len(node.args) != 1 or any(
                     isinstance(a, ast.Starred) for a in node.args):
                 raise self.fail(side, node, "a call must read name(argument): one argument, no keywords")
+            if node.func.id.endswith(PRIME):
+                raise self.fail(side, node, "a primed function (f'(x)) is not allowed; a prime marks a "
+                                "new state")
             self.calls.setdefault(self.name(side, node.func, node.func.id), side.position(node))
             self.walk(side, node.args[0], eq, depth + 1)
             return
