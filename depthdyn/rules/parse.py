@@ -265,14 +265,15 @@ class _Scan:
         eq.offsets.setdefault(base, set()).add(offset)
 
 
-def _names_in(node: ast.AST) -> set[str]:
-    out = set()
+def _names_in(node: ast.AST):
+    """Names and called names under ``node`` (primes dropped), in a fixed order (dict keys)."""
+    out: dict[str, None] = {}
     for sub in ast.walk(node):
         if isinstance(sub, ast.Name):
-            out.add(sub.id[: -len(PRIME)] if sub.id.endswith(PRIME) else sub.id)
+            out[sub.id[: -len(PRIME)] if sub.id.endswith(PRIME) else sub.id] = None
         elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name):
-            out.add(sub.func.id)
-    return out
+            out[sub.func.id] = None
+    return out.keys()
 
 
 def read_rule(text: str, branches, matrices) -> RuleSyntax:
