@@ -67,3 +67,21 @@ def test_a_dropped_lag_fails_the_comparison():
     # dense k=2 without its lag is the residual block: one dimension short
     diff = differences(dd.from_rule("x[l+1] = x[l] + h*f(x[l])", params={"h": "positive"}), dd.dense(k=2))
     assert any("realisation dimension" in d for d in diff)
+
+
+def test_the_rules_package_imports_only_lower_layers():
+    """depthdyn.rules builds on the core (recurrence, parse, errors); nothing above it, and not the
+    families whose hand derivations it is checked against."""
+    import ast
+    from pathlib import Path
+
+    package = Path(dd.__file__).parent / "rules"
+    allowed = {"depthdyn.errors", "depthdyn.parse", "depthdyn.recurrence"}
+    for path in sorted(package.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.level:
+                target = "depthdyn." + ("rules." if node.level == 1 else "") + (node.module or "")
+                assert target.startswith("depthdyn.rules") or target in allowed, f"{path.name}: {target}"
+            elif isinstance(node, ast.ImportFrom | ast.Import):
+                names = [node.module] if isinstance(node, ast.ImportFrom) else [a.name for a in node.names]
+                assert not any(n and n.startswith("depthdyn") for n in names), f"{path.name}: {names}"
