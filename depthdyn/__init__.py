@@ -23,6 +23,7 @@ from .errors import (
     ParameterError,
     ParseError,
     RealisationError,
+    RuleError,
     ShapeError,
     UnknownFamilyError,
     UnknownParameterError,
@@ -89,6 +90,7 @@ from .numeric import (
 from .numeric.check import check
 from .numeric.simulate import simulate
 from .recurrence import COMPLEXES, REALS, Param, Realisation, Recurrence, r, to_exact
+from .rules import from_rule
 from .symbolic.intervals import Interval, IntervalUnion, solve_for
 from .symbolic.numbers import StabilityNumbers, stability_numbers
 from .symbolic.polynomial import (
@@ -113,7 +115,7 @@ __all__ = [
     # families
     "FAMILIES", "Family", "get_family", "build", "MAX_ORDER", "MAX_STREAMS",
     "residual", "rezero", "weighted", "highway", "momentum", "oscillator", "smooth", "dense",
-    "entangled", "hyper_connection", "general", "from_coefficients",
+    "entangled", "hyper_connection", "general", "from_coefficients", "from_rule",
     "adams_bashforth", "adams_moulton", "bdf", "nystrom", "milne_simpson", "from_lmm",
     # families of the literature (depthdyn.literature)
     "lm_resnet", "revnet", "hamiltonian", "leapfrog", "antisymmetric", "runge_kutta", "rk2", "rk4",
@@ -137,7 +139,7 @@ __all__ = [
     "plot_stability_region", "plot_root_locus", "plot_trajectories", "plot_spectrum",
     # errors
     "errors", "DepthdynError", "ParameterError", "UnknownParameterError", "DomainError",
-    "ShapeError", "ParseError", "UnknownFamilyError", "DegreeTooLargeError", "RealisationError",
+    "ShapeError", "ParseError", "RuleError", "UnknownFamilyError", "DegreeTooLargeError", "RealisationError",
     "OptionalDependencyError", "BudgetExceededError", "ArrayTooLargeError", "InconsistentInitialDataError",
     # budgets of exact work
     "budget", "budget_seconds",

@@ -36,6 +36,8 @@ from .claims.base import ClaimError
 from .errors import BudgetExceededError, DepthdynError, OptionalDependencyError, ParameterError
 from .families import FAMILIES, get_family
 from .parse import parse_expr, parse_value
+from .rules import cli as rules_cli
+from .rules.catalogue import paper_rule
 from .symbolic.solve import closed_form
 
 __all__ = ["main", "build_from_cli", "derive_report", "EXIT_CODES"]
@@ -153,6 +155,7 @@ def derive_report(rec) -> dict:
         "family": rec.name,
         "description": rec.description,
         "source": rec.source,
+        "rule": rec.rule or paper_rule(rec.name),
         "recurrence": rec.equation(),
         "order": rec.order,
         "dim": rec.dim,
@@ -180,6 +183,8 @@ def derive_report(rec) -> dict:
 def _print_report(rep: dict) -> None:
     out = sys.stdout.write
     out(f"{rep['family']}: {rep['description']}\n")
+    if rep.get("rule"):
+        out(f"rule: {rep['rule']}\n")
     if rep["source"]:
         out(f"source: {rep['source']}\n")
     out(f"recurrence: {rep['recurrence']}\n")
@@ -282,6 +287,7 @@ def _parser() -> argparse.ArgumentParser:
     derive = sub.add_parser("derive", help="derive the symbolic facts of a family")
     _add_family_arguments(derive, family_required=False)
     derive.add_argument("--list", action="store_true", help="list the families and exit")
+    rules_cli.add_arguments(derive)
     chk = sub.add_parser("check", help="cross-check the exact results against the numeric engine")
     _add_family_arguments(chk)
     chk.add_argument("--samples", type=int, default=20, help="random parameter points, 1..1000 (default 20)")
@@ -637,9 +643,10 @@ def _derive(args) -> int:
     if args.list:
         _list_families()
         return 0
-    if not args.family:
-        raise ParameterError("derive needs a FAMILY (see depthdyn derive --list)")
-    rec = build_from_cli(args.family, args.param, args.rho, args.sigma)
+    if not args.family and not args.rule:
+        raise ParameterError("derive needs a FAMILY (see depthdyn derive --list) or --rule")
+    rec = rules_cli.build(args) if args.rule else build_from_cli(
+        args.family, args.param, args.rho, args.sigma)
     with budget(args.budget if args.budget is not None else DEFAULT_SECONDS):
         rep = derive_report(rec)
     if args.json:

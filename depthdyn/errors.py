@@ -15,6 +15,8 @@ __all__ = [
     "DomainError",
     "ShapeError",
     "ParseError",
+    "RuleError",
+    "RuleShapeError",
     "UnknownFamilyError",
     "DegreeTooLargeError",
     "BudgetExceededError",
@@ -47,6 +49,25 @@ class ShapeError(DepthdynError, ValueError):
 
 class ParseError(DepthdynError, ValueError):
     """An expression string could not be parsed safely."""
+
+
+class RuleError(ParseError):
+    """An update rule could not be read or does not define a recurrence.
+
+    ``position`` is the 0-based index in the rule's text where the problem is (``None`` when
+    it concerns the whole rule); the message shows the column and the text around it.
+    """
+
+    def __init__(self, message: str, position: int | None = None):
+        self.position = position
+        super().__init__(message)
+
+    def __reduce__(self):
+        return type(self), (self.args[0] if self.args else "", self.position)
+
+
+class RuleShapeError(RuleError, ShapeError):
+    """The terms of an update rule have inconsistent dimensions (a vector plus a matrix ...)."""
 
 
 class UnknownFamilyError(DepthdynError, KeyError):

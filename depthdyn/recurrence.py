@@ -270,6 +270,9 @@ class Recurrence:
         Realisations that the family defines directly (e.g. the block's own
         content/velocity update); they are checked against the companion form by
         :func:`depthdyn.similarity`.
+    rule : str
+        The update rule the recurrence was derived from (see :func:`depthdyn.from_rule`),
+        kept for display and citation; empty when it was given by its coefficients.
 
     Examples
     --------
@@ -288,6 +291,7 @@ class Recurrence:
     description: str = ""
     source: str = ""
     native: tuple = field(default=(), compare=True)
+    rule: str = ""
 
     def __post_init__(self) -> None:
         params = tuple(self.params)
@@ -540,6 +544,8 @@ class Recurrence:
         lines = [f"{self.name}: {self.equation()}"]
         if self.params:
             lines.append("parameters: " + ", ".join(f"{p.name} in {p.domain}" for p in self.params))
+        if self.rule:
+            lines.append(f"rule: {self.rule}")
         if self.source:
             lines.append(f"source: {self.source}")
         return "\n".join(lines)
