@@ -47,7 +47,7 @@ from .families import (
     smooth,
     weighted,
 )
-from .literature import (
+from .families.literature import (
     antisymmetric,
     branch_scaled,
     deepnet,
@@ -64,7 +64,7 @@ from .literature import (
     rk4,
     runge_kutta,
 )
-from .multistep import (
+from .families.multistep import (
     adams_bashforth,
     adams_moulton,
     bdf,

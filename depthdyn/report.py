@@ -198,13 +198,14 @@ def _oscillator_traj(fig):
 
 
 def report_families() -> dict:
-    """The registry's families of the five sources (those defined in :mod:`depthdyn.families`).
+    """The registry's families of the five sources (those of :mod:`depthdyn.families.sources`).
 
     The literature's families and the multistep methods are drawn by the docs gallery.
     """
     from .families import FAMILIES
 
-    return {name: fam for name, fam in FAMILIES.items() if fam.factory.__module__ == "depthdyn.families"}
+    sources = "depthdyn.families.sources"
+    return {name: fam for name, fam in FAMILIES.items() if fam.factory.__module__ == sources}
 
 
 def _family_recs() -> dict[str, Callable]:
