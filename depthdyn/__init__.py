@@ -104,8 +104,7 @@ from .symbolic.polynomial import (
 from .symbolic.solve import ClosedForm, DepthLimit, Modes, closed_form, depth_limit, l, modes
 from .symbolic.stability import RootCondition, StabilityConditions, root_condition, stability_conditions
 from .symbolic.statespace import Similarity, realisation, realisations, signed_pascal, similarity
-
-__version__ = "0.1.0"
+from .version import __version__  # noqa: F401 - the package version, depthdyn.__version__
 
 __all__ = [
     # core

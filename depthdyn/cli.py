@@ -396,14 +396,12 @@ def _region(args) -> int:
     if out is not None:
         from matplotlib.figure import Figure
 
+        from .output import save_figure
         from .plot import plot_stability_region
-        from .report import atomic_write
 
         fig = Figure(figsize=(6.4, 4.8), layout="constrained")
         plot_stability_region(reg, ax=fig.add_subplot())
-        buf = io.BytesIO()
-        fig.savefig(buf, format="png", dpi=120)
-        atomic_write(out, buf.getvalue())
+        save_figure(fig, out, dpi=120)
     report = {
         "family": rec.name,
         "x": {"name": x[0], "lo": x[1], "hi": x[2], "n": x[3]},
@@ -489,10 +487,11 @@ def _compare(args) -> int:
         from matplotlib.figure import Figure
 
         from .compare import plot_comparison
+        from .output import save_figure
 
         fig = Figure(figsize=(6.4, 5.6), layout="constrained")
         plot_comparison(table, ax=fig.add_subplot())
-        fig.savefig(args.out, dpi=120)
+        save_figure(fig, args.out, dpi=120)
     if args.json:
         json.dump({**table.to_json(), "figure": args.out}, sys.stdout, indent=2)
         sys.stdout.write("\n")
