@@ -31,16 +31,14 @@ from sympy.polys.polyerrors import NotInvertible
 
 from ..budget import bounded
 from ..errors import DegreeTooLargeError, ParameterError, ShapeError, UnknownParameterError
-from ..recurrence import r, to_exact
+from ..recurrence import l, r, to_exact
+from .forced import annihilate
 from .polynomial import _Implicit
 from .polynomial import roots as _roots
 from .records import Record, sstr, tex, tex_sum
 from .statespace import realisation as _realisation
 
 __all__ = ["l", "Modes", "modes", "ClosedForm", "closed_form", "DepthLimit", "depth_limit"]
-
-#: The layer index of closed forms.
-l = sp.Symbol("l", integer=True)  # noqa: E741 - the layer index of the papers
 
 
 # ----------------------------------------------------------------- root groups
@@ -500,7 +498,7 @@ def closed_form(rec, initial=None, *, start: int = 0, realisation=None, forcing=
     forcing : expr or str, optional
         Right-hand side ``F(l)`` of ``A_0 x_{l+p} + ... + A_p x_l = F(l)``: sums of
         ``polynomial(l) * b**l`` (times ``cos``/``sin(theta*l)``); see
-        :func:`depthdyn.symbolic.forced.forced_closed_form`. With a forcing (``0`` too),
+        :func:`depthdyn.symbolic.forced.annihilate`. With a forcing (``0`` too),
         ``initial`` may also be a dict ``{index: value}`` or hold extra values, which are
         checked (:class:`~depthdyn.errors.InconsistentInitialDataError`).
 
@@ -534,9 +532,7 @@ def closed_form(rec, initial=None, *, start: int = 0, realisation=None, forcing=
     if forcing is not None:
         if realisation is not None:
             raise ParameterError("give the initial data as x values (no realisation) with a forcing")
-        from .forced import forced_closed_form
-
-        return forced_closed_form(rec, initial, forcing, start=start)
+        rec, initial, start = annihilate(rec, initial, forcing, start=start)  # now homogeneous
     first, vals, convention = _initial(rec, initial, start, realisation)
     P = sp.Poly(rec.charpoly(), r)
     D, a = P.degree(), P.all_coeffs()
