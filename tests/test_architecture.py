@@ -191,7 +191,8 @@ def test_checker_finds_a_synthetic_cycle():
 def test_checker_finds_an_upward_import():
     layers = (("low", ("p.low",)), ("high", ("p.high",)))
     assert upward_imports({"p.high": {"p.low"}, "p.low": set()}, layers, "p") == []
-    assert upward_imports({"p.high": set(), "p.low.x": {"p.high"}}, layers, "p") == ["p.low.x (low) -> p.high (high)"]
+    upward = upward_imports({"p.high": set(), "p.low.x": {"p.high"}}, layers, "p")
+    assert upward == ["p.low.x (low) -> p.high (high)"]
     assert upward_imports({"p.low": {"p"}}, layers, "p") == ["p.low (low) -> p (api)"]
     with pytest.raises(KeyError, match="no layer"):
         upward_imports({"p.elsewhere": {"p.low"}}, layers, "p")
