@@ -178,7 +178,62 @@ def test_no_module_over_600_lines():
     assert over == {}
 
 
+def late_imports(source: str) -> list[int]:
+    """Lines of module-level imports that come after a function or class (an import at the
+    bottom of a file, placed there to get round a cycle)."""
+    first, late = None, []
+    for node in ast.parse(source).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and first is None:
+            first = node.lineno
+        elif isinstance(node, (ast.Import, ast.ImportFrom)) and first is not None:
+            late.append(node.lineno)
+    return late
+
+
+def private_imports(source: str, name: str, is_package: bool, modules) -> list[str]:
+    """``module.name`` for every private name (``_x``) that ``source`` imports from a package module."""
+    here = name if is_package else name.rpartition(".")[0]
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom) and node.level:
+            parts = here.split(".")
+            base = ".".join(parts[: len(parts) - node.level + 1] + ([node.module] if node.module else []))
+            found += [f"{base}.{a.name}" for a in node.names if a.name.startswith("_") and a.name != "__all__"
+                      and f"{base}.{a.name}" not in modules]
+    return found
+
+
+def test_no_import_at_the_bottom_of_a_file():
+    late = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if lines := late_imports(path.read_text(encoding="utf-8")):
+            late[path.relative_to(PACKAGE.parent).as_posix()] = lines
+    assert late == {}
+
+
+def test_the_families_share_no_private_names():
+    # what the family modules share is public in depthdyn.families.common; nothing reaches
+    # into a module of the package, or out of one, for a private name
+    mods = module_files(PACKAGE)
+    crossing = []
+    for name, path in mods.items():
+        found = private_imports(path.read_text(encoding="utf-8"), name, path.name == "__init__.py", mods)
+        crossing += [f"{name} imports {p}" for p in found
+                     if name.startswith("depthdyn.families") or p.startswith("depthdyn.families")]
+    assert crossing == []
+
+
 # ------------------------------------------------------------------ the checker on mutants
+def test_checker_finds_late_and_private_imports():
+    assert late_imports("import a\n\ndef f():\n    import b\n") == []
+    assert late_imports("import a\n\ndef f():\n    pass\n\nfrom .m import g  # noqa: E402\n") == [6]
+    mods = {"p", "p.a", "p.b"}
+    assert private_imports("from .a import _LAM, finish\n", "p.b", False, mods) == ["p.a._LAM"]
+    assert private_imports("from .a import LAM, __all__\n", "p.b", False, mods) == []
+    assert private_imports("def f():\n    from ..a import _x\n", "p.sub.c", False, mods) == ["p.a._x"]
+
+
+
 def test_checker_finds_a_synthetic_cycle():
     graph = {"p.a": {"p.b"}, "p.b": {"p.c"}, "p.c": {"p.a"}, "p.d": {"p.a"}}
     cycle = find_cycle(graph)

@@ -86,8 +86,7 @@ def claim(id, section, statement, stated, method, check, premises=None, mutant=N
     if mutant is None:
         mutant = {"stated": _MUTANTS[id]} if id in _MUTANTS else (
             {"stated": wrong_value(stated)} if wrong_value(stated) is not None else None)
-    return Claim(id, SOURCE, section, statement, stated, method, check, premises or {}, mutant,
-                         reading_of)
+    return Claim(id, SOURCE, section, statement, stated, method, check, premises or {}, mutant, reading_of)
 
 
 def _add(*args, **kwargs) -> None:

@@ -31,8 +31,7 @@ def claim(id, section, statement, stated, method, check, premises=None, mutant=N
     """A claim of this source; without a ``mutant`` the stated value made wrong is the mutant."""
     if mutant is None and wrong_value(stated) is not None:
         mutant = {"stated": wrong_value(stated)}
-    return Claim(id, SOURCE, section, statement, stated, method, check, premises or {}, mutant,
-                         reading_of)
+    return Claim(id, SOURCE, section, statement, stated, method, check, premises or {}, mutant, reading_of)
 
 
 def _add(*args, **kwargs) -> None:

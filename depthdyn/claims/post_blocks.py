@@ -37,12 +37,13 @@ c = sp.Symbol("c")
 r_symbol = sp.Symbol("r")
 
 
-def claim(id, section, statement, stated, method, check, *, premises=None, mutant=None, reading_of="") -> Claim:
+def claim(
+    id, section, statement, stated, method, check, *, premises=None, mutant=None, reading_of=""
+) -> Claim:
     """A claim of this source; without a ``mutant`` the stated value made wrong is the mutant."""
     if mutant is None and wrong_value(stated) is not None:
         mutant = {"stated": wrong_value(stated)}
-    return Claim(id, SOURCE, section, statement, stated, method, check, premises or {}, mutant,
-                         reading_of)
+    return Claim(id, SOURCE, section, statement, stated, method, check, premises or {}, mutant, reading_of)
 
 
 def _add(*args, **kwargs) -> None:
