@@ -48,7 +48,7 @@ from .families import (
     smooth,
     weighted,
 )
-from .literature import (
+from .families.literature import (
     antisymmetric,
     branch_scaled,
     deepnet,
@@ -65,7 +65,7 @@ from .literature import (
     rk4,
     runge_kutta,
 )
-from .multistep import (
+from .families.multistep import (
     adams_bashforth,
     adams_moulton,
     bdf,
@@ -106,8 +106,7 @@ from .symbolic.polynomial import (
 from .symbolic.solve import ClosedForm, DepthLimit, Modes, closed_form, depth_limit, l, modes
 from .symbolic.stability import RootCondition, StabilityConditions, root_condition, stability_conditions
 from .symbolic.statespace import Similarity, realisation, realisations, signed_pascal, similarity
-
-__version__ = "0.1.0"
+from .version import __version__  # noqa: F401 - the package version, depthdyn.__version__
 
 __all__ = [
     # core

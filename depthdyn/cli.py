@@ -34,7 +34,8 @@ import sympy as sp
 from .budget import DEFAULT_SECONDS, budget
 from .claims.base import ClaimError
 from .errors import BudgetExceededError, DepthdynError, OptionalDependencyError, ParameterError
-from .families import FAMILIES, get_family
+from .families.registry import build_from_assignments as build_from_cli
+from .families.registry import families_help
 from .parse import parse_expr, parse_value
 from .rules import cli as rules_cli
 from .rules.catalogue import paper_rule
@@ -54,56 +55,6 @@ EXIT_CODES = {
     130: "interrupted (Ctrl-C)",
     141: "the output pipe was closed by its reader",
 }
-
-
-def _split_assignment(text: str) -> tuple[str, str]:
-    name, sep, value = text.partition("=")
-    if not sep or not name.strip() or not value.strip():
-        raise ParameterError(f"-p expects NAME=VALUE, got {text!r}")
-    return name.strip(), value.strip()
-
-
-def _structural_value(name: str, default, text: str):
-    """Convert a -p value for a factory's structural (keyword-only) argument."""
-    if isinstance(default, bool):
-        lowered = text.lower()
-        if lowered in ("1", "true", "yes"):
-            return True
-        if lowered in ("0", "false", "no"):
-            return False
-        raise ParameterError(f"{name} must be true or false, got {text!r}")
-    if isinstance(default, int):
-        value = parse_expr(text)
-        if not value.is_Integer:
-            raise ParameterError(f"{name} must be an integer, got {text!r}")
-        return int(value)
-    if isinstance(default, str):
-        return text
-    return parse_value(text)  # matrices and vectors: nested lists, parsed safely
-
-
-def build_from_cli(
-    family: str, assignments: Sequence[str] = (), rho: str | None = None, sigma: str | None = None
-):
-    """Build a recurrence from command-line style ``NAME=VALUE`` strings."""
-    fam = get_family(family)
-    structural = fam.structural
-    kwargs: dict[str, object] = {}
-    if family == "general":
-        kwargs.update({"rho": rho, "sigma": sigma})
-    elif rho is not None or sigma is not None:
-        raise ParameterError("--rho and --sigma apply to the 'general' family only")
-    values: dict[str, str] = {}
-    for item in assignments:
-        name, text = _split_assignment(item)
-        if name in kwargs or name in values:
-            raise ParameterError(f"{name} is given twice")
-        if name in structural and name not in ("rho", "sigma"):
-            kwargs[name] = _structural_value(name, structural[name], text)
-        else:
-            values[name] = text  # parsed safely against the recurrence's own parameter names
-    rec = fam(**kwargs)
-    return rec.subs(values) if values else rec
 
 
 def _matrix_strings(M) -> list[list[str]]:
@@ -243,10 +194,7 @@ def _print_report(rep: dict) -> None:
 
 
 def _list_families() -> None:
-    width = max(map(len, FAMILIES))
-    for name, fam in FAMILIES.items():
-        extra = ", ".join(f"{k}={v!r}" for k, v in fam.structural.items() if k not in ("rho", "sigma"))
-        sys.stdout.write(f"{name:<{width}}  {fam.summary}" + (f"  [{extra}]" if extra else "") + "\n")
+    sys.stdout.write(families_help())
 
 
 class _Parser(argparse.ArgumentParser):
@@ -454,14 +402,12 @@ def _region(args) -> int:
     if out is not None:
         from matplotlib.figure import Figure
 
+        from .output import save_figure
         from .plot import plot_stability_region
-        from .report import atomic_write
 
         fig = Figure(figsize=(6.4, 4.8), layout="constrained")
         plot_stability_region(reg, ax=fig.add_subplot())
-        buf = io.BytesIO()
-        fig.savefig(buf, format="png", dpi=120)
-        atomic_write(out, buf.getvalue())
+        save_figure(fig, out, dpi=120)
     report = {
         "family": rec.name,
         "x": {"name": x[0], "lo": x[1], "hi": x[2], "n": x[3]},
@@ -547,10 +493,11 @@ def _compare(args) -> int:
         from matplotlib.figure import Figure
 
         from .compare import plot_comparison
+        from .output import save_figure
 
         fig = Figure(figsize=(6.4, 5.6), layout="constrained")
         plot_comparison(table, ax=fig.add_subplot())
-        fig.savefig(args.out, dpi=120)
+        save_figure(fig, args.out, dpi=120)
     if args.json:
         json.dump({**table.to_json(), "figure": args.out}, sys.stdout, indent=2)
         sys.stdout.write("\n")

@@ -20,6 +20,7 @@ import numpy as np
 import sympy as sp
 
 from .errors import DepthdynError, ParameterError
+from .families.registry import parse_spec, resolve_spec
 from .numeric.region import StabilityRegion, stability_region
 from .recurrence import Param, Recurrence
 from .symbolic.records import Record
@@ -30,64 +31,6 @@ __all__ = ["DEFAULT_BOX", "CompareRow", "ComparisonTable", "axis_intervals", "co
 #: ``(re_lo, re_hi, im_lo, im_hi)`` of the ``lam`` plane where areas are measured and drawn.
 DEFAULT_BOX = (-5.0, 1.0, -3.5, 3.5)
 _L = Param("L", sp.Interval.open(0, sp.oo), "depth of the scaled form")
-
-
-def _split_top(text: str) -> list[str]:
-    """Split at commas outside brackets (matrix values contain commas)."""
-    parts, depth, cur = [], 0, ""
-    for ch in text:
-        depth += (ch in "([") - (ch in ")]")
-        if ch == "," and depth == 0:
-            parts.append(cur)
-            cur = ""
-        else:
-            cur += ch
-    return [p.strip() for p in parts + [cur] if p.strip()]
-
-
-def parse_spec(text: str) -> tuple[str, list[str]]:
-    """``"FAMILY[:NAME=VALUE,...]"`` -> ``(family, ["NAME=VALUE", ...])``.
-
-    Examples
-    --------
-    >>> parse_spec("momentum:m=1/2,eta=1")
-    ('momentum', ['m=1/2', 'eta=1'])
-    >>> parse_spec("hc_static:A_r=[[1, 0], [0, 1]]")
-    ('hc_static', ['A_r=[[1, 0], [0, 1]]'])
-    """
-    if not isinstance(text, str) or not text.strip():
-        raise ParameterError(f"a family specification must be FAMILY[:NAME=VALUE,...], got {text!r}")
-    name, _, rest = text.strip().partition(":")
-    return name.strip(), _split_top(rest)
-
-
-def resolve_spec(spec) -> tuple[str, Recurrence, dict]:
-    """``(label, recurrence, values filled from the example)`` for one specification of :func:`compare`."""
-    from .cli import build_from_cli
-    from .families import get_family
-
-    if isinstance(spec, Recurrence):
-        return spec.name, spec, {}
-    if isinstance(spec, tuple) and len(spec) == 2 and isinstance(spec[1], dict):
-        name, given = spec[0], [f"{k}={v}" for k, v in spec[1].items()]
-        label = name + (":" + ",".join(given) if given else "")
-    else:
-        name, given = parse_spec(spec)
-        label = str(spec).strip()
-    fam = get_family(name)
-    keys = {a.partition("=")[0].strip() for a in given}
-    structural = fam.structural
-    extra = [f"{k}={v}" for k, v in fam.example.items() if k in structural and k not in keys
-             and k not in ("rho", "sigma")]
-    rho = sigma = None
-    if name == "general":
-        pairs = dict(a.split("=", 1) for a in given if a.split("=", 1)[0].strip() in ("rho", "sigma"))
-        given = [a for a in given if a.split("=", 1)[0].strip() not in ("rho", "sigma")]
-        rho = pairs.get("rho", fam.example.get("rho"))
-        sigma = pairs.get("sigma", fam.example.get("sigma"))
-    rec = build_from_cli(name, given + extra, rho, sigma)
-    filled = {k: v for k, v in fam.example.items() if k in rec.param_names and k != rec.lam}
-    return label, (rec.subs(filled) if filled else rec), filled
 
 
 def _check_ready(label: str, rec: Recurrence) -> None:

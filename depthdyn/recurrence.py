@@ -36,10 +36,14 @@ __all__ = [
     "to_exact",
     "as_square_matrix",
     "RESERVED",
+    "l",
+    "signed_pascal",
 ]
 
 #: The characteristic variable (``x_l = r**l``).
 r = sp.Symbol("r")
+#: The layer index of closed forms (``x_l``).
+l = sp.Symbol("l", integer=True)  # noqa: E741 - the layer index of the papers
 
 REALS = sp.S.Reals
 COMPLEXES = sp.S.Complexes
@@ -216,6 +220,24 @@ class Realisation:
 
     def _repr_latex_(self) -> str:
         return f"$A_{{\\mathrm{{{self.name}}}}} = {tex(self.A)}$"
+
+
+def signed_pascal(k: int) -> sp.ImmutableMatrix:
+    """The binomial-inversion matrix ``P[n, j] = (-1)^j C(n, j)`` (``n, j = 0..k-1``).
+
+    ``q = P w`` maps ``w = (x_l, ..., x_{l-k+1})`` to the difference states
+    ``q_{n+1} = (delta^-)^n x_l``. ``P`` is an involution: ``P^-1 = P`` (binomial
+    inversion).
+
+    Examples
+    --------
+    >>> signed_pascal(3)
+    Matrix([
+    [1,  0, 0],
+    [1, -1, 0],
+    [1, -2, 1]])
+    """
+    return sp.ImmutableMatrix(k, k, lambda n, j: (-1) ** j * sp.binomial(n, j) if j <= n else 0)
 
 
 def as_square_matrix(value, what: str, *, allow_scalar: bool = False) -> sp.ImmutableMatrix:

@@ -24,14 +24,10 @@ unless ``force=True``. Figures are drawn on
 
 from __future__ import annotations
 
-import io
 import json
 import math
-import os
-import tempfile
 import time
 from collections.abc import Callable
-from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -39,6 +35,7 @@ import numpy as np
 import sympy as sp
 
 from .errors import ParameterError
+from .output import atomic_write, claim_directory, save_figure
 
 __all__ = ["ReportSummary", "write_report", "atomic_write", "claim_directory", "MARKER"]
 
@@ -50,74 +47,6 @@ _SIZE = (6.4, 4.8)
 
 
 # ------------------------------------------------------------------ files
-def _umask() -> int:
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
-def atomic_write(path, data: bytes | str) -> Path:
-    """Write ``data`` to ``path`` atomically: a temporary file in the same directory, then ``os.replace``.
-
-    A reader sees either the old file or the complete new one; on any failure the
-    temporary file is removed and ``path`` is left as it was.
-
-    Parameters
-    ----------
-    path : str or Path
-    data : bytes or str
-        Text is written as UTF-8.
-
-    Returns
-    -------
-    Path
-    """
-    path = Path(path)
-    if not isinstance(data, (str, bytes, bytearray, memoryview)):
-        raise TypeError(f"atomic_write needs bytes or str, got {type(data).__name__}")
-    raw = data.encode("utf-8") if isinstance(data, str) else bytes(data)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(raw)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; a report is an ordinary file
-        os.replace(tmp, path)
-    except BaseException:
-        with suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
-    return path
-
-
-def claim_directory(
-    out, marker: str, marker_text: str, force: bool = False, *, command: str = "depthdyn report"
-) -> Path:
-    """Create ``out`` or accept it (missing, empty, marked by ``marker``, or ``force``); mark it.
-
-    A non-empty directory without the marker belongs to someone else and is refused, so
-    a mistyped ``--out`` never scatters files into a foreign directory. Every problem
-    (a file in the way, no permission, a name too long) is a :class:`ParameterError`.
-    """
-    out = Path(out)
-    try:
-        if out.exists() and not out.is_dir():
-            raise ParameterError(f"{out} exists and is not a directory; choose another --out")
-        if out.is_dir():
-            foreign = any(out.iterdir()) and not (out / marker).is_file()
-            if foreign and not force:
-                raise ParameterError(
-                    f"{out} is not empty and was not written by {command}; "
-                    "choose another --out or pass --force to write into it"
-                )
-        out.mkdir(parents=True, exist_ok=True)
-        atomic_write(out / marker, marker_text)
-    except OSError as exc:
-        raise ParameterError(f"cannot write to {out}: {exc.strerror or exc}") from None
-    return out
-
-
 def _prepare_dir(out: Path, force: bool) -> None:
     """Claim ``out`` for the report and drop the previous report's set of files.
 
@@ -198,13 +127,14 @@ def _oscillator_traj(fig):
 
 
 def report_families() -> dict:
-    """The registry's families of the five sources (those defined in :mod:`depthdyn.families`).
+    """The registry's families of the five sources (those of :mod:`depthdyn.families.sources`).
 
     The literature's families and the multistep methods are drawn by the docs gallery.
     """
     from .families import FAMILIES
 
-    return {name: fam for name, fam in FAMILIES.items() if fam.factory.__module__ == "depthdyn.families"}
+    sources = "depthdyn.families.sources"
+    return {name: fam for name, fam in FAMILIES.items() if fam.factory.__module__ == sources}
 
 
 def _family_recs() -> dict[str, Callable]:
@@ -661,9 +591,7 @@ class ReportSummary:
 def _render(spec: FigureSpec, path: Path) -> None:
     fig = _fig()
     spec.draw(fig)
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=_DPI)
-    atomic_write(path, buf.getvalue())
+    save_figure(fig, path, dpi=_DPI)
 
 
 def write_report(out_dir="report", force: bool = False) -> ReportSummary:
@@ -719,7 +647,7 @@ def _build(out: Path) -> ReportSummary:
             figures.append((number, rel, spec.caption))
         sections += _family_md(name, fam, rec, _derive(rec), figures)
 
-    from . import __version__
+    from .version import __version__
 
     tally = (f"**{counts['holds']} hold**, **{counts['fails']} fail**, "
              f"**{counts['holds-with-caveat']} hold with a caveat**")

@@ -140,12 +140,12 @@ def test_region_out_read_only_directory(tmp_path, capsys):
 
 
 def test_disk_errors_are_one_line_exit_2(monkeypatch, tmp_path, capsys):
-    import depthdyn.report as report
+    import depthdyn.output as output
 
     def full(path, data):
         raise OSError(28, "No space left on device", str(path))
 
-    monkeypatch.setattr(report, "atomic_write", full)
+    monkeypatch.setattr(output, "atomic_write", full)
     err = _one_line(capsys, 2, main([*REGION, "--out", str(tmp_path / "f.png")]))
     assert "No space left on device" in err
 

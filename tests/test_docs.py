@@ -22,7 +22,7 @@ def test_docs_build_without_warnings(tmp_path):
         assert (out / f"{page}.html").is_file()
     api = (out / "api.html").read_text(encoding="utf-8")
     modules = ("depthdyn.recurrence", "depthdyn.numeric.sweep", "depthdyn.claims.hyper", "depthdyn.cli",
-               "depthdyn.literature", "depthdyn.compare", "depthdyn.claims.literature")
+               "depthdyn.families", "depthdyn.compare", "depthdyn.claims.literature")
     for module in (*modules, "depthdyn.nn.analysis.linearize"):
         assert f'id="module-{module}"' in api
     listing = (out / "notebooks.html").read_text(encoding="utf-8")

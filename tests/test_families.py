@@ -35,7 +35,7 @@ def test_registry_names_and_read_only():
 def test_every_factory_cites_its_source(name):
     fam = dd.FAMILIES[name]
     doc = fam.factory.__doc__
-    if fam.factory.__module__ == "depthdyn.literature":  # a paper: authors and year
+    if fam.factory.__module__ == "depthdyn.families.literature":  # a paper: authors and year
         assert re.search(r"[A-Z][a-z]+ (et al\.|and [A-Z][a-z]+).{0,80}\b(19|20)\d\d\b", doc, re.S) or \
             "Source as :func:`runge_kutta`" in doc
         return

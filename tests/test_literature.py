@@ -244,7 +244,7 @@ def test_registry_holds_the_literature_with_examples():
     assert set(new) <= set(dd.FAMILIES)
     for name in new:
         fam = dd.FAMILIES[name]
-        assert fam.factory.__module__ == "depthdyn.literature"
+        assert fam.factory.__module__ == "depthdyn.families.literature"
         rec = fam()
         free = set(rec.param_names) - {"lam"} - set(fam.example)
         assert not free, f"{name}: the example leaves {free} open"

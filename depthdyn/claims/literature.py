@@ -13,7 +13,7 @@ import mpmath
 import numpy as np
 import sympy as sp
 
-from ..literature import (
+from ..families.literature import (
     antisymmetric,
     hc_static,
     kromhc,

@@ -34,11 +34,12 @@ from dataclasses import dataclass, field
 import numpy as np
 import sympy as sp
 
-from ..errors import ParameterError, ShapeError
+from ..errors import ParameterError
 from ..recurrence import r as _r
 from ..symbolic.circle import certified_roots
 from ..symbolic.records import Record
 from .bridge import batch_coefficients, check_grid, prepare_values
+from .companion import CHUNK_BYTES, block_companion, checked_coefficients, roots
 
 __all__ = [
     "roots",
@@ -47,145 +48,6 @@ __all__ = [
     "Spectrum",
     "spectrum",
 ]
-
-_CHUNK_BYTES = 1 << 24  # companion stacks are processed in pieces of about 16 MiB
-
-
-def _monic(a: np.ndarray) -> np.ndarray:
-    lead = a[..., :1]
-    if np.all(lead == 1):
-        return a
-    if np.any(lead == 0):
-        raise ParameterError("the leading coefficient is zero at some points; the degree drops there")
-    with np.errstate(over="ignore", invalid="ignore"):
-        return a / lead
-
-
-def _balanced(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(b, k)``: ``b`` the coefficients of ``p(2^k s)`` scaled by a power of two to
-    ``max |b_j| = 1`` (exactly, in exponent arithmetic), ``k`` per row balancing the first
-    and last non-zero coefficient, so the roots ``2^k s`` of coefficients whose quotients
-    overflow float64 (``[1e-300, 1, 1e300]``) are found in range."""
-    p = a.shape[-1] - 1
-    m, e = np.frexp(a)
-    nz = a != 0
-    last = p - np.argmax(nz[..., ::-1], axis=-1)  # index of the last non-zero coefficient
-    e_last = np.take_along_axis(e, last[..., None], axis=-1)[..., 0]
-    k = np.rint((e_last - e[..., 0]) / np.maximum(last, 1)).astype(np.int64)
-    shift = e + k[..., None] * (p - np.arange(p + 1))
-    top = np.where(nz, shift, np.iinfo(np.int64).min).max(axis=-1, keepdims=True)
-    return np.ldexp(m, np.clip(shift - top, -1100, 0).astype(np.int32)), k
-
-
-def _check(coeffs, matrix: bool) -> np.ndarray:
-    a = np.asarray(coeffs)
-    if a.dtype.kind not in "iufc":
-        raise ParameterError(f"coefficients must be numeric, got dtype {a.dtype}")
-    need = 3 if matrix else 1
-    if a.ndim < need or a.shape[-need] < 2 or (matrix and a.shape[-1] != a.shape[-2]):
-        want = "batch + (p + 1, n, n)" if matrix else "batch + (p + 1,)"
-        raise ShapeError(f"coefficients must have shape {want} with p >= 1, got {a.shape}")
-    if not np.isfinite(a).all():
-        raise ParameterError("coefficients must be finite (no NaN or inf)")
-    return a.astype(np.result_type(a.dtype, np.float64), copy=False)
-
-
-def _quadratic(b, c) -> np.ndarray:
-    """Roots of ``r^2 + b r + c`` (arrays), cancellation-free; shape ``batch + (2,)``."""
-    b = np.asarray(b, dtype=complex)
-    c = np.asarray(c, dtype=complex)
-    d = np.sqrt(b * b - 4 * c)
-    flip = (b.real * d.real + b.imag * d.imag) < 0  # make sqrt point the way b does
-    d = np.where(flip, -d, d)
-    q = -0.5 * (b + d) + 0.0  # + 0.0 turns -0.0 into 0.0
-    out = np.empty(np.broadcast_shapes(b.shape, c.shape) + (2,), dtype=complex)
-    out[..., 0] = q
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out[..., 1] = np.where(q == 0, 0, c / q) + 0.0  # q == 0 only when b == c == 0
-    return out
-
-
-def _eig_stack(flat: np.ndarray, build) -> np.ndarray:
-    """Eigenvalues of the companion matrices ``build(block)`` for rows of ``flat``, chunked."""
-    N = flat.shape[0]
-    m = build(flat[:1]).shape[-1]
-    step = max(1, _CHUNK_BYTES // (16 * m * m))
-    out = np.empty((N, m), dtype=complex)
-    for start in range(0, N, step):
-        out[start : start + step] = np.linalg.eigvals(build(flat[start : start + step]))
-    return out
-
-
-def _companion(a: np.ndarray) -> np.ndarray:
-    p = a.shape[-1] - 1
-    C = np.zeros(a.shape[:-1] + (p, p), dtype=a.dtype)
-    C[..., 0, :] = -a[..., 1:]
-    idx = np.arange(p - 1)
-    C[..., idx + 1, idx] = 1
-    return C
-
-
-def _block_companion(A: np.ndarray) -> np.ndarray:
-    N, p1, n, _ = A.shape
-    p = p1 - 1
-    C = np.zeros((N, p * n, p * n), dtype=A.dtype)
-    C[:, :n, :] = -np.concatenate(list(np.moveaxis(A[:, 1:], 1, 0)), axis=-1)
-    if p > 1:
-        C[:, n:, : (p - 1) * n] = np.eye((p - 1) * n)
-    return C
-
-
-def roots(coeffs, *, matrix: bool = False) -> np.ndarray:
-    """All roots of a batch of polynomials (or matrix polynomials), unsorted.
-
-    Parameters
-    ----------
-    coeffs : array_like
-        ``batch + (p + 1,)`` coefficients, highest power first, or with ``matrix=True``
-        ``batch + (p + 1, n, n)`` matrix coefficients (monic: ``A_0 = I``).
-    matrix : bool
-        Treat the last two axes as matrix coefficients (block companion eigenvalues).
-
-    Returns
-    -------
-    numpy.ndarray
-        Complex array ``batch + (p,)`` (``batch + (p n,)`` for matrices).
-
-    Examples
-    --------
-    >>> roots([1.0, -3.0, 2.0])
-    array([2.+0.j, 1.+0.j])
-    """
-    a = _check(coeffs, matrix)
-    if matrix:
-        batch, (p1, n, _) = a.shape[:-3], a.shape[-3:]
-        A0 = a[..., 0, :, :]
-        if not np.all(A0 == np.eye(n)):
-            a = np.linalg.solve(A0[..., None, :, :], a)
-        if p1 == 2:
-            return np.linalg.eigvals(-a[..., 1, :, :]).astype(complex)
-        flat = a.reshape((-1,) + a.shape[-3:])
-        return _eig_stack(flat, _block_companion).reshape(batch + ((p1 - 1) * n,))
-    mon = _monic(a)
-    if not np.isfinite(mon).all():  # quotients of the coefficients overflow: balance first
-        b, k = _balanced(a)
-        z = _scalar_roots(_monic(b))
-        with np.errstate(over="ignore", invalid="ignore"):
-            z = np.ldexp(z.real, k[..., None]) + 1j * np.ldexp(z.imag, k[..., None])
-        if not np.isfinite(z).all():
-            raise ParameterError("some roots exceed the float64 range (1.8e308); rescale the coefficients")
-        return z
-    return _scalar_roots(mon)
-
-
-def _scalar_roots(a: np.ndarray) -> np.ndarray:
-    p = a.shape[-1] - 1
-    if p == 1:
-        return (-a[..., 1:]).astype(complex)
-    if p == 2:
-        return _quadratic(a[..., 1], a[..., 2])
-    flat = a.reshape(-1, p + 1)
-    return _eig_stack(flat, _companion).reshape(a.shape[:-1] + (p,))
 
 
 class _Work:
@@ -339,10 +201,10 @@ def spectral_radius(coeffs, values=None, *, matrix: bool = False, tol: float = 1
         return _radius_of(coeffs, values, tol, max_refine, **kw)
     if matrix:
         return np.abs(roots(coeffs, matrix=True)).max(axis=-1)
-    a = _check(coeffs, False)
+    a = checked_coefficients(coeffs, False)
     flat = a.reshape(-1, a.shape[-1])
     out, flags = np.empty(flat.shape[0]), np.empty(flat.shape[0], bool)
-    step = max(1, (1 << 15) if a.shape[-1] <= 3 else _CHUNK_BYTES // (16 * a.shape[-1] ** 2))
+    step = max(1, (1 << 15) if a.shape[-1] <= 3 else CHUNK_BYTES // (16 * a.shape[-1] ** 2))
     work = _Work(9)
     for s in range(0, flat.shape[0], step):
         out[s : s + step], flags[s : s + step] = _radius_chunk(
@@ -466,10 +328,10 @@ def _matrix_eig_error(coeffs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     m = (p1 - 1) * n
     z = np.empty((flat.shape[0], m), dtype=complex)
     err = np.empty((flat.shape[0], m))
-    step = max(1, _CHUNK_BYTES // (16 * m * m * 4))
+    step = max(1, CHUNK_BYTES // (16 * m * m * 4))
     eps = np.finfo(float).eps
     for start in range(0, flat.shape[0], step):
-        C = _block_companion(flat[start : start + step])
+        C = block_companion(flat[start : start + step])
         w, X = np.linalg.eig(C)
         X = X / np.linalg.norm(X, axis=-2, keepdims=True)
         U, sv, Vh = np.linalg.svd(X)
@@ -618,7 +480,7 @@ def spectrum(
         p1 = coeffs.shape[-1]
         a, zf = coeffs.reshape(-1, p1), z.reshape(-1, p1 - 1)
         err = np.empty(zf.shape)
-        step = max(1, _CHUNK_BYTES // (16 * p1 * p1))  # the error estimate needs p x p differences
+        step = max(1, CHUNK_BYTES // (16 * p1 * p1))  # the error estimate needs p x p differences
         for s in range(0, len(a), step):
             if p1 > 3:
                 zf[s : s + step] = _polish(a[s : s + step], zf[s : s + step])

@@ -19,20 +19,13 @@ import sympy as sp
 
 from ..errors import InconsistentInitialDataError, ParameterError, ShapeError
 from ..parse import free_names, parse_expr
-from ..recurrence import Recurrence, r, to_exact
+from ..recurrence import Recurrence, l, r, to_exact
 
-__all__ = ["annihilator", "forced_closed_form", "parse_forcing"]
-
-
-def _l():
-    from .solve import l
-
-    return l
+__all__ = ["annihilate", "annihilator", "parse_forcing"]
 
 
 def parse_forcing(forcing, rec) -> sp.Expr:
     """The forcing as a SymPy expression in the layer index ``l`` (strings parsed safely)."""
-    l = _l()  # noqa: E741
     if isinstance(forcing, str):
         names = {"l": l, **rec.symbols}
         unknown = free_names(forcing) - set(names)
@@ -97,7 +90,6 @@ def annihilator(forcing: sp.Expr) -> sp.Poly:
     >>> annihilator(l**2 + 3 * 2**l).as_expr().factor()
     (r - 2)*(r - 1)**3
     """
-    l = _l()  # noqa: E741
     degrees: dict = {}
     for term in sp.Add.make_args(sp.expand(forcing)):
         if term == 0:
@@ -133,8 +125,14 @@ def _data(rec, initial, start: int) -> tuple[int, list]:
     return start, vals
 
 
-def forced_closed_form(rec, initial=None, forcing=0, *, start: int = 0):
-    """Exact solution of ``A_0 x_{l+p} + ... + A_p x_l = F(l)`` (``l >= start``).
+def annihilate(rec, initial=None, forcing=0, *, start: int = 0) -> tuple[Recurrence, list, int]:
+    """Reduce ``A_0 x_{l+p} + ... + A_p x_l = F(l)`` (``l >= start``) to a homogeneous problem.
+
+    The forcing's annihilator ``A(r)`` (:func:`annihilator`) multiplies the characteristic
+    polynomial; the forced recurrence, iterated from the initial values, gives the extra
+    initial values the augmented (homogeneous) recurrence needs. Its closed form,
+    :func:`depthdyn.closed_form`, is the solution of the forced one; ``closed_form(rec,
+    initial, forcing=F)`` does exactly this.
 
     Parameters
     ----------
@@ -150,8 +148,9 @@ def forced_closed_form(rec, initial=None, forcing=0, *, start: int = 0):
 
     Returns
     -------
-    ClosedForm
-        Of the annihilated homogeneous recurrence, valid for ``l >= first index``.
+    (Recurrence, list, int)
+        The homogeneous recurrence (``rec`` itself for ``F = 0``), its initial values and
+        the index of the first one.
 
     Raises
     ------
@@ -164,15 +163,13 @@ def forced_closed_form(rec, initial=None, forcing=0, *, start: int = 0):
     --------
     >>> from depthdyn import from_coefficients
     >>> rec = from_coefficients([1, -1])          # x_{l+1} - x_l = F(l)
-    >>> forced_closed_form(rec, [0], "l").expr    # resonance at r = 1
-    l*(l - 1)/2
+    >>> hom, values, first = annihilate(rec, [0], "l")
+    >>> sp.factor(hom.charpoly()), values, first  # resonance at r = 1: a triple root
+    ((r - 1)**3, [0, 0, 1], 0)
     """
-    from .solve import closed_form
-
     if not rec.is_scalar:
         raise ShapeError("forced recurrences are solved for scalar recurrences (one eigenmode)")
     F = parse_forcing(forcing, rec)
-    l = _l()  # noqa: E741
     stray = F.free_symbols - {l} - set(rec.symbols.values())
     if stray:
         raise ParameterError(f"the forcing uses {sorted(map(str, stray))}, which are neither l nor parameters")
@@ -199,5 +196,5 @@ def forced_closed_form(rec, initial=None, forcing=0, *, start: int = 0):
                      description=f"{rec.name} with forcing F(l) = {F}, annihilated by {A.as_expr()}",
                      source=rec.source)
     if total == p:  # no forcing
-        return closed_form(rec, seq[:p], start=first)
-    return closed_form(hom, seq[:total], start=first)
+        return rec, seq[:p], first
+    return hom, seq[:total], first

@@ -450,7 +450,7 @@ def stability_numbers(rec, *, param: str = "lam", **values) -> StabilityNumbers:
     >>> sn.zero_stable, sn.order, sn.error_constant
     (True, 2, 5/12)
     """
-    from ..multistep import order_and_error_constant
+    from ..families.multistep import order_and_error_constant
 
     rec = rec.subs(values) if values else rec
     rho, sigma, lam, P = _lmm_shape(rec, param)

@@ -23,9 +23,20 @@ from functools import lru_cache
 
 import sympy as sp
 
-from ..budget import REFINE_SECONDS, at_most, bounded, part, require
+from ..budget import REFINE_SECONDS, at_most, bounded, part
 from ..recurrence import REALS, r
 from .records import Record, sstr, tex
+from .sparse import (
+    degree_r,
+    discriminant,
+    evaluate,
+    factors_in_r,
+    reduced_discriminant,
+    small_factor,
+    sparse_poly,
+    squarefree_factors,
+    tidy,
+)
 
 __all__ = [
     "charpoly",
@@ -41,6 +52,7 @@ __all__ = [
     "root_structure",
     "real_lam",
 ]
+
 
 # cubic formulas are fast; quartic ones blow up on symbolic coefficients
 _RADICAL_DEGREE = 3
@@ -145,7 +157,7 @@ def _factor_roots(factor: sp.Poly, mult: int) -> list[Root]:
         return [Root(K.get_field().to_sympy(-c0 / c1), mult, expr, True)]
     if deg == 2:
         a, b, c = factor.all_coeffs()
-        disc = _tidy(b**2 - 4 * a * c)
+        disc = tidy(b**2 - 4 * a * c)
         if disc == 0:
             return [Root(sp.factor(-b / (2 * a)), 2 * mult, expr, True)]
         root_d = _sqrt(disc)
@@ -220,293 +232,6 @@ def _roots_cached(rec) -> Roots:
         else:
             merged[rt.value] = rt
     return Roots(rec.charpoly(), tuple(merged.values()))
-
-# ----------------------------------------------------------- sparse polynomial algebra
-#: Largest discriminant (in top-level terms) that is factored and tidied for printing.
-TIDY_TERMS = 400
-
-
-def _sparse(rec):
-    """``(ring element, gens)``: the charpoly in the sparse ring ``K[r, params]``.
-
-    Built from the coefficient list in ``r`` (no expression-level expansion); a denominator
-    in the parameters (``lam/L``) is cleared, which keeps the roots.
-    """
-    return _sparse_cached(rec)
-
-
-@lru_cache(maxsize=32)
-def _sparse_cached(rec):
-    coeffs = list(rec.charpoly_coeffs())
-    syms = sorted(set().union(*(c.free_symbols for c in coeffs)), key=str)
-    try:
-        ring, elems = _ring(coeffs, syms, expand=False)
-    except sp.PolynomialError:  # rational in a parameter: clear the common denominator
-        den = sp.lcm_list([sp.fraction(sp.together(c))[1] for c in coeffs])
-        coeffs = [sp.expand(sp.cancel(c * den)) for c in coeffs]
-        try:
-            ring, elems = _ring(coeffs, syms)
-        except sp.PolynomialError:  # sqrt(m) and the like: parameters stay in the domain
-            n = len(coeffs) - 1
-            _, P = sp.sring(sp.Add(*[c * r ** (n - j) for j, c in enumerate(coeffs)]), r)
-            return P, [r]
-    n = len(coeffs) - 1
-    gens = [r] + syms
-    big = sp.polys.rings.PolyRing(gens, ring.domain)
-    if not syms:  # the ring was built in r alone: each element is a constant
-        elems = [e.as_expr() for e in elems]
-        P = big.from_dict({(n - j,): big.domain.convert(c) for j, c in enumerate(elems) if c})
-    else:
-        P = big.from_dict({(n - j,) + m: v for j, e in enumerate(elems) for m, v in e.items()})
-    return P, gens
-
-
-def _ring(coeffs: list, syms: list, **options):
-    """``sring`` of the coefficients over the smallest exact domain.
-
-    Numbers such as ``sqrt(2)*I/2`` (a complex ``lam`` given with a radical) would land in
-    ``EX``, where SymPy can neither factor nor take gcds; the algebraic field they generate
-    (``QQ<sqrt(2) + I>``) can. Gaussian rationals already get ``QQ_I``; a linear polynomial
-    stays in ``EX`` (square-free already, and its root is read off).
-    """
-    gens = syms or [r]
-    ring, elems = sp.sring(coeffs, *gens, **options)
-    # a linear polynomial needs no factoring, and the field of 14**(3/4) and I alone costs seconds
-    if ring.domain.is_EX and len(coeffs) > 2:
-        try:
-            ring, elems = sp.sring(coeffs, *gens, extension=True, **options)
-        except (sp.PolynomialError, NotImplementedError, sp.polys.polyerrors.CoercionFailed):
-            pass  # not algebraic (sin(1)): stays in EX
-    return ring, elems
-
-
-@lru_cache(maxsize=32)
-def _sqf(rec):
-    """Square-free factorisation of :func:`_sparse` (cached: several analyses need it).
-
-    A square-free specialisation that keeps the degree proves the polynomial square-free
-    (a square factor would survive specialisation), which skips the multivariate gcd.
-    """
-    P, gens = _sparse(rec)
-    if len(gens) > 1 and _specialisation_squarefree(P, gens, random.Random(20240612)):
-        return P.ring.domain.one, [(P, 1)]
-    return P.sqf_list()
-
-
-def _specialisation_squarefree(P, gens, rng) -> bool:
-    n = _degree_r(P)
-    for _ in range(3):
-        point = {g: rng.randint(-97, 97) for g in gens[1:]}
-        sub = sp.Poly(P.as_expr().xreplace(point), r) if len(P) < 64 else _evaluate(P, gens, point)
-        if sub.degree() == n:
-            return sp.gcd(sub, sub.diff(r)).degree() == 0
-    return False
-
-
-def _evaluate(P, gens, point: dict) -> sp.Poly:
-    """``P`` at exact parameter values, as a univariate :class:`~sympy.Poly` in ``r``."""
-    dom = P.ring.domain  # ZZ, or ZZ_I under a Gaussian lam: rational points need the field
-    if not dom.is_Field and any(not v.is_Integer for v in map(sp.sympify, point.values())):
-        P = P.set_ring(P.ring.clone(domain=dom.get_field()))
-    sub = P.evaluate([(P.ring.gens[i], P.ring.domain.convert(point[g])) for i, g in enumerate(gens) if i])
-    return sp.Poly(sub.as_expr(), r)
-
-
-def _degree_r(f) -> int:
-    return f.degree(0) if f else -1
-
-
-def _specialisation_irreducible(f, gens, rng) -> bool:
-    """True if ``f`` is proven irreducible in ``r``: one exact specialisation of the
-    parameters that keeps the degree and is irreducible over the rationals proves it."""
-    if len(gens) == 1:
-        return False
-    n = _degree_r(f)
-    for _ in range(4):
-        point = {g: rng.randint(-97, 97) for g in gens[1:]}
-        sub = _evaluate(f, gens, point)
-        if sub.degree() != n:
-            continue
-        _, facs = sub.factor_list()
-        return len(facs) == 1 and facs[0][1] == 1
-    return False
-
-
-@lru_cache(maxsize=64)
-def factors_in_r(rec) -> tuple[tuple[sp.Expr, int], ...]:
-    """Factors of the characteristic polynomial that involve ``r``, with multiplicities.
-
-    Square-free factorisation in the sparse ring ``QQ[r, params]``; a square-free part of
-    degree >= 3 is factored further only if one specialisation of the parameters does not
-    already prove it irreducible (multivariate factorisation is the slow step).
-    """
-    _, gens = _sparse(rec)
-    rng = random.Random(20240611)
-    out = []
-    for f, k in _sqf(rec)[1]:
-        if _degree_r(f) < 1:
-            continue
-        if _degree_r(f) <= 1 or (len(gens) > 1 and _specialisation_irreducible(f, gens, rng)):
-            pieces = [(f, 1)]
-        elif len(gens) == 1 and _degree_r(f) == 2 and f.ring.domain in (sp.QQ_I, sp.ZZ_I):
-            # SymPy factors over the Gaussian rationals through an algebraic field (slow);
-            # a quadratic needs no factoring: its roots come from the formula, with the
-            # square root of the discriminant exact when it lies in QQ(i)
-            pieces = [(f, 1)]
-        else:
-            pieces = f.factor_list()[1]
-        out += [(g.as_expr(), k * j) for g, j in pieces if _degree_r(g) >= 1]
-    return tuple(out)  # cached: immutable
-
-
-@lru_cache(maxsize=8)
-def _generic_discriminant(n: int):
-    """The discriminant of ``a_0 x^n + ... + a_n`` as a polynomial in the ``a_i``."""
-    a = sp.symbols(f"a0:{n + 1}")
-    x = sp.Dummy("x")
-    return sp.Poly(sp.Poly(list(a), x).discriminant(), *a)
-
-
-#: Degrees up to which the generic discriminant formula is evaluated (it is cheap to make).
-GENERIC_DEGREE = 5
-
-
-def _discriminant_of(f, gens):
-    """``disc_r(f)`` of one ring element ``f`` (a ring element), by the cheaper of two
-    exact methods: the generic formula evaluated in the ring (low degree, many symbols) or
-    the subresultant discriminant."""
-    n = _degree_r(f)
-    ring = f.ring
-    if n < 2:
-        return ring.one  # disc of a linear factor
-    coeffs = [f.coeff_wrt(0, n - j) for j in range(n + 1)]
-    if len(gens) > 4 and n <= GENERIC_DEGREE:
-        generic = _generic_discriminant(n)
-        sizes = [max(1, len(c)) for c in coeffs]
-        cost = sum(sp.prod([sizes[i] ** e for i, e in enumerate(mon)]) for mon in generic.monoms())
-        require("discriminant", float(cost), f"{len(generic.monoms())} generic terms over "
-                f"coefficients of {max(sizes)} terms in {len(gens) - 1} symbols")
-        total = ring.zero
-        for mon, c in generic.terms():
-            term = ring(c)
-            for i, e in enumerate(mon):
-                if e:
-                    term *= coeffs[i] ** e
-            total += term
-        return total
-    return f.discriminant()
-
-
-def _product_discriminant(parts: list, gens):
-    """``disc(prod f_i) = prod disc(f_i) * prod_{i<j} res(f_i, f_j)^2`` for coprime ``f_i``."""
-    def expr(x):  # a ring element, or a bare coefficient when r was the only generator
-        return x.as_expr() if hasattr(x, "as_expr") else parts[0].ring.domain.to_sympy(x)
-
-    pieces = []  # each from its own ring (a resultant drops r): multiplied as expressions
-    for i, f in enumerate(parts):
-        pieces.append(expr(_discriminant_of(f, gens)))
-        pieces += [expr(f.resultant(g)) ** 2 for g in parts[i + 1:]]
-    return sp.Mul(*pieces)
-
-
-@lru_cache(maxsize=32)
-def _reduced_discriminant(rec):
-    """``(disc of the charpoly, disc of its square-free part, repeated factors)``.
-
-    The first is zero exactly when the polynomial has a repeated factor for all parameters;
-    the second then says where further roots collide.
-    """
-    P, gens = _sparse(rec)
-    content, sqf = _sqf(rec)
-    content = P.ring.domain.to_sympy(content)  # a domain element (GaussianRational over QQ_I)
-    parts = [f for f, _ in sqf if _degree_r(f) >= 1]
-    repeated = tuple((f.as_expr(), k) for f, k in sqf if _degree_r(f) >= 1 and k > 1)
-    with part("discriminant"):
-        reduced = _product_discriminant(parts, gens)
-        if repeated:
-            return sp.Integer(0), reduced, repeated
-        # P = d * charpoly with d the parameter-only content (a cleared denominator, signs):
-        # disc(c * prod f) = c^(2n-2) disc(prod f), and disc(d p) = d^(2n-2) disc(p)
-        n = _degree_r(P)
-        scale = content * sp.Mul(*[f.as_expr() ** k for f, k in sqf if _degree_r(f) < 1])
-        d = sp.cancel(P.coeff_wrt(0, n).as_expr() / rec.charpoly_coeffs()[0])
-        ratio = sp.cancel(sp.sympify(scale) / d)
-        if ratio == 1:
-            return reduced, reduced, repeated
-        return sp.expand(reduced * ratio ** (2 * n - 2)), reduced, repeated
-
-
-@bounded("discriminant")
-def discriminant(rec) -> sp.Expr:
-    """Discriminant of the characteristic polynomial in ``r`` (factored).
-
-    Examples
-    --------
-    >>> from depthdyn import momentum
-    >>> discriminant(momentum())
-    -4*m + (eta*lam + m + 1)**2
-    """
-    if len(rec.charpoly_coeffs()) < 3:
-        return sp.Integer(1)
-    disc, _, _ = _reduced_discriminant(rec)
-    return _tidy(disc)
-
-
-def _large(expr: sp.Expr) -> bool:
-    """Too large to factor and tidy quickly (see :func:`.signs.cheap_to_factor`)."""
-    from .signs import cheap_to_factor
-
-    return len(sp.Add.make_args(expr)) > TIDY_TERMS or not cheap_to_factor(expr)
-
-
-def _small_factor(expr: sp.Expr) -> sp.Expr:
-    """``factor(expr)`` for expressions small enough to factor quickly, else as given."""
-    return expr if _large(expr) else sp.factor(expr)
-
-
-def _tidy(expr: sp.Expr) -> sp.Expr:
-    if _large(expr):  # printed as it is: factoring and collecting are slow at this size
-        return expr
-    # tidying only chooses a shorter form: past a few seconds the expression is printed as it is
-    return at_most(REFINE_SECONDS, "tidying", lambda: _tidier(expr), expr)
-
-
-def _tidier(expr: sp.Expr) -> sp.Expr:
-    factored = sp.factor(expr)
-    candidates = [factored, sp.expand(expr)]
-    # prefer a visible perfect square (eta*lam + m + 1)**2 - 4*m over the expanded form
-    for sym in sorted(expr.free_symbols, key=str):
-        candidates.append(sp.collect(sp.expand(expr), sym))
-    completed = _complete_square(expr)
-    if completed is not None:
-        candidates.append(completed)
-    return min(candidates, key=sp.count_ops)
-
-
-def _complete_square(expr: sp.Expr) -> sp.Expr | None:
-    """Write ``expr`` as ``(linear)**2 + rest`` when that shortens it (quadratic discriminants)."""
-    expanded = sp.expand(expr)
-    syms = sorted(expanded.free_symbols, key=str)
-    best = None
-    for s in syms:
-        try:
-            poly = sp.Poly(expanded, s)
-        except sp.PolynomialError:  # rational in s (e.g. 1/L**2): no square to complete
-            continue
-        if poly.degree() != 2:
-            continue
-        a, b, c = poly.all_coeffs()
-        # try expr = (sqrt(a) s + b/(2 sqrt(a)))^2 + c - b^2/(4a) with a a perfect square
-        root_a = sp.sqrt(a)
-        if root_a.is_Pow or root_a.has(sp.sqrt(2)):
-            continue
-        lin = sp.factor(root_a * s + b / (2 * root_a))
-        rest = sp.factor(sp.expand(c - b**2 / (4 * a)))
-        cand = lin**2 + rest
-        if sp.expand(cand - expanded) == 0 and (best is None or sp.count_ops(cand) < sp.count_ops(best)):
-            best = cand
-    return best
-
 
 @dataclass(frozen=True)
 class VietaRelation(Record):
@@ -595,7 +320,7 @@ def vieta(rec, *, samples: int = 3, digits: int = 40) -> Vieta:
 def _vieta_relations(rec, coeffs, p, rts, values, samples, digits, rng) -> Vieta:
     relations, points = [], None
     for k in range(1, p + 1):
-        rhs = _small_factor((-1) ** k * coeffs[k] / coeffs[0])
+        rhs = small_factor((-1) ** k * coeffs[k] / coeffs[0])
         holds, method = False, ""
         if rts.explicit and (p <= 2 or all(v.is_Rational for v in values)):
             # radicals of degree >= 3 do not simplify reliably; those are checked numerically
@@ -625,13 +350,13 @@ def _vieta_points(rec, samples: int, digits: int, rng) -> list:
 
     The polynomial is specialised in the sparse ring (cheap even with many symbols).
     """
-    P, gens = _sparse(rec)
-    symbols, n = sorted(set().union(*(c.free_symbols for c in rec.charpoly_coeffs())), key=str), _degree_r(P)
+    P, gens = sparse_poly(rec)
+    symbols, n = sorted(set().union(*(c.free_symbols for c in rec.charpoly_coeffs())), key=str), degree_r(P)
     out = []
     for _ in range(samples):
         for _attempt in range(20):
             point = _random_point(symbols, rng)
-            sub = _evaluate(P, gens, point) if len(gens) > 1 else sp.Poly(P.as_expr().xreplace(point), r)
+            sub = evaluate(P, gens, point) if len(gens) > 1 else sp.Poly(P.as_expr().xreplace(point), r)
             if sub.degree() == n:
                 break
         out.append((point, _distinct_nroots(sub, digits)))
@@ -692,8 +417,8 @@ def root_structure(rec) -> RootStructure:
     real = _real_coefficients(rec)
     if n < 2:
         return RootStructure(sp.Integer(1), ((sp.true, "one real root" if real else "one root"),))
-    full, reduced, repeated = _reduced_discriminant(rec)
-    full, reduced = (real_lam(rec, _tidy(e)) for e in (full, reduced))
+    full, reduced, repeated = reduced_discriminant(rec)
+    full, reduced = (real_lam(rec, tidy(e)) for e in (full, reduced))
     domains = {sp.Symbol(p.name, real=True) if p.name == rec.lam else p.symbol:
                (p.domain.intersect(REALS) if p.name == rec.lam else p.domain) for p in rec.params}
     distinct = sum(sp.degree(f, r) for f, _ in repeated) + _squarefree_rest(rec, repeated)
@@ -728,7 +453,7 @@ def _real_coefficients(rec) -> bool:
 
 def _squarefree_rest(rec, repeated) -> int:
     """Degree of the part of the square-free part that is not a repeated factor."""
-    return sum(_degree_r(f) for f, k in _sqf(rec)[1] if k == 1)
+    return sum(degree_r(f) for f, k in squarefree_factors(rec)[1] if k == 1)
 
 
 def _number_sign(x: sp.Expr) -> int | None:

@@ -26,6 +26,7 @@ import sympy as sp
 
 from ..budget import bounded
 from ..errors import RealisationError
+from ..recurrence import signed_pascal
 from .records import Record, tex
 
 __all__ = [
@@ -38,24 +39,6 @@ __all__ = [
     "Similarity",
     "similarity",
 ]
-
-
-def signed_pascal(k: int) -> sp.ImmutableMatrix:
-    """The binomial-inversion matrix ``P[n, j] = (-1)^j C(n, j)`` (``n, j = 0..k-1``).
-
-    ``q = P w`` maps ``w = (x_l, ..., x_{l-k+1})`` to the difference states
-    ``q_{n+1} = (delta^-)^n x_l``. ``P`` is an involution: ``P^-1 = P`` (binomial
-    inversion).
-
-    Examples
-    --------
-    >>> signed_pascal(3)
-    Matrix([
-    [1,  0, 0],
-    [1, -1, 0],
-    [1, -2, 1]])
-    """
-    return sp.ImmutableMatrix(k, k, lambda n, j: (-1) ** j * sp.binomial(n, j) if j <= n else 0)
 
 
 def _next_rows(rec):

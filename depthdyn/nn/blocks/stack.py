@@ -10,6 +10,7 @@ import torch
 from torch import nn
 
 from ...errors import ParameterError, UnknownFamilyError
+from ...families import suggest
 from .base import DepthBlock
 from .entangled import EntangledBlock
 from .hyper import HyperConnectionBlock
@@ -152,7 +153,8 @@ def block_class(family: str) -> type[DepthBlock]:
         return BLOCKS[family]
     except KeyError:
         raise UnknownFamilyError(
-            f"no torch block for family {family!r}; known: {', '.join(sorted(BLOCKS))}"
+            f"no torch block for family {family!r}{suggest(family, BLOCKS)}; "
+            f"known: {', '.join(sorted(BLOCKS))}"
         ) from None
 
 

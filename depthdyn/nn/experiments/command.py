@@ -6,7 +6,6 @@ directory; the command line is a thin layer over it.
 
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 
@@ -15,7 +14,7 @@ import torch
 
 from ...errors import DegreeTooLargeError, DepthdynError, ParameterError
 from ...families import MAX_ORDER
-from ...report import atomic_write, claim_directory
+from ...output import atomic_write, claim_directory, save_figure
 from ..analysis.diagnostics import diagnose
 from ..analysis.linearize import linearize, response_agreement, stability_placement
 from ..blocks.stack import BLOCKS
@@ -140,9 +139,7 @@ def _figures(out: Path, model, task, result, trace, diag, bridge) -> list[str]:
     written = []
 
     def save(fig, name):
-        buf = io.BytesIO()
-        fig.savefig(buf, format="png", dpi=110)
-        atomic_write(out / name, buf.getvalue())
+        save_figure(fig, out / name, dpi=110)
         written.append(name)
 
     fig = Figure(figsize=(6, 4), layout="constrained")

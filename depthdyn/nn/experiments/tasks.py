@@ -36,6 +36,7 @@ import torch
 from torch import nn
 
 from ...errors import ParameterError, UnknownFamilyError
+from ...families import suggest
 from ..blocks import DepthBlock, mlp, tanh_layer
 from ..blocks.stack import DepthStack, block_class, check_options
 
@@ -346,7 +347,9 @@ def _spec(name) -> TaskSpec:
     try:
         return TASKS[name]
     except (KeyError, TypeError):
-        raise UnknownTaskError(f"unknown task {name!r}; known: {', '.join(task_names())}") from None
+        raise UnknownTaskError(
+            f"unknown task {name!r}{suggest(name, TASKS)}; known: {', '.join(task_names())}"
+        ) from None
 
 
 def make_task(name: str, *, seed: int = 0, n: int | None = None) -> Task:

@@ -21,9 +21,9 @@ from dataclasses import dataclass
 
 import sympy as sp
 
-from .errors import ParameterError, ShapeError
-from .families import _LAM, MAX_ORDER, _finish, _positive_int
-from .recurrence import Recurrence, r, to_exact
+from ..errors import ParameterError, ShapeError
+from ..recurrence import Recurrence, r, to_exact
+from .common import LAM, MAX_ORDER, finish, positive_int
 
 __all__ = [
     "adams_bashforth",
@@ -52,11 +52,11 @@ def _integrated_lagrange(nodes: range, lo: int, hi: int) -> list:
 def _method(alpha, beta, name: str, description: str, source: str, values: dict) -> Recurrence:
     """The recurrence ``rho(r) - lam sigma(r)`` from ``alpha_0..alpha_k``, ``beta_0..beta_k``."""
     k = len(alpha) - 1
-    lam = _LAM.symbol
+    lam = LAM.symbol
     coeffs = tuple(sp.expand(alpha[k - i] - lam * beta[k - i]) for i in range(k + 1))
-    rec = Recurrence(coeffs=coeffs, params=(_LAM,), lam="lam", name=name, description=description,
+    rec = Recurrence(coeffs=coeffs, params=(LAM,), lam="lam", name=name, description=description,
                      source=source)
-    return _finish(rec, values)
+    return finish(rec, values)
 
 
 def _adams(k, implicit: bool, back: int, name: str, label: str, source: str, values: dict) -> Recurrence:
@@ -65,7 +65,7 @@ def _adams(k, implicit: bool, back: int, name: str, label: str, source: str, val
     ``label`` is the description with ``{k}`` and ``{p}`` (the order of the Adams methods)
     to fill in once ``k`` is checked.
     """
-    k = _positive_int(k, "k", MAX_ORDER)
+    k = positive_int(k, "k", MAX_ORDER)
     if k < back:
         raise ParameterError(f"{name} needs k >= {back} steps, got {k}")
     alpha, beta = _adams_coefficients(k, implicit, back)
@@ -164,7 +164,7 @@ def bdf(*, k: int = 1, **values) -> Recurrence:
     >>> bdf(k=2).charpoly()
     r**2*(3/2 - lam) - 2*r + 1/2
     """
-    k = _positive_int(k, "k", MAX_ORDER)
+    k = positive_int(k, "k", MAX_ORDER)
     rho = sp.Poly(sum(((r - 1) ** j * r ** (k - j) / sp.Integer(j) for j in range(1, k + 1)), sp.S.Zero), r)
     alpha = [rho.coeff_monomial(r**j) for j in range(k + 1)]
     beta = [sp.Integer(0)] * k + [sp.Integer(1)]
@@ -204,7 +204,7 @@ def from_lmm(*, alpha=None, beta=None, **values) -> Recurrence:
 
 def _as_list(value, name: str) -> list:
     if isinstance(value, str):
-        from .parse import parse_value
+        from ..parse import parse_value
 
         value = parse_value(value)
     if not isinstance(value, (list, tuple)):

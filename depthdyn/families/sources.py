@@ -1,4 +1,4 @@
-"""Architecture families as factory functions returning a :class:`~depthdyn.Recurrence`.
+"""The families of the source documents as factory functions returning a :class:`~depthdyn.Recurrence`.
 
 Every factory linearises its block, ``f(x) ~ lam x`` in one eigenmode (``lam`` is the
 eigenvalue of the block's Jacobian; for matrix families it acts as ``lam * I`` on the
@@ -6,23 +6,32 @@ features), and returns the resulting linear depth recurrence. Keyword-only argum
 are structural (order ``k``, number of streams ``n`` ...); any other keyword is a value
 for one of the recurrence's symbolic parameters and is substituted exactly.
 
-The read-only :data:`FAMILIES` registry maps names to factories for the command line.
+The post's blocks (000), Hauser's C^k and dense networks (002), Lechner's entangled maps (001)
+and hyper-connections (003); the registry of every family is :mod:`depthdyn.families.registry`.
 """
 
 from __future__ import annotations
 
-import inspect
 import random
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from types import MappingProxyType
 
 import sympy as sp
 
-from .errors import DegreeTooLargeError, ParameterError, ParseError, ShapeError, UnknownFamilyError
-from .parse import as_sympy, free_names, parse_expr
-from .recurrence import COMPLEXES, REALS, Param, Realisation, Recurrence, as_square_matrix, r, to_exact
-from .symbolic.statespace import signed_pascal
+from ..errors import DegreeTooLargeError, ParameterError, ParseError
+from ..parse import as_sympy, free_names, parse_expr
+from ..recurrence import COMPLEXES, REALS, Param, Realisation, Recurrence, r, signed_pascal
+from .common import (
+    DEPTH,
+    LAM,
+    MAX_ORDER,
+    MAX_STREAMS,
+    NONNEG,
+    STEP,
+    UNIT,
+    finish,
+    matrix_arg,
+    positive_int,
+    vector_arg,
+)
 
 __all__ = [
     "residual",
@@ -37,52 +46,14 @@ __all__ = [
     "hyper_connection",
     "general",
     "from_coefficients",
-    "Family",
-    "FAMILIES",
-    "get_family",
-    "build",
-    "MAX_ORDER",
-    "MAX_STREAMS",
 ]
-
-#: Largest order ``k`` accepted for exact work (companion matrices of size ``k``).
-MAX_ORDER = 12
-#: Largest matrix size for matrix-coefficient families.
-MAX_STREAMS = 8
-
-_NONNEG = sp.Interval(0, sp.oo)
-_POS = sp.Interval.open(0, sp.oo)
-_UNIT = sp.Interval(0, 1)
-
-_LAM = Param("lam", COMPLEXES, "eigenvalue of the linearised block")
-_STEP = Param("h", _POS, "layer step size Delta l")
-_DEPTH = Param("L", _POS, "network depth")
-
-
-def _finish(rec: Recurrence, values: Mapping) -> Recurrence:
-    return rec.subs(values) if values else rec
-
-
-def _positive_int(value, name: str, upper: int) -> int:
-    if isinstance(value, sp.Basic) and value.is_Integer:
-        value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ParameterError(f"{name} must be a positive integer, got {value!r}")
-    if value < 1:
-        raise ParameterError(f"{name} must be a positive integer (>= 1), got {value}")
-    if value > upper:
-        raise DegreeTooLargeError(
-            f"{name}={value} is too large for exact symbolic work (limit {upper}); "
-            "use the numeric layer for larger sizes"
-        )
-    return value
 
 
 def _first_order(factor: sp.Expr, params, name, description, source, values) -> Recurrence:
     rec = Recurrence(
         coeffs=(1, -factor), params=params, lam="lam", name=name, description=description, source=source
     )
-    return _finish(rec, values)
+    return finish(rec, values)
 
 
 def residual(*, scaled: bool = False, **values) -> Recurrence:
@@ -100,12 +71,12 @@ def residual(*, scaled: bool = False, **values) -> Recurrence:
     >>> residual().charpoly()
     -lam + r - 1
     """
-    lam = _LAM.symbol
+    lam = LAM.symbol
     if scaled:
-        L = _DEPTH.symbol
+        L = DEPTH.symbol
         return _first_order(
             1 + lam / L,
-            (_LAM, _DEPTH),
+            (LAM, DEPTH),
             "residual",
             "residual block scaled by 1/L: x[l+1] = (1 + lam/L) x[l]",
             "000 §1",
@@ -113,7 +84,7 @@ def residual(*, scaled: bool = False, **values) -> Recurrence:
         )
     return _first_order(
         1 + lam,
-        (_LAM,),
+        (LAM,),
         "residual",
         "plain / pre-norm residual: x[l+1] = x[l] + lam x[l]",
         "000 §1; 004; 002 eq. 2",
@@ -128,8 +99,8 @@ def rezero(**values) -> Recurrence:
     """
     a = Param("a", REALS, "residual gain, initialised at 0")
     return _first_order(
-        1 + a.symbol * _LAM.symbol,
-        (_LAM, a),
+        1 + a.symbol * LAM.symbol,
+        (LAM, a),
         "rezero",
         "ReZero: x[l+1] = x[l] + a lam x[l]",
         "004 (ReZero)",
@@ -145,8 +116,8 @@ def weighted(**values) -> Recurrence:
     """
     a = Param("a", REALS, "skip weight")
     return _first_order(
-        a.symbol + _LAM.symbol,
-        (_LAM, a),
+        a.symbol + LAM.symbol,
+        (LAM, a),
         "weighted",
         "weighted residual: x[l+1] = a x[l] + lam x[l]",
         "004 (weighted residual); 001 eq. 2",
@@ -160,10 +131,10 @@ def highway(**values) -> Recurrence:
     ``lam`` is the eigenvalue of the transform ``H``; linearised
     ``x_{l+1} = (1 - g + g lam) x_l``. Source: 004 (highway networks); 001 §2.
     """
-    g = Param("g", _UNIT, "transform gate in [0, 1]")
+    g = Param("g", UNIT, "transform gate in [0, 1]")
     return _first_order(
-        1 - g.symbol + g.symbol * _LAM.symbol,
-        (_LAM, g),
+        1 - g.symbol + g.symbol * LAM.symbol,
+        (LAM, g),
         "highway",
         "highway: x[l+1] = (1 - g) x[l] + g lam x[l]",
         "004 (highway networks)",
@@ -197,9 +168,9 @@ def momentum(**values) -> Recurrence:
     >>> momentum().charpoly()
     m + r**2 + r*(-eta*lam - m - 1)
     """
-    lam = _LAM.symbol
+    lam = LAM.symbol
     m_p = Param("m", sp.Interval.Ropen(0, 1), "velocity carry, 0 <= m < 1")
-    eta_p = Param("eta", _NONNEG, "forcing scale, eta >= 0")
+    eta_p = Param("eta", NONNEG, "forcing scale, eta >= 0")
     m, eta = m_p.symbol, eta_p.symbol
     block = _content_velocity(
         [[1 + eta * lam, m], [eta * lam, m]],
@@ -208,14 +179,14 @@ def momentum(**values) -> Recurrence:
     )
     rec = Recurrence(
         coeffs=(1, -(1 + m + eta * lam), m),
-        params=(_LAM, m_p, eta_p),
+        params=(LAM, m_p, eta_p),
         lam="lam",
         name="momentum",
         description="second-order momentum residual: v' = m v + eta f(x), x' = x + v'",
         source="000 §2, §5, §6, §8",
         native=(block,),
     )
-    return _finish(rec, values)
+    return finish(rec, values)
 
 
 def oscillator(*, form: str = "block", **values) -> Recurrence:
@@ -232,8 +203,8 @@ def oscillator(*, form: str = "block", **values) -> Recurrence:
 
     The toy has no block, hence no ``lam``. Source: 000 §3.
     """
-    beta_p = Param("beta", _NONNEG, "oscillation frequency over the whole depth")
-    beta, L = beta_p.symbol, _DEPTH.symbol
+    beta_p = Param("beta", NONNEG, "oscillation frequency over the whole depth")
+    beta, L = beta_p.symbol, DEPTH.symbol
     eps2 = beta**2 / L**2
     if form == "block":
         coeffs = (1, -(2 - eps2), 1)
@@ -256,13 +227,13 @@ def oscillator(*, form: str = "block", **values) -> Recurrence:
         raise ParameterError(f"form must be 'block' or 'explicit', got {form!r}")
     rec = Recurrence(
         coeffs=coeffs,
-        params=(beta_p, _DEPTH),
+        params=(beta_p, DEPTH),
         name="oscillator",
         description=description,
         source="000 §3",
         native=(native,),
     )
-    return _finish(rec, values)
+    return finish(rec, values)
 
 
 def smooth(*, k: int = 2, **values) -> Recurrence:
@@ -277,8 +248,8 @@ def smooth(*, k: int = 2, **values) -> Recurrence:
     ``q_n = (delta^-)^(n-1) x_l``: an upper-triangular matrix of ones plus ``h^k lam`` in
     the first column. Source: 002 eq. 4a-4c, 5, 7, 8.
     """
-    k = _positive_int(k, "k", MAX_ORDER)
-    lam, h = _LAM.symbol, _STEP.symbol
+    k = positive_int(k, "k", MAX_ORDER)
+    lam, h = LAM.symbol, STEP.symbol
     z = h**k * lam
     coeffs = [(-1) ** i * sp.binomial(k, i) for i in range(k + 1)]
     coeffs[1] -= z
@@ -293,14 +264,14 @@ def smooth(*, k: int = 2, **values) -> Recurrence:
     )
     rec = Recurrence(
         coeffs=tuple(coeffs),
-        params=(_LAM, _STEP),
+        params=(LAM, STEP),
         lam="lam",
         name="smooth",
         description=f"C^{k} smooth network: (r-1)^{k} x = h^{k} lam r^{k - 1} x",
         source="002 eq. 4c, 7, 8",
         native=(native,),
     )
-    return _finish(rec, values)
+    return finish(rec, values)
 
 
 def dense(*, k: int = 2, **values) -> Recurrence:
@@ -315,19 +286,19 @@ def dense(*, k: int = 2, **values) -> Recurrence:
     ``(r - 1 - h lam) (r^(k-1) + ... + 1)``: one residual mode and ``k - 1`` roots of
     unity. ``k = 1`` is the residual network. Source: 002 eq. 9, 10, 12-16.
     """
-    k = _positive_int(k, "k", MAX_ORDER)
-    lam, h = _LAM.symbol, _STEP.symbol
+    k = positive_int(k, "k", MAX_ORDER)
+    lam, h = LAM.symbol, STEP.symbol
     coeffs = [sp.Integer(1)] + [-h * lam] * k
     coeffs[k] = coeffs[k] - 1
     rec = Recurrence(
         coeffs=tuple(coeffs),
-        params=(_LAM, _STEP),
+        params=(LAM, STEP),
         lam="lam",
         name="dense",
         description=f"dense network with {k} lags: x[l+1] = x[l+1-{k}] + h lam sum_j x[l-j]",
         source="002 eq. 9",
     )
-    return _finish(rec, values)
+    return finish(rec, values)
 
 
 def _cayley_orthogonal(n: int, seed: int) -> sp.ImmutableMatrix:
@@ -340,17 +311,6 @@ def _cayley_orthogonal(n: int, seed: int) -> sp.ImmutableMatrix:
             S[j, i] = -S[i, j]
     eye = sp.eye(n)
     return sp.ImmutableMatrix((eye - S) * (eye + S).inv())
-
-
-def _matrix_arg(value, what: str, n: int | None = None) -> sp.ImmutableMatrix:
-    M = as_square_matrix(value, what)
-    if n is not None and M.shape[0] != n:
-        raise ShapeError(f"{what} must be {n}x{n}, got {M.shape[0]}x{M.shape[1]}")
-    if M.shape[0] > MAX_STREAMS:
-        raise DegreeTooLargeError(
-            f"{what} is {M.shape[0]}x{M.shape[0]}; exact work is limited to {MAX_STREAMS}"
-        )
-    return M
 
 
 def entangled(*, kind: str = "uniform", n: int = 2, seed: int = 0, Gamma=None, **values) -> Recurrence:
@@ -368,24 +328,24 @@ def entangled(*, kind: str = "uniform", n: int = 2, seed: int = 0, Gamma=None, *
     Source: 001 eq. 2, 3, 4. (001 writes the Jacobian as ``df/dx + Gamma^T`` for row
     vectors; depthdyn uses column vectors, ``x_{l+1} = Gamma x_l``.)
     """
-    lam = _LAM.symbol
-    params = [_LAM]
+    lam = LAM.symbol
+    params = [LAM]
     if Gamma is not None and kind == "uniform":
         kind = "matrix"
     if kind == "uniform":
-        n = _positive_int(n, "n", MAX_STREAMS)
-        g = Param("gamma", _UNIT, "entanglement coefficient in [0, 1]")
+        n = positive_int(n, "n", MAX_STREAMS)
+        g = Param("gamma", UNIT, "entanglement coefficient in [0, 1]")
         params.append(g)
         G = sp.ImmutableMatrix(g.symbol / n * sp.ones(n, n) + (1 - g.symbol) * sp.eye(n))
     elif kind == "orthogonal":
-        n = _positive_int(n, "n", MAX_STREAMS)
+        n = positive_int(n, "n", MAX_STREAMS)
         if isinstance(seed, bool) or not isinstance(seed, int):
             raise ParameterError(f"seed must be an integer, got {seed!r}")
         G = _cayley_orthogonal(n, seed)
     elif kind == "matrix":
         if Gamma is None:
             raise ParameterError("kind='matrix' needs Gamma=[[...], ...]")
-        G = _matrix_arg(Gamma, "Gamma")
+        G = matrix_arg(Gamma, "Gamma")
         if G.free_symbols:
             raise ParameterError("Gamma must have numeric entries; use kind='uniform' for a symbolic gamma")
         n = G.shape[0]
@@ -399,12 +359,12 @@ def entangled(*, kind: str = "uniform", n: int = 2, seed: int = 0, Gamma=None, *
         description=f"entangled residual ({kind}, n={n}): x[l+1] = (Gamma + lam I) x[l]",
         source="001 eq. 2, 4",
     )
-    return _finish(rec, values)
+    return finish(rec, values)
 
 
 def _doubly_stochastic(n: int) -> tuple[sp.ImmutableMatrix, list[Param]]:
     params = [
-        Param(f"hres_{i + 1}_{j + 1}", _UNIT, "free entry of doubly stochastic H_res")
+        Param(f"hres_{i + 1}_{j + 1}", UNIT, "free entry of doubly stochastic H_res")
         for i in range(n - 1)
         for j in range(n - 1)
     ]
@@ -416,20 +376,6 @@ def _doubly_stochastic(n: int) -> tuple[sp.ImmutableMatrix, list[Param]]:
         H[n - 1, i] = 1 - sum(free.col(i))
     H[n - 1, n - 1] = 1 - sum(H[n - 1, : n - 1])
     return sp.ImmutableMatrix(H.applyfunc(sp.expand)), params
-
-
-def _vector_arg(value, what: str, n: int) -> sp.ImmutableMatrix:
-    if isinstance(value, sp.MatrixBase):
-        value = list(value)
-    else:
-        value = as_sympy(value)  # strings, lists, arrays: read safely
-    if isinstance(value, (list, tuple)) and value and isinstance(value[0], (list, tuple)):
-        if len(value) != 1:
-            raise ShapeError(f"{what} must be a 1 x {n} row, got {len(value)} rows")
-        value = value[0]
-    if not isinstance(value, (list, tuple)) or len(value) != n:
-        raise ShapeError(f"{what} must have {n} entries (one per stream), got {value!r}")
-    return sp.ImmutableMatrix([[to_exact(v) for v in value]])
 
 
 def hyper_connection(
@@ -445,11 +391,11 @@ def hyper_connection(
     free entries; ``H_pre`` entries ``hpre_i``, ``H_post`` entries ``hpost_i``.
     Source: 003 eq. (3), (10).
     """
-    lam = _LAM.symbol
+    lam = LAM.symbol
     if H_res is not None:
-        n = _matrix_arg(H_res, "H_res").shape[0]
-    n = _positive_int(n, "n", MAX_STREAMS)
-    params: list[Param] = [_LAM]
+        n = matrix_arg(H_res, "H_res").shape[0]
+    n = positive_int(n, "n", MAX_STREAMS)
+    params: list[Param] = [LAM]
     if H_res is None:
         if doubly_stochastic:
             Hres, extra = _doubly_stochastic(n)
@@ -460,7 +406,7 @@ def hyper_connection(
             Hres = sp.ImmutableMatrix(n, n, [p.symbol for p in extra])
         params += extra
     else:
-        Hres = _matrix_arg(H_res, "H_res", n)
+        Hres = matrix_arg(H_res, "H_res", n)
     rows = []
     for given, stem, what in ((H_pre, "hpre", "H_pre"), (H_post, "hpost", "H_post")):
         if given is None:
@@ -468,7 +414,7 @@ def hyper_connection(
             params += extra
             rows.append(sp.ImmutableMatrix([[p.symbol for p in extra]]))
         else:
-            rows.append(_vector_arg(given, what, n))
+            rows.append(vector_arg(given, what, n))
     pre, post = rows
     for M, what in ((Hres, "H_res"), (pre, "H_pre"), (post, "H_post")):
         unknown = {s.name for s in M.free_symbols} - {p.name for p in params}
@@ -483,7 +429,7 @@ def hyper_connection(
         description=f"hyper-connections, {n} streams: x[l+1] = (H_res + lam H_post^T H_pre) x[l]",
         source="003 eq. (3), (10)",
     )
-    return _finish(rec, values)
+    return finish(rec, values)
 
 
 def _poly_in_r(expr: sp.Expr, what: str) -> sp.Poly:
@@ -520,7 +466,7 @@ def general(*, rho=None, sigma=None, **values) -> Recurrence:
             reserved = {"r", "lam"}
             for name in sorted(found - reserved):
                 extra.setdefault(name, Param(name, REALS, "coefficient parameter"))
-            names = {"r": r, "lam": _LAM.symbol, **{k: p.symbol for k, p in extra.items()}}
+            names = {"r": r, "lam": LAM.symbol, **{k: p.symbol for k, p in extra.items()}}
             expr = parse_expr(text, names)
         else:
             try:  # SymPy objects or numbers; containers of strings are refused, never evaluated
@@ -534,18 +480,18 @@ def general(*, rho=None, sigma=None, **values) -> Recurrence:
             expr = expr.xreplace(
                 {s: extra[s.name].symbol for s in expr.free_symbols - {r} if s.name in extra}
             )
-        if expr.has(_LAM.symbol):
+        if expr.has(LAM.symbol):
             raise ParseError(f"{what} may not contain lam; write rho(r) and sigma(r) separately")
         polys[what] = _poly_in_r(expr, what)
     rho_p = polys["rho"]
     has_block = "sigma" in polys
-    char = rho_p.as_expr() - (_LAM.symbol * polys["sigma"].as_expr() if has_block else 0)
+    char = rho_p.as_expr() - (LAM.symbol * polys["sigma"].as_expr() if has_block else 0)
     poly = sp.Poly(sp.expand(char), r)
     p = poly.degree()
     if p < 1:
         raise ParameterError(f"rho - lam*sigma must have degree >= 1 in r, got {char}")
     coeffs = tuple(poly.all_coeffs())
-    params = ((_LAM,) if has_block else ()) + tuple(extra.values())
+    params = ((LAM,) if has_block else ()) + tuple(extra.values())
     sigma_text = f" = lam ({polys['sigma'].as_expr()})" if has_block else " = 0"
     rec = Recurrence(
         coeffs=coeffs,
@@ -555,7 +501,7 @@ def general(*, rho=None, sigma=None, **values) -> Recurrence:
         description=f"general order-{p} model: ({rho_p.as_expr()}) x{sigma_text} x",
         source="000 §7",
     )
-    return _finish(rec, values)
+    return finish(rec, values)
 
 
 def from_coefficients(coeffs, params=(), *, lam: str | None = None, **values) -> Recurrence:
@@ -569,7 +515,7 @@ def from_coefficients(coeffs, params=(), *, lam: str | None = None, **values) ->
         for p in params
     )
     rec = Recurrence(coeffs=tuple(coeffs), params=params, lam=lam, name="general", source="000 §7")
-    return _finish(rec, values)
+    return finish(rec, values)
 
 
 def _name(p) -> str:
@@ -578,112 +524,3 @@ def _name(p) -> str:
     if not isinstance(p, str):
         raise ParameterError(f"params must be Param objects, names or SymPy symbols, got {p!r}")
     return p
-
-
-# ------------------------------------------------------------------ registry
-# linear multistep methods live in their own module, which builds on the helpers above
-from .multistep import adams_bashforth, adams_moulton, bdf, from_lmm, milne_simpson, nystrom  # noqa: E402
-
-
-@dataclass(frozen=True)
-class Family:
-    """A registry entry: name, factory, one-line summary and example arguments.
-
-    ``example`` holds factory arguments (structural ones and parameter values) that make
-    every parameter but ``lam`` numeric: the gallery draws each family there, and
-    :func:`depthdyn.compare` uses them for whatever a comparison leaves open.
-    """
-
-    name: str
-    factory: Callable[..., Recurrence]
-    summary: str
-    example: Mapping[str, object] = field(default_factory=dict)
-
-    @property
-    def structural(self) -> dict[str, object]:
-        """Keyword-only structural arguments and their defaults."""
-        sig = inspect.signature(self.factory)
-        return {k: v.default for k, v in sig.parameters.items() if v.kind is inspect.Parameter.KEYWORD_ONLY}
-
-    def __call__(self, **kwargs) -> Recurrence:
-        return self.factory(**kwargs)
-
-
-def _registry() -> dict[str, Family]:
-    # the literature's families build on this module's helpers, so they are imported here
-    from . import literature as lit
-
-    half, one = sp.Rational(1, 2), sp.Integer(1)
-    entries = (
-        Family("residual", residual,
-               "plain / pre-norm residual x' = x + f(LN(x)); scaled=1 for the alpha/L toy"),
-        Family("rezero", rezero, "ReZero x' = x + a f(x)", {"a": half}),
-        Family("weighted", weighted, "weighted residual x' = a x + f(x)", {"a": half}),
-        Family("highway", highway, "highway x' = g H(x) + (1 - g) x, gate g a parameter", {"g": half}),
-        Family("momentum", momentum, "second-order momentum residual v' = m v + eta f(x), x' = x + v'",
-               {"m": half, "eta": one}),
-        Family("oscillator", oscillator,
-               "oscillator toy Delta^2 x = -(beta/L)^2 x (form=block|explicit)", {"beta": one, "L": 8}),
-        Family("smooth", smooth, "C^k smooth network (r-1)^k x = h^k lam r^(k-1) x, order k", {"h": one}),
-        Family("dense", dense, "dense network with k lags x' = x[l+1-k] + h lam sum_j x[l-j]", {"h": one}),
-        Family("entangled", entangled,
-               "entangled residual x' = Gamma x + f(x) (kind=uniform|orthogonal|matrix)", {"gamma": half}),
-        Family("hyper_connection", hyper_connection,
-               "hyper-connections, n streams, x' = H_res x + H_post^T F(H_pre x)",
-               {"hres_1_1": sp.Rational(3, 4), "hpre_1": half, "hpre_2": half, "hpost_1": one, "hpost_2": one}),
-        Family("general", general, "general model rho(r) x = lam sigma(r) x (give rho, sigma)",
-               {"rho": "r**2 - r", "sigma": "r"}),
-        # linear multistep methods (depthdyn.multistep)
-        Family("adams_bashforth", adams_bashforth, "Adams-Bashforth k-step method (explicit, order k)"),
-        Family("adams_moulton", adams_moulton, "Adams-Moulton k-step method (implicit, order k+1)"),
-        Family("bdf", bdf, "backward differentiation formula, k steps (order k)"),
-        Family("nystrom", nystrom, "Nystrom k-step method (explicit; k=2 is leapfrog)"),
-        Family("milne_simpson", milne_simpson, "Milne-Simpson k-step method (implicit; k=2 is Simpson)"),
-        Family("lmm", from_lmm, "linear multistep method from alpha=[...], beta=[...] (lowest index first)",
-               {"alpha": [-1, 1], "beta": [1, 0]}),
-        # the literature (depthdyn.literature)
-        Family("lm_resnet", lit.lm_resnet, "LM-ResNet u' = (1 - k) u + k u_prev + f(u) (Lu et al. 2018)",
-               {"k": sp.Rational(-1, 10)}),
-        Family("revnet", lit.revnet, "RevNet y1 = x1 + F(x2), y2 = x2 + G(y1), lam = F'G' (Gomez et al. 2017)"),
-        Family("hamiltonian", lit.hamiltonian,
-               "Hamiltonian Verlet network, lam = -(h kappa)^2 (Haber & Ruthotto 2017; Chang et al. 2018)"),
-        Family("leapfrog", lit.leapfrog, "leapfrog network Y' = 2Y - Y_prev + h^2 f(Y) (Chang et al. 2018)",
-               {"h": one}),
-        Family("antisymmetric", lit.antisymmetric,
-               "antisymmetric block x' = x + eps s((W - W^T - gamma I) x) (Chang et al. 2019)",
-               {"eps": half, "gamma": half}),
-        Family("runge_kutta", lit.runge_kutta, "one Runge-Kutta step per block, any Butcher tableau",
-               {"h": one}),
-        Family("rk2", lit.rk2, "explicit-midpoint (RK2) block x' = R(h lam) x", {"h": one}),
-        Family("rk4", lit.rk4, "classical RK4 block x' = R(h lam) x", {"h": one}),
-        Family("momentum_sander", lit.momentum_sander,
-               "Momentum ResNet v' = gamma v + (1 - gamma) f(x) (Sander et al. 2021)",
-               {"gamma": sp.Rational(9, 10)}),
-        Family("deepnet", lit.deepnet, "DeepNorm x' = LN(alpha x + f(x)), alpha(N) (Wang et al. 2022)",
-               {"N": 8, "M": 8}),
-        Family("branch_scaled", lit.branch_scaled, "residual with branch scaled by L^-power (1/sqrt(L), 1/L)",
-               {"L": 16}),
-        Family("hc_static", lit.hc_static, "static hyper-connections at their initialisation (Zhu et al. 2025)"),
-        Family("mhc", lit.mhc, "mHC: Sinkhorn-Knopp doubly stochastic H_res (Xie et al. 2025)"),
-        Family("mhc_lite", lit.mhc_lite, "mHC-lite: H_res a convex combination of permutations (Yang & Gao 2026)",
-               {"w_1": sp.Rational(3, 4)}),
-        Family("kromhc", lit.kromhc, "KromHC: H_res a Kronecker product of 2x2 doubly stochastic factors",
-               {"a_1": sp.Rational(3, 4), "a_2": sp.Rational(9, 10)}),
-    )
-    return {f.name: f for f in entries}
-
-
-FAMILIES: Mapping[str, Family] = MappingProxyType(_registry())
-
-
-def get_family(name: str) -> Family:
-    """Look a family up by name; raises :class:`UnknownFamilyError` with the choices."""
-    try:
-        return FAMILIES[name]
-    except KeyError:
-        raise UnknownFamilyError(f"unknown family {name!r}; choose one of {', '.join(FAMILIES)}") from None
-
-
-def build(name: str, **kwargs) -> Recurrence:
-    """Build family ``name`` with structural arguments and parameter values."""
-    return get_family(name)(**kwargs)

@@ -26,21 +26,21 @@ from dataclasses import replace
 import numpy as np
 import sympy as sp
 
-from .errors import ParameterError, RealisationError, ShapeError
-from .families import (
-    _DEPTH,
-    _LAM,
-    _NONNEG,
-    _POS,
-    _STEP,
-    _UNIT,
+from ..errors import ParameterError, RealisationError, ShapeError
+from ..recurrence import REALS, Param, Realisation, Recurrence, r, to_exact
+from .common import (
+    DEPTH,
+    LAM,
     MAX_STREAMS,
-    _finish,
-    _matrix_arg,
-    _positive_int,
-    _vector_arg,
+    NONNEG,
+    POS,
+    STEP,
+    UNIT,
+    finish,
+    matrix_arg,
+    positive_int,
+    vector_arg,
 )
-from .recurrence import REALS, Param, Realisation, Recurrence, r, to_exact
 
 __all__ = [
     "lm_resnet",
@@ -87,7 +87,7 @@ def _block(M, states, params, *, T=None, shift=0, name, description, source, rul
     native = Realisation("block", states, M, sp.ImmutableMatrix(T), shift, rule)
     rec = Recurrence(coeffs=tuple(char.all_coeffs()), params=tuple(params), lam="lam", name=name,
                      description=description, source=source, native=(native,))
-    return _finish(rec, values)
+    return finish(rec, values)
 
 
 def lm_resnet(**values) -> Recurrence:
@@ -110,8 +110,8 @@ def lm_resnet(**values) -> Recurrence:
     -k + r**2 + r*(k - lam - 1)
     """
     k_p = Param("k", REALS, "trainable multistep weight k_n (initialised in [-0.1, 0] by Lu et al.)")
-    lam, k = _LAM.symbol, k_p.symbol
-    return _block([[1 - k + lam, k], [1, 0]], ("u", "u_prev"), (_LAM, k_p), T=sp.eye(2), shift=0,
+    lam, k = LAM.symbol, k_p.symbol
+    return _block([[1 - k + lam, k], [1, 0]], ("u", "u_prev"), (LAM, k_p), T=sp.eye(2), shift=0,
                   name="lm_resnet", description="LM-ResNet: u' = (1 - k) u + k u_prev + f(u)",
                   source="Lu et al. 2018 (ICML), LM-architecture update",
                   rule="(u, u_prev)' = (u + f(u) - k (u - u_prev), u)", values=values)
@@ -119,10 +119,10 @@ def lm_resnet(**values) -> Recurrence:
 
 def _coupled(lam_sign_text: str, name: str, description: str, source: str, rule: str, values) -> Recurrence:
     """Two streams updated in turn, ``y' = y + w``, ``w' = w + lam y'`` (half-steps composed)."""
-    lam = _LAM.symbol
+    lam = LAM.symbol
     first = sp.Matrix([[1, 1], [0, 1]])  # y' = y + w
     second = sp.Matrix([[1, 0], [lam, 1]])  # w' = w + lam y'
-    return _block(second * first, ("y", "w"), (_LAM,), name=name, description=description,
+    return _block(second * first, ("y", "w"), (LAM,), name=name, description=description,
                   source=source, rule=rule + lam_sign_text, values=values)
 
 
@@ -197,11 +197,11 @@ def leapfrog(**values) -> Recurrence:
     >>> leapfrog().charpoly()
     r**2 + r*(-h**2*lam - 2) + 1
     """
-    lam, h = _LAM.symbol, _STEP.symbol
+    lam, h = LAM.symbol, STEP.symbol
     z = h**2 * lam
     velocity = sp.Matrix([[1, 0], [z, 1]])  # v' = v + h^2 lam Y
     position = sp.Matrix([[1, 1], [0, 1]])  # Y' = Y + v'
-    return _block(position * velocity, ("Y", "v"), (_LAM, _STEP), T=[[1, 0], [1, -1]], shift=0,
+    return _block(position * velocity, ("Y", "v"), (LAM, STEP), T=[[1, 0], [1, -1]], shift=0,
                   name="leapfrog", description="leapfrog network: Y' = 2Y - Y_prev + h^2 f(Y)",
                   source="Chang et al. 2018 (AAAI), leapfrog network; Haber & Ruthotto 2017",
                   rule="v' = v + h^2 lam Y, Y' = Y + v' (v = Y - Y_prev)", values=values)
@@ -226,11 +226,11 @@ def momentum_sander(**values) -> Recurrence:
     >>> momentum_sander().charpoly()
     gamma + r**2 + r*(gamma*lam - gamma - lam - 1)
     """
-    g_p = Param("gamma", _UNIT, "momentum term gamma in [0, 1]")
-    lam, g = _LAM.symbol, g_p.symbol
+    g_p = Param("gamma", UNIT, "momentum term gamma in [0, 1]")
+    lam, g = LAM.symbol, g_p.symbol
     velocity = sp.Matrix([[1, 0], [(1 - g) * lam, g]])  # v' = gamma v + (1 - gamma) lam x
     position = sp.Matrix([[1, 1], [0, 1]])  # x' = x + v'
-    return _block(position * velocity, ("x", "v"), (_LAM, g_p), T=[[1, 0], [1, -1]], shift=0, name="momentum_sander",
+    return _block(position * velocity, ("x", "v"), (LAM, g_p), T=[[1, 0], [1, -1]], shift=0, name="momentum_sander",
                   description="Momentum ResNet: v' = gamma v + (1 - gamma) f(x), x' = x + v'",
                   source="Sander et al. 2021 (ICML), Momentum ResNet forward rule",
                   rule="v' = gamma v + (1 - gamma) lam x, x' = x + v' (v = x - x_prev)", values=values)
@@ -240,7 +240,7 @@ def momentum_sander(**values) -> Recurrence:
 def _first(factor, params, *, name, description, source, values, den=1) -> Recurrence:
     rec = Recurrence(coeffs=(den, -factor), params=tuple(params), lam="lam", name=name,
                      description=description, source=source)
-    return _finish(rec, values)
+    return finish(rec, values)
 
 
 def antisymmetric(**values) -> Recurrence:
@@ -261,10 +261,10 @@ def antisymmetric(**values) -> Recurrence:
     >>> antisymmetric().charpoly()
     eps*gamma - eps*lam + r - 1
     """
-    eps = Param("eps", _POS, "step size epsilon")
-    gamma = Param("gamma", _NONNEG, "diffusion gamma >= 0")
-    factor = 1 + eps.symbol * (_LAM.symbol - gamma.symbol)
-    return _first(factor, (_LAM, eps, gamma), name="antisymmetric",
+    eps = Param("eps", POS, "step size epsilon")
+    gamma = Param("gamma", NONNEG, "diffusion gamma >= 0")
+    factor = 1 + eps.symbol * (LAM.symbol - gamma.symbol)
+    return _first(factor, (LAM, eps, gamma), name="antisymmetric",
                   description="antisymmetric block: x' = x + eps s((W - W^T - gamma I) x)",
                   source="Chang et al. 2019 (ICLR, AntisymmetricRNN), update with diffusion", values=values)
 
@@ -285,8 +285,8 @@ def deepnet(*, arch: str = "single", **values) -> Recurrence:
     >>> deepnet().charpoly()
     r - 1 - 2**(3/4)*lam/(2*N**(1/4))
     """
-    N = Param("N", _POS, "number of (encoder) layers")
-    M = Param("M", _POS, "number of decoder layers")
+    N = Param("N", POS, "number of (encoder) layers")
+    M = Param("M", POS, "number of decoder layers")
     n, m = N.symbol, M.symbol
     alphas = {"single": ((2 * n) ** sp.Rational(1, 4), (N,)),
               "encoder": (sp.Rational(81, 100) * (n**4 * m) ** sp.Rational(1, 16), (N, M)),
@@ -294,7 +294,7 @@ def deepnet(*, arch: str = "single", **values) -> Recurrence:
     if arch not in alphas:
         raise ParameterError(f"arch must be one of {sorted(alphas)}, got {arch!r}")
     alpha, params = alphas[arch]
-    return _first(1 + _LAM.symbol / alpha, (_LAM, *params), name="deepnet",
+    return _first(1 + LAM.symbol / alpha, (LAM, *params), name="deepnet",
                   description=f"DeepNorm ({arch}): x' = LN(alpha x + f(x)), alpha = {alpha}",
                   source="Wang et al. 2022 (DeepNet), DeepNorm and its alpha table", values=values)
 
@@ -316,7 +316,7 @@ def branch_scaled(*, power=sp.Rational(1, 2), **values) -> Recurrence:
     power = to_exact(power)
     if not (power.is_Rational and power > 0):
         raise ParameterError(f"power must be a positive rational, got {power}")
-    return _first(1 + _LAM.symbol * _DEPTH.symbol ** (-power), (_LAM, _DEPTH), name="branch_scaled",
+    return _first(1 + LAM.symbol * DEPTH.symbol ** (-power), (LAM, DEPTH), name="branch_scaled",
                   description=f"branch scaled by L^-{power}: x' = x + f(x) / L^{power}",
                   source="Hanin & Rolnick 2018; Yang et al. 2023 (depth-muP); 000 §1", values=values)
 
@@ -383,15 +383,15 @@ def runge_kutta(*, tableau: str = "rk4", A=None, b=None, **values) -> Recurrence
     elif A is None or b is None:
         raise ParameterError("give both A and b (a Butcher tableau), or a tableau name")
     else:
-        A, label = _matrix_arg(A, "A"), "custom tableau"
-        b = list(_vector_arg(b, "b", A.shape[0]))
+        A, label = matrix_arg(A, "A"), "custom tableau"
+        b = list(vector_arg(b, "b", A.shape[0]))
     A = sp.Matrix(A).applyfunc(to_exact)
     if A.free_symbols or any(to_exact(v).free_symbols for v in b):
         raise ParameterError("the Butcher tableau must have numeric entries")
     z = sp.Dummy("z")
     P, Q = stability_function(A, [to_exact(v) for v in b], z)
-    hl = _STEP.symbol * _LAM.symbol
-    return _first(P.subs(z, hl), (_LAM, _STEP), den=Q.subs(z, hl), name="runge_kutta",
+    hl = STEP.symbol * LAM.symbol
+    return _first(P.subs(z, hl), (LAM, STEP), den=Q.subs(z, hl), name="runge_kutta",
                   description=f"Runge-Kutta block ({label}): x' = R(h lam) x",
                   source="Zhu, Chang & Fu 2018 (RK block); Lu et al. 2018; Butcher tableau",
                   values=values)
@@ -417,16 +417,16 @@ def rk4(**values) -> Recurrence:
 def _streams(H, pre, post, params, *, name, description, source, values) -> Recurrence:
     """``x_{l+1} = (H_res + lam H_post^T H_pre) x_l`` on the streams (one channel mode)."""
     n = H.shape[0]
-    M = sp.ImmutableMatrix(H) + _LAM.symbol * sp.ImmutableMatrix(post).T * sp.ImmutableMatrix(pre)
-    rec = Recurrence(coeffs=(sp.eye(n), -M), params=(_LAM, *params), lam="lam", name=name,
+    M = sp.ImmutableMatrix(H) + LAM.symbol * sp.ImmutableMatrix(post).T * sp.ImmutableMatrix(pre)
+    rec = Recurrence(coeffs=(sp.eye(n), -M), params=(LAM, *params), lam="lam", name=name,
                      description=description, source=source)
-    return _finish(rec, values)
+    return finish(rec, values)
 
 
 def _gates(n: int, H_pre, H_post):
     """``H_pre`` and ``H_post`` rows; the defaults are mHC's gates at logit 0 (1/2 and 1)."""
-    pre = _vector_arg(H_pre, "H_pre", n) if H_pre is not None else sp.ImmutableMatrix([[_h] * n])
-    post = _vector_arg(H_post, "H_post", n) if H_post is not None else sp.ImmutableMatrix([[1] * n])
+    pre = vector_arg(H_pre, "H_pre", n) if H_pre is not None else sp.ImmutableMatrix([[_h] * n])
+    post = vector_arg(H_post, "H_post", n) if H_post is not None else sp.ImmutableMatrix([[1] * n])
     return pre, post
 
 
@@ -446,12 +446,12 @@ def hc_static(*, n: int = 2, layer: int = 0, A_r=None, A_m=None, B=None, **value
     >>> sp.factor(hc_static(n=2).charpoly())
     (r - 1)*(-lam + r - 1)
     """
-    n = _positive_int(n, "n", MAX_STREAMS)
+    n = positive_int(n, "n", MAX_STREAMS)
     if isinstance(layer, bool) or not isinstance(layer, int) or layer < 0:
         raise ParameterError(f"layer must be a non-negative integer, got {layer!r}")
-    Ar = _matrix_arg(A_r, "A_r", n) if A_r is not None else sp.eye(n)
-    Am = _vector_arg(A_m, "A_m", n) if A_m is not None else sp.ImmutableMatrix([[int(i == layer % n) for i in range(n)]])
-    Bv = _vector_arg(B, "B", n) if B is not None else sp.ImmutableMatrix([[1] * n])
+    Ar = matrix_arg(A_r, "A_r", n) if A_r is not None else sp.eye(n)
+    Am = vector_arg(A_m, "A_m", n) if A_m is not None else sp.ImmutableMatrix([[int(i == layer % n) for i in range(n)]])
+    Bv = vector_arg(B, "B", n) if B is not None else sp.ImmutableMatrix([[1] * n])
     if any(M.free_symbols for M in (Ar, Am, Bv)):
         raise ParameterError("static hyper-connection matrices must be numeric")
     return _streams(sp.ImmutableMatrix(Ar).T, Am, Bv, (), name="hc_static",
@@ -482,12 +482,12 @@ def mhc(*, n: int = 2, seed: int = 0, iterations: int = 20, logits=None, H_pre=N
     (``H_pre = 1/2``, ``H_post = 1``). One channel mode:
     ``x' = (H_res + lam H_post^T H_pre) x``.
     """
-    n = _positive_int(n, "n", MAX_STREAMS)
-    iterations = _positive_int(iterations, "iterations", 10_000)
+    n = positive_int(n, "n", MAX_STREAMS)
+    iterations = positive_int(iterations, "iterations", 10_000)
     if logits is None:
         logits = np.random.default_rng(seed).normal(size=(n, n))
     else:
-        logits = np.array(_matrix_arg(logits, "logits", n).evalf(), dtype=float)
+        logits = np.array(matrix_arg(logits, "logits", n).evalf(), dtype=float)
     H = sp.ImmutableMatrix(n, n, [to_exact(float(v)) for v in sinkhorn(np.exp(logits), iterations).ravel()])
     pre, post = _gates(n, H_pre, H_post)
     return _streams(H, pre, post, (), name="mhc",
@@ -515,13 +515,13 @@ def mhc_lite(*, n: int = 2, weights=None, H_pre=None, H_post=None, **values) -> 
     >>> sp.factor(mhc_lite(n=2).charpoly())
     (-lam + r - 1)*(r - 2*w_1 + 1)
     """
-    n = _positive_int(n, "n", MAX_STREAMS)
+    n = positive_int(n, "n", MAX_STREAMS)
     perms = _permutations(n) if math.factorial(n) <= 720 else None
     params: tuple = ()
     if weights is None:
         if n > 3:
             raise ParameterError("symbolic weights are limited to n <= 3; give weights=[...] for larger n")
-        params = tuple(Param(f"w_{i + 1}", _UNIT, "weight of a permutation matrix")
+        params = tuple(Param(f"w_{i + 1}", UNIT, "weight of a permutation matrix")
                        for i in range(len(perms) - 1))
         w = [p.symbol for p in params] + [1 - sum(p.symbol for p in params)]
     else:
@@ -553,8 +553,8 @@ def kromhc(*, factors: int = 2, H_pre=None, H_post=None, **values) -> Recurrence
     >>> sp.factor(kromhc(factors=1, H_pre=[1, 1], H_post=[1, 1]).charpoly())
     (-2*a_1 + r + 1)*(-2*lam + r - 1)
     """
-    factors = _positive_int(factors, "factors", 3)
-    params = tuple(Param(f"a_{i + 1}", _UNIT, "diagonal weight of a 2 x 2 doubly stochastic factor")
+    factors = positive_int(factors, "factors", 3)
+    params = tuple(Param(f"a_{i + 1}", UNIT, "diagonal weight of a 2 x 2 doubly stochastic factor")
                    for i in range(factors))
     H = sp.Matrix([[1]])
     for p in params:

@@ -1,0 +1,109 @@
+"""Files that depthdyn writes: atomic writes, owned output directories, figures.
+
+Every file the report, ``depthdyn train``, ``depthdyn region`` and ``depthdyn compare``
+write goes through :func:`atomic_write` (a temporary file in the same directory, then
+:func:`os.replace`), so a reader sees the old file or the complete new one, never half of
+one. :func:`claim_directory` creates an output directory or accepts one that a depthdyn
+command marked as its own, and refuses a foreign non-empty one. :func:`save_figure` renders
+a :class:`matplotlib.figure.Figure` in memory and writes it atomically. Write failures are
+:class:`~depthdyn.errors.ParameterError` (exit status 2) where a user's path is at fault.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import tempfile
+from contextlib import suppress
+from pathlib import Path
+
+from .errors import ParameterError
+
+__all__ = ["atomic_write", "claim_directory", "save_figure"]
+
+
+def _umask() -> int:
+    # the process umask, read by setting and restoring it (there is no query-only call)
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def atomic_write(path, data: bytes | str) -> Path:
+    """Write ``data`` to ``path`` atomically: a temporary file in the same directory, then ``os.replace``.
+
+    A reader sees either the old file or the complete new one; on any failure the
+    temporary file is removed and ``path`` is left as it was.
+
+    Parameters
+    ----------
+    path : str or Path
+    data : bytes or str
+        Text is written as UTF-8.
+
+    Returns
+    -------
+    Path
+    """
+    path = Path(path)
+    if not isinstance(data, (str, bytes, bytearray, memoryview)):
+        raise TypeError(f"atomic_write needs bytes or str, got {type(data).__name__}")
+    raw = data.encode("utf-8") if isinstance(data, str) else bytes(data)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(raw)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; a report is an ordinary file
+        os.replace(tmp, path)
+    except BaseException:
+        with suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    return path
+
+
+def claim_directory(
+    out, marker: str, marker_text: str, force: bool = False, *, command: str = "depthdyn report"
+) -> Path:
+    """Create ``out`` or accept it (missing, empty, marked by ``marker``, or ``force``); mark it.
+
+    A non-empty directory without the marker belongs to someone else and is refused, so
+    a mistyped ``--out`` never scatters files into a foreign directory. Every problem
+    (a file in the way, no permission, a name too long) is a :class:`ParameterError`.
+    """
+    out = Path(out)
+    try:
+        if out.exists() and not out.is_dir():
+            raise ParameterError(f"{out} exists and is not a directory; choose another --out")
+        if out.is_dir():
+            foreign = any(out.iterdir()) and not (out / marker).is_file()
+            if foreign and not force:
+                raise ParameterError(
+                    f"{out} is not empty and was not written by {command}; "
+                    "choose another --out or pass --force to write into it"
+                )
+        out.mkdir(parents=True, exist_ok=True)
+        atomic_write(out / marker, marker_text)
+    except OSError as exc:
+        raise ParameterError(f"cannot write to {out}: {exc.strerror or exc}") from None
+    return out
+
+
+def save_figure(fig, path, *, dpi: int = 100) -> Path:
+    """Render ``fig`` (format from the file suffix, PNG by default) and write it atomically.
+
+    Raises
+    ------
+    ParameterError
+        The file cannot be written (missing directory, no permission, a full disk).
+    """
+    path = Path(path)
+    fmt = path.suffix.lower().lstrip(".") or "png"
+    buf = io.BytesIO()
+    fig.savefig(buf, format=fmt, dpi=dpi)
+    try:
+        return atomic_write(path, buf.getvalue())
+    except OSError as exc:
+        raise ParameterError(f"cannot write {path}: {exc.strerror or exc}") from None
