@@ -133,13 +133,19 @@ def test_grid_search_finds_both_switches_and_checks_them():
     C = [NUMPY_LAYERS["momentum"](np.array(v)) for v in (va, vb)]
     assert max(np.abs(np.linalg.eigvals(M)).max() for M in C) < 1
     assert np.abs(np.linalg.eigvals(C[1] @ C[0])).max() > 1
-    conv = stability_switches(periodic(dd.residual(lam=a), dd.residual(lam=b)), grid)
-    sw2 = conv["layers unstable, period stable"]
+    # two hyper-connection layers on uniform mixing, each reading and writing its own stream
+    mix = [[HALF, HALF], [HALF, HALF]]
+    hc = periodic(dd.hyper_connection(n=2, H_res=mix, H_pre=[1, 0], H_post=[1, 0], lam=a),
+                  dd.hyper_connection(n=2, H_res=mix, H_pre=[0, 1], H_post=[0, 1], lam=b))
+    sw2 = stability_switches(hc, grid)["layers unstable, period stable"]
     assert sw2 is not None and sw2.confirmed
     x, y = (float(v) for _, v in sw2.values)
-    assert abs(1 + x) > 1 and abs(1 + y) > 1 and abs((1 + x) * (1 + y)) < 1
-    # a scalar first-order pattern can never destabilise stable layers: |(1+a)(1+b)| <= max^2
-    assert conv["layers stable, period unstable"] is None
+    L1, L2 = np.array(mix, float) + np.diag([x, 0]), np.array(mix, float) + np.diag([0, y])
+    assert min(np.abs(np.linalg.eigvals(M)).max() for M in (L1, L2)) > 1
+    assert np.abs(np.linalg.eigvals(L2 @ L1)).max() < 1
+    # scalar first-order layers can do neither: |(1+a)(1+b)| = |1+a| |1+b|
+    conv = stability_switches(periodic(dd.residual(lam=a), dd.residual(lam=b)), grid)
+    assert conv == {"layers stable, period unstable": None, "layers unstable, period stable": None}
 
 
 def test_identical_layers_have_no_switch():  # mutant: the period of one layer repeated
