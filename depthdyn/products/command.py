@@ -166,8 +166,13 @@ def _print(rep: dict) -> None:
     cond = rep.get("conditions")
     if cond is None:
         w("stability conditions: past the exact-work budget\n")
+    elif cond["never"]:
+        w(f"never strictly stable over the period: {cond['reason']}\n")
+    elif not cond["conditions"]:
+        w("strictly stable over the period on the whole parameter domain (implied: "
+          + " and ".join(cond["implied_by_domain"]) + ")\n")
     else:
-        w("strictly stable over the period iff: " + " and ".join(cond.get("conditions", [])) + "\n")
+        w("strictly stable over the period iff: " + " and ".join(cond["conditions"]) + "\n")
     if "multipliers" in rep:
         at = ", ".join(f"{k}={v}" for k, v in rep.get("at", {}).items())
         w(f"at {at or 'the given values'}: spectral radius of M {rep['spectral_radius']:.10g}\n")
