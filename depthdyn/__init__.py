@@ -104,6 +104,7 @@ from .products import (
     product_singular_values,
     random_layers,
     stability_switches,
+    state_matrices,
 )
 from .recurrence import COMPLEXES, REALS, Param, Realisation, Recurrence, r, to_exact
 from .symbolic.intervals import Interval, IntervalUnion, solve_for
@@ -149,7 +150,7 @@ __all__ = [
     "stability_region", "StabilityRegion", "simulate", "Trajectory", "SimulationOverflowError",
     "sweep", "check", "CheckReport",
     # products over depth (depthdyn.products)
-    "periodic", "Periodic", "stability_switches", "lyapunov", "LyapunovSpectrum", "growth_rate",
+    "periodic", "Periodic", "stability_switches", "state_matrices", "lyapunov", "LyapunovSpectrum", "growth_rate",
     "product_singular_values", "random_layers", "composite_gains", "CompositeGains", "hc_vs_mhc",
     "end_to_end_singular_values", "EndToEnd", "ProductOverflowError", "SingularProductError",
     "plot_exponents", "plot_composite_gains",

@@ -134,3 +134,26 @@ def test_bad_input_is_refused():
         dd.lyapunov(np.zeros((3, 2, 2)))
     with pytest.raises(dd.ProductOverflowError):
         dd.lyapunov(np.full((2, 2, 2), 1e308))
+
+
+def test_iid_lam_ensemble_of_a_family():
+    # residual layers with lam_l drawn i.i.d.: the exponent of each sample is the mean of log|1 + lam_l|
+    rng = np.random.default_rng(4)
+    lam = rng.normal(-0.5, 0.4, size=(16, 300))
+    S = dd.state_matrices(dd.residual(), lam=lam)
+    assert S.shape == (16, 300, 1, 1)
+    spec = dd.lyapunov(S)
+    assert np.allclose(spec.samples[:, 0], np.log(np.abs(1 + lam)).mean(axis=1), rtol=1e-12)
+    assert np.isclose(spec.stderr[0], np.log(np.abs(1 + lam)).mean(axis=1).std(ddof=1) / 4)
+
+
+def test_explicit_matrices_make_a_pattern():
+    x = sp.Symbol("x")
+    pattern = periodic([[x, 1], [0, 2]], sp.Matrix([[1, 0], [1, 1]]))
+    assert pattern.param_names == ("x",)
+    plain = pattern.monodromy.xreplace({s: sp.Symbol(s.name) for s in pattern.monodromy.free_symbols})
+    assert plain == sp.Matrix([[1, 0], [1, 1]]) * sp.Matrix([[x, 1], [0, 2]])
+    numeric = periodic(np.array([[[2.0, 0], [0, 0.5]], [[0.5, 0], [0, 2.0]]]))
+    assert numeric.monodromy == sp.eye(2) and numeric.period == 2
+    with pytest.raises(ParameterError, match="not finite"):
+        periodic(np.array([[np.nan]]))

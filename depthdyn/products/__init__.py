@@ -23,10 +23,19 @@ from .lyapunov import (
     product_singular_values,
     random_layers,
 )
-from .periodic import MAX_PERIOD, MAX_STATE, Periodic, Switch, layer_matrix, periodic, stability_switches
+from .periodic import (
+    MAX_PERIOD,
+    MAX_STATE,
+    Periodic,
+    Switch,
+    layer_matrix,
+    periodic,
+    stability_switches,
+    state_matrices,
+)
 
 __all__ = [
-    "Periodic", "periodic", "layer_matrix", "MAX_PERIOD", "MAX_STATE", "Switch", "stability_switches",
+    "Periodic", "periodic", "layer_matrix", "MAX_PERIOD", "MAX_STATE", "Switch", "stability_switches", "state_matrices",
     "LyapunovSpectrum", "lyapunov", "growth_rate", "LogSingularValues", "product_singular_values",
     "random_layers", "KINDS", "ProductOverflowError", "SingularProductError",
     "CompositeGains", "composite_gains", "HcComparison", "hc_vs_mhc", "sinkhorn",

@@ -26,11 +26,11 @@ import numpy as np
 import sympy as sp
 
 from ..errors import DegreeTooLargeError, DomainError, ParameterError, ShapeError, UnknownParameterError
-from ..recurrence import Param, Recurrence, _rename, to_exact
+from ..recurrence import Param, Recurrence, _rename, as_square_matrix, to_exact
 from ..symbolic.records import Record, sstr, tex
 from ..symbolic.statespace import _next_rows
 
-__all__ = ["Periodic", "periodic", "layer_matrix", "MAX_PERIOD", "MAX_STATE", "Switch", "stability_switches"]
+__all__ = ["Periodic", "periodic", "layer_matrix", "state_matrices", "MAX_PERIOD", "MAX_STATE", "Switch", "stability_switches"]
 
 #: Longest period accepted for exact work (a product of this many symbolic matrices).
 MAX_PERIOD = 12
@@ -63,6 +63,23 @@ def layer_matrix(rec: Recurrence, order: int | None = None) -> sp.ImmutableMatri
     for i in range(1, P):
         C[i * n : (i + 1) * n, (i - 1) * n : i * n] = sp.eye(n)
     return sp.ImmutableMatrix(C)
+
+
+def state_matrices(rec: Recurrence, values=None, **kw) -> np.ndarray:
+    """The state matrix of ``rec`` at a batch of parameter values: ``batch + (N, N)``.
+
+    A stack whose layer ``l`` has its own value (``lam`` drawn i.i.d. per layer and sample,
+    say ``lam=rng.normal(size=(B, L))``) is then ``(B, L, N, N)``, ready for
+    :func:`~depthdyn.products.lyapunov.lyapunov`. Values as in
+    :func:`depthdyn.numeric.batch_coefficients`.
+
+    Examples
+    --------
+    >>> from depthdyn import momentum
+    >>> state_matrices(momentum(m=0.5, eta=1), lam=[0.0, -1.0]).tolist()
+    [[[1.5, -0.5], [1.0, 0.0]], [[0.5, -0.5], [1.0, 0.0]]]
+    """
+    return periodic(rec).numeric_layers(values, **kw)[..., 0, :, :]
 
 
 def _merged_params(layers) -> tuple[Param, ...]:
@@ -177,7 +194,24 @@ class Periodic(Recurrence):
             out.append(-a[..., 1, :, :] if a.ndim >= 3 and a.shape[-1] == N and a.shape[-2] == N
                        and not rec.is_scalar else -a[..., 1][..., None, None])
         shape = np.broadcast_shapes(*(o.shape[:-2] for o in out))
-        return np.stack([np.broadcast_to(o, shape + (N, N)) for o in out], axis=-3)
+        # + 0.0 turns the negated zeros (-0.0) into zeros
+        return np.stack([np.broadcast_to(o, shape + (N, N)) for o in out], axis=-3) + 0.0
+
+
+def _as_layer(layer, i: int):
+    """A per-layer state matrix (SymPy, nested lists, 2-D array) as the recurrence ``s' = M s``;
+    its free symbols become real parameters. Recurrences pass through."""
+    if isinstance(layer, Recurrence):
+        return layer
+    if isinstance(layer, np.ndarray) and layer.ndim == 2:
+        if not np.isfinite(layer).all():
+            raise ParameterError(f"layer {i + 1} is not finite")
+        layer = layer.tolist()
+    if isinstance(layer, (sp.MatrixBase, list, tuple)):
+        M = as_square_matrix(layer, f"layer {i + 1}")
+        params = tuple(Param(s.name) for s in sorted(M.free_symbols, key=lambda s: s.name))
+        return Recurrence((sp.eye(M.shape[0]), -M), params=params, name="matrix")
+    return layer  # refused below with its type named
 
 
 def periodic(*layers, name: str | None = None) -> Periodic:
@@ -185,10 +219,11 @@ def periodic(*layers, name: str | None = None) -> Periodic:
 
     Parameters
     ----------
-    *layers : Recurrence
+    *layers : Recurrence or matrix
         The layers of one period, all of one state dimension ``n``; orders may differ (each
-        layer is written on the window of the largest order). A single list or tuple is
-        read as the layers. Parameters of one name are one parameter (``residual()`` twice
+        layer is written on the window of the largest order). A layer may also be its state
+        matrix (SymPy, nested lists or a 2-D array; free symbols become real parameters). A
+        single list, tuple or ``(p, n, n)`` array is read as the layers. Parameters of one name are one parameter (``residual()`` twice
         shares ``lam``); give per-layer values as new symbols: ``residual(lam=a)``.
     name : str, optional
         Name of the pattern (default ``periodic(family, family, ...)``).
@@ -218,8 +253,10 @@ def periodic(*layers, name: str | None = None) -> Periodic:
     >>> charpoly(pattern)
     -a*b - a - b + r - 1
     """
-    if len(layers) == 1 and isinstance(layers[0], (list, tuple)):
+    if len(layers) == 1 and (isinstance(layers[0], (list, tuple))
+                             or (isinstance(layers[0], np.ndarray) and layers[0].ndim == 3)):
         layers = tuple(layers[0])
+    layers = tuple(_as_layer(x, i) for i, x in enumerate(layers))
     if not layers:
         raise ShapeError("an empty pattern: give at least one layer, e.g. periodic(residual(), momentum())")
     for i, rec in enumerate(layers):
