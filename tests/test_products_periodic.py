@@ -189,3 +189,22 @@ def test_bad_patterns_are_typed_errors():
         periodic(dd.residual(), "momentum")
     with pytest.raises(DomainError):
         periodic(dd.momentum(m=a, eta=1), dd.from_coefficients([1, "-(1 + a)"], [dd.Param("a", sp.Interval(2, 3))]))
+
+
+def test_an_overflowing_pattern_is_reported_not_inf():
+    with pytest.raises(dd.SimulationOverflowError):
+        dd.simulate(periodic(dd.residual(lam=10), dd.residual(lam=10)), [1], 1000)
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_MOM = periodic(dd.momentum(lam=a, m=HALF, eta=1), dd.momentum(lam=b, m=sp.Rational(1, 5), eta=1))
+_SC = dd.stability_conditions(_MOM)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.fractions(-5, 1, max_denominator=20), st.fractions(-5, 1, max_denominator=20))
+def test_floquet_conditions_equal_the_exact_root_condition(x, y):
+    point = {"a": sp.Rational(x.numerator, x.denominator), "b": sp.Rational(y.numerator, y.denominator)}
+    assert _SC.holds(point) == dd.root_condition(_MOM.subs(point)).strict
