@@ -79,3 +79,24 @@ def test_model_layers_through_their_operators():
         for D in dense:
             P = D[s] @ P
         assert np.allclose(res.values[s], np.linalg.svd(P, compute_uv=False)[:3], rtol=1e-6)
+
+
+def test_model_lyapunov_exponents_match_the_dense_jacobians():
+    torch = pytest.importorskip("torch")
+    from depthdyn.nn.analysis.operators import LayerOperator
+    from depthdyn.nn.analysis.product import lyapunov_exponents
+
+    gen = torch.Generator().manual_seed(1)
+    n, B = 16, 3
+    x = torch.randn(B, n, generator=gen, dtype=torch.float64)
+    ops, dense = [], []
+    for _ in range(5):
+        W = torch.randn(n, n, generator=gen, dtype=torch.float64) / n**0.5
+        fn = lambda z, W=W: z + torch.tanh(z @ W.T)  # noqa: E731
+        op = LayerOperator(fn, x)
+        ops.append(op)
+        dense.append(op.dense().numpy())
+        x = fn(x).detach()
+    got = lyapunov_exponents(ops, 4)
+    want = dd.lyapunov(np.stack(dense, axis=1), k=4).samples  # (B, L, n, n): per sample
+    assert got.shape == (B, 4) and np.allclose(got, want, rtol=1e-10, atol=1e-12)
