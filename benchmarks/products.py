@@ -68,7 +68,7 @@ def exact() -> None:
         try:
             t1 = _time(lambda rec=rec: dd.stability_conditions(rec))
             pattern = dd.periodic(rec.subs(lam=a), rec.subs(lam=b))
-            t2 = _time(lambda: dd.stability_conditions(pattern))
+            t2 = _time(lambda pattern=pattern: dd.stability_conditions(pattern))
         except dd.DepthdynError as exc:
             print(f"{name:<18} error: {exc}")
             continue

@@ -324,7 +324,8 @@ def _parser() -> argparse.ArgumentParser:
     cmp_.add_argument("--json", action="store_true", help="emit one JSON object")
     cmp_.add_argument("--out", metavar="FILE.png", help="write the overlay figure here")
     from .products import command as product  # the verb lives in its own module
-    product.add_arguments(sub.add_parser("product", help="a periodic stack: exact Floquet conditions, exponents"))
+    product.add_arguments(sub.add_parser("product", help="a periodic stack: exact Floquet conditions, "
+                                         "exponents"))
     rep = sub.add_parser("report", help="write report.md, claims.json and the figures into a directory")
     rep.add_argument("--out", default="report", metavar="DIR", help="output directory (default: report)")
     rep.add_argument("--force", action="store_true",

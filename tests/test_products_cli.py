@@ -17,7 +17,8 @@ def _run(capsys, *argv):
 
 
 def test_conditions_and_numbers(capsys):
-    code, out, _ = _run(capsys, "product", "residual:lam=a", "residual:lam=b", "--at", "a=1,b=-9/10", "--json")
+    code, out, _ = _run(capsys, "product", "residual:lam=a", "residual:lam=b", "--at", "a=1,b=-9/10",
+                        "--json")
     assert code == 0
     rep = json.loads(out)
     assert rep["period"] == 2 and rep["parameters"] == ["a", "b"]
@@ -26,7 +27,8 @@ def test_conditions_and_numbers(capsys):
     assert np.isclose(rep["exponents_per_layer"][0], np.log(0.2) / 2)
     conds = rep["conditions"]["conditions"]
     # the printed conditions decide |(1+a)(1+b)| < 1 on points either side
-    for (x, y), want in (((1.0, -0.9), True), ((1.0, -0.4), False), ((-2.5, -0.5), True), ((-2.5, -2.5), False)):
+    cases = (((1.0, -0.9), True), ((1.0, -0.4), False), ((-2.5, -0.5), True), ((-2.5, -2.5), False))
+    for (x, y), want in cases:
         syms = {"a": sp.Symbol("a"), "b": sp.Symbol("b")}
         point = {syms["a"]: sp.Rational(str(x)), syms["b"]: sp.Rational(str(y))}
         got = all(parse_expr(c.replace(" > 0", ""), syms).xreplace(point) > 0 for c in conds)

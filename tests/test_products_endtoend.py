@@ -31,7 +31,7 @@ def test_width_64_matches_the_dense_product():
     assert np.allclose(res.values, sv[:16], rtol=1e-8, atol=0)
     assert (res.bounds < 1e-8 * res.values).all()
     # the bound is honest: every computed value has a true singular value within it (+ rounding)
-    assert all(np.abs(sv - v).min() <= bnd + 1e-12 * v for v, bnd in zip(res.values, res.bounds))
+    assert all(np.abs(sv - v).min() <= bnd + 1e-12 * v for v, bnd in zip(res.values, res.bounds, strict=True))
     # single-layer analysis: the product of the per-layer norms overestimates the end-to-end gain
     assert res.layer_gains > 10 * res.values[0]
     dense_res = dd.end_to_end_singular_values(np.array(dense), 3)

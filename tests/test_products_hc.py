@@ -47,9 +47,9 @@ def test_hc_vs_mhc_over_sixty_seeded_layers():
     gains = np.empty((3, 60))
     for s in range(3):
         P = np.eye(4)
-        for l in range(60):
-            P = H[s, l] @ P
-            gains[s, l] = np.abs(P).sum(1).max()
+        for i in range(60):
+            P = H[s, i] @ P
+            gains[s, i] = np.abs(P).sum(1).max()
     assert np.allclose(hc.gain(), gains, rtol=1e-10)
     rate = np.polyfit(np.arange(1, 61), np.log(gains).T, 1)[0]
     assert np.allclose(hc.rate, rate) and (hc.rate > 0.01).all()

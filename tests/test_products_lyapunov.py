@@ -1,6 +1,8 @@
 """Lyapunov exponents by QR: periodic patterns (exact through the monodromy), a Gaussian
 ensemble with a closed-form spectrum, mutants, log-domain safety and bad input."""
 
+import importlib
+
 import numpy as np
 import pytest
 import sympy as sp
@@ -8,7 +10,6 @@ from scipy import integrate, special, stats
 
 import depthdyn as dd
 from depthdyn.errors import ParameterError, ShapeError
-import importlib
 from depthdyn.products import periodic
 
 a, b = sp.symbols("a b")
@@ -16,7 +17,8 @@ POINT = {"a": sp.Rational(-1, 4), "b": sp.Rational(-3, 2)}
 
 
 def _pattern_layers():
-    pattern = periodic(dd.momentum(lam=a, m=sp.Rational(1, 2), eta=1), dd.momentum(lam=b, m=sp.Rational(1, 5), eta=1))
+    pattern = periodic(dd.momentum(lam=a, m=sp.Rational(1, 2), eta=1),
+                       dd.momentum(lam=b, m=sp.Rational(1, 5), eta=1))
     C = pattern.numeric_layers({k: float(v) for k, v in POINT.items()})  # (2, 2, 2)
     mult = [complex(z) for z in pattern.subs(POINT).monodromy.eigenvals(multiple=True)]
     exact = sorted((np.log(abs(z)) / 2 for z in mult), reverse=True)

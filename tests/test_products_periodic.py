@@ -93,7 +93,8 @@ def test_mixed_orders_share_one_window():
 
 NUMPY_LAYERS = {  # per-layer state matrices written from each family's update rule
     "residual": lambda s: (1 + s)[..., None, None],
-    "momentum": lambda s: np.stack([np.stack([1.5 + s, -0.5 + 0 * s], -1), np.stack([1 + 0 * s, 0 * s], -1)], -2),
+    "momentum": lambda s: np.stack([np.stack([1.5 + s, -0.5 + 0 * s], -1),
+                                    np.stack([1 + 0 * s, 0 * s], -1)], -2),
     "highway": lambda s: (0.5 + 0.5 * s)[..., None, None],
     "smooth": lambda s: np.stack([np.stack([2 + s, -1 + 0 * s], -1), np.stack([1 + 0 * s, 0 * s], -1)], -2),
     "entangled": lambda s: (np.array([[5 / 6, 1 / 6], [1 / 6, 5 / 6]]) + s[..., None, None] * np.eye(2)),
@@ -188,7 +189,8 @@ def test_bad_patterns_are_typed_errors():
     with pytest.raises(ParameterError):
         periodic(dd.residual(), "momentum")
     with pytest.raises(DomainError):
-        periodic(dd.momentum(m=a, eta=1), dd.from_coefficients([1, "-(1 + a)"], [dd.Param("a", sp.Interval(2, 3))]))
+        narrow = dd.from_coefficients([1, "-(1 + a)"], [dd.Param("a", sp.Interval(2, 3))])
+        periodic(dd.momentum(m=a, eta=1), narrow)
 
 
 def test_an_overflowing_pattern_is_reported_not_inf():

@@ -35,7 +35,8 @@ from .periodic import (
 )
 
 __all__ = [
-    "Periodic", "periodic", "layer_matrix", "MAX_PERIOD", "MAX_STATE", "Switch", "stability_switches", "state_matrices",
+    "Periodic", "periodic", "layer_matrix", "MAX_PERIOD", "MAX_STATE", "Switch", "stability_switches",
+    "state_matrices",
     "LyapunovSpectrum", "lyapunov", "growth_rate", "LogSingularValues", "product_singular_values",
     "random_layers", "KINDS", "ProductOverflowError", "SingularProductError",
     "CompositeGains", "composite_gains", "HcComparison", "hc_vs_mhc", "sinkhorn",

@@ -39,8 +39,8 @@ def add_arguments(parser) -> None:
 
 def _layer(spec: str):
     """One layer from its specification; names not known to the family become new symbols."""
-    from ..compare import parse_spec
     from ..cli import build_from_cli
+    from ..compare import parse_spec
     from ..families import get_family
     from ..parse import free_names, parse_expr
 

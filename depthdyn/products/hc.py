@@ -68,8 +68,8 @@ class CompositeGains(Record):
 
     @property
     def rate(self) -> np.ndarray:
-        l = np.arange(1, self.layers + 1)
-        return np.polyfit(l, self.log_row_gain.T, 1)[0]
+        depth = np.arange(1, self.layers + 1)
+        return np.polyfit(depth, self.log_row_gain.T, 1)[0]
 
     def gain(self) -> np.ndarray:
         """``||P_l||_inf`` itself, ``(B, L)``; refuses values past float64 instead of inf."""
@@ -83,7 +83,8 @@ class CompositeGains(Record):
                 f"{last.size} sample(s)), growth rate {self.rate.mean():.4g} per layer (natural log)")
 
     def _latex(self) -> str:
-        return rf"\text{{{self.label}}}: \max_l \|P_l\|_\infty = 10^{{{self.log_row_gain.max() / np.log(10):.4g}}}"
+        top = self.log_row_gain.max() / np.log(10)
+        return rf"\text{{{self.label}}}: \max_l \|P_l\|_\infty = 10^{{{top:.4g}}}"
 
     def to_json(self) -> dict:
         return {"label": self.label, "layers": self.layers, "rate": self.rate.tolist(),
@@ -151,7 +152,8 @@ class HcComparison(Record):
         return {"hc": self.hc.to_json(), "mhc": self.mhc.to_json(), "seed": self.seed, "scale": self.scale}
 
 
-def hc_vs_mhc(layers: int = 60, n: int = 4, *, samples: int = 1, seed: int = 0, scale: float = 0.5) -> HcComparison:
+def hc_vs_mhc(layers: int = 60, n: int = 4, *, samples: int = 1, seed: int = 0,
+              scale: float = 0.5) -> HcComparison:
     """HC against mHC on the same seeded ``H_res`` logits ``I + scale * G / sqrt(n)``.
 
     HC uses the matrices as they are (unconstrained); mHC uses ``sinkhorn(exp(H))``.

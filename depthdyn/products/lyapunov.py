@@ -53,7 +53,8 @@ def as_layers(matrices, what: str = "matrices") -> np.ndarray:
     if A.dtype == object or not (np.issubdtype(A.dtype, np.number) or A.dtype == bool):
         raise ShapeError(f"{what} must be numeric, got dtype {A.dtype}")
     if A.ndim not in (3, 4) or A.shape[-1] != A.shape[-2] or A.shape[-1] == 0:
-        raise ShapeError(f"{what} must have shape (L, n, n) or (B, L, n, n) with square layers, got {A.shape}")
+        raise ShapeError(f"{what} must have shape (L, n, n) or (B, L, n, n) with square layers, "
+                         f"got {A.shape}")
     if A.shape[-3] == 0 or (A.ndim == 4 and A.shape[0] == 0):
         raise ShapeError(f"{what}: an empty stack (no layers or no samples)")
     A = A.astype(np.complex128 if np.iscomplexobj(A) else np.float64, copy=False)
@@ -223,7 +224,8 @@ class LogSingularValues(Record):
             " ..." if self.log_values.shape[1] > 6 else "")
 
     def _latex(self) -> str:
-        return ",\\ ".join(f"\\log\\sigma_{{{i + 1}}} = {x:.6g}" for i, x in enumerate(self.log_values[0, :6]))
+        top = self.log_values[0, :6]
+        return ",\\ ".join(f"\\log\\sigma_{{{i + 1}}} = {x:.6g}" for i, x in enumerate(top))
 
 
 def product_singular_values(matrices) -> LogSingularValues:

@@ -25,12 +25,13 @@ from functools import cached_property
 import numpy as np
 import sympy as sp
 
-from ..errors import DegreeTooLargeError, DomainError, ParameterError, ShapeError, UnknownParameterError
+from ..errors import DegreeTooLargeError, DomainError, ParameterError, ShapeError
 from ..recurrence import Param, Recurrence, _rename, as_square_matrix, to_exact
 from ..symbolic.records import Record, sstr, tex
 from ..symbolic.statespace import _next_rows
 
-__all__ = ["Periodic", "periodic", "layer_matrix", "state_matrices", "MAX_PERIOD", "MAX_STATE", "Switch", "stability_switches"]
+__all__ = ["Periodic", "periodic", "layer_matrix", "state_matrices", "MAX_PERIOD", "MAX_STATE", "Switch",
+           "stability_switches"]
 
 #: Longest period accepted for exact work (a product of this many symbolic matrices).
 MAX_PERIOD = 12
@@ -223,8 +224,9 @@ def periodic(*layers, name: str | None = None) -> Periodic:
         The layers of one period, all of one state dimension ``n``; orders may differ (each
         layer is written on the window of the largest order). A layer may also be its state
         matrix (SymPy, nested lists or a 2-D array; free symbols become real parameters). A
-        single list, tuple or ``(p, n, n)`` array is read as the layers. Parameters of one name are one parameter (``residual()`` twice
-        shares ``lam``); give per-layer values as new symbols: ``residual(lam=a)``.
+        single list, tuple or ``(p, n, n)`` array is read as the layers. Parameters of one name
+        are one parameter (``residual()`` twice shares ``lam``); give per-layer values as new
+        symbols: ``residual(lam=a)``.
     name : str, optional
         Name of the pattern (default ``periodic(family, family, ...)``).
 

@@ -33,7 +33,8 @@ class ProductOperator:
         first = self.layers[0]
         for i, op in enumerate(self.layers[1:], start=2):
             if op.problems != first.problems or op.n_in != self.layers[i - 2].n_out:
-                raise ShapeError(f"layer {i} does not chain onto layer {i - 1} (problems or state size differ)")
+                raise ShapeError(f"layer {i} does not chain onto layer {i - 1} "
+                                 "(problems or state size differ)")
         self.x, self.problems = first.x, first.problems
         self.n_in, self.n_out = first.n_in, self.layers[-1].n_out
 
