@@ -4,6 +4,8 @@ independent numpy and SymPy products of the per-layer state matrices."""
 import numpy as np
 import pytest
 import sympy as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import depthdyn as dd
 from depthdyn.errors import DegreeTooLargeError, DomainError, ParameterError, ParseError, ShapeError
@@ -197,9 +199,6 @@ def test_an_overflowing_pattern_is_reported_not_inf():
     with pytest.raises(dd.SimulationOverflowError):
         dd.simulate(periodic(dd.residual(lam=10), dd.residual(lam=10)), [1], 1000)
 
-
-from hypothesis import given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
 
 _MOM = periodic(dd.momentum(lam=a, m=HALF, eta=1), dd.momentum(lam=b, m=sp.Rational(1, 5), eta=1))
 _SC = dd.stability_conditions(_MOM)
