@@ -89,6 +89,24 @@ from .numeric import (
 )
 from .numeric.check import check
 from .numeric.simulate import simulate
+from .products import (
+    CompositeGains,
+    EndToEnd,
+    LyapunovSpectrum,
+    Periodic,
+    ProductOverflowError,
+    SingularProductError,
+    composite_gains,
+    end_to_end_singular_values,
+    growth_rate,
+    hc_vs_mhc,
+    lyapunov,
+    periodic,
+    product_singular_values,
+    random_layers,
+    stability_switches,
+    state_matrices,
+)
 from .recurrence import COMPLEXES, REALS, Param, Realisation, Recurrence, r, to_exact
 from .rules import from_rule
 from .symbolic.intervals import Interval, IntervalUnion, solve_for
@@ -132,6 +150,11 @@ __all__ = [
     "batch_coefficients", "spectrum", "Spectrum", "spectral_radius", "stability_mask",
     "stability_region", "StabilityRegion", "simulate", "Trajectory", "SimulationOverflowError",
     "sweep", "check", "CheckReport",
+    # products over depth (depthdyn.products)
+    "periodic", "Periodic", "stability_switches", "state_matrices", "lyapunov", "LyapunovSpectrum", "growth_rate",
+    "product_singular_values", "random_layers", "composite_gains", "CompositeGains", "hc_vs_mhc",
+    "end_to_end_singular_values", "EndToEnd", "ProductOverflowError", "SingularProductError",
+    "plot_exponents", "plot_composite_gains",
     # claims of the source documents
     "run_claims", "Claim", "ClaimResult",
     # pictures (matplotlib is imported on first use)
@@ -154,4 +177,8 @@ def __getattr__(name: str):
         from . import plot
 
         return getattr(plot, name)
+    if name in ("plot_exponents", "plot_composite_gains"):
+        from .products import plot as product_plots
+
+        return getattr(product_plots, name)
     raise AttributeError(f"module 'depthdyn' has no attribute {name!r}")

@@ -277,6 +277,9 @@ def _parser() -> argparse.ArgumentParser:
                       help="table format when not --json (default text)")
     cmp_.add_argument("--json", action="store_true", help="emit one JSON object")
     cmp_.add_argument("--out", metavar="FILE.png", help="write the overlay figure here")
+    from .products import command as product  # the verb lives in its own module
+    product.add_arguments(sub.add_parser("product", help="a periodic stack: exact Floquet conditions, "
+                                         "exponents"))
     rep = sub.add_parser("report", help="write report.md, claims.json and the figures into a directory")
     rep.add_argument("--out", default="report", metavar="DIR", help="output directory (default: report)")
     rep.add_argument("--force", action="store_true",
@@ -610,9 +613,15 @@ def _derive(args) -> int:
     return 0
 
 
+def _product(args) -> int:
+    from .products.command import run
+
+    return run(args)
+
+
 _COMMANDS = {"derive": _derive, "check": _check, "region": _region, "verify": _verify,
              "report": _report, "train": _train, "stability": _stability, "solve": _solve,
-             "compare": _compare}
+             "compare": _compare, "product": _product}
 
 
 def _one_line(text: str, limit: int = 500) -> str:

@@ -266,6 +266,21 @@ def as_square_matrix(value, what: str, *, allow_scalar: bool = False) -> sp.Immu
     return M
 
 
+def _fresh_param(sym: sp.Symbol, replaced: Param, value: sp.Expr) -> Param:
+    """The parameter a new SymPy symbol in a substituted value stands for.
+
+    A bare symbol takes the real part of the replaced parameter's domain (``momentum(m=a)``:
+    ``a`` in ``[0, 1)``); a symbol inside an expression is real, as the names of
+    :func:`~depthdyn.general` are. Real, so that exact stability conditions apply.
+    """
+    if sym.name in RESERVED:
+        raise UnknownParameterError(
+            f"{sym.name!r} is reserved for {RESERVED[sym.name]}; name the new parameter differently"
+        )
+    domain = replaced.domain.intersect(REALS) if value == sym else REALS
+    return Param(sym.name, domain, f"per-layer value of {replaced.name}")
+
+
 def _rename(M, symbols: Mapping[str, sp.Symbol]):
     """Replace symbols that share a parameter's name (but not its assumptions) by the parameter's."""
     rename = {s: symbols[s.name] for s in M.free_symbols if s.name in symbols and s != symbols[s.name]}
@@ -476,19 +491,25 @@ class Recurrence:
         items.update(kwargs)
         symbols = self.symbols
         mapping: dict[sp.Symbol, sp.Expr] = {}
+        fresh: dict[str, Param] = {}  # new symbols of SymPy values: they become parameters
         for key, value in items.items():
             name = key.name if isinstance(key, sp.Symbol) else str(key)
             param = self.param(name)
             expr = _rename(to_exact(value, symbols), symbols)
             stray = expr.free_symbols - set(symbols.values())
-            if stray:
+            if stray and isinstance(value, str):  # text keeps refusing unknown names: typos
                 raise UnknownParameterError(f"value for {name} uses unknown names {sorted(map(str, stray))}")
+            for s in stray:
+                fresh.setdefault(s.name, _fresh_param(s, param, expr))
+            expr = _rename(expr, {k: p.symbol for k, p in fresh.items()})
             param.check(expr)
             mapping[param.symbol] = expr
         if not mapping:
             return self
         coeffs = [sp.ImmutableMatrix(M.xreplace(mapping)).applyfunc(sp.expand) for M in self.coeffs]
-        kept = tuple(p for p in self.params if p.symbol not in mapping)
+        kept = tuple(p for p in self.params if p.symbol not in mapping) + tuple(
+            p for k, p in fresh.items() if k not in symbols or symbols[k] in mapping
+        )
         lam = self.lam if self.lam in {p.name for p in kept} else None
         native = tuple(
             replace(real, A=real.A.xreplace(mapping), T=real.T.xreplace(mapping)) for real in self.native

@@ -12,13 +12,15 @@ import depthdyn.cli as cli
 from depthdyn.cli import EXIT_CODES, main
 
 README = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-SUBCOMMANDS = ("derive", "check", "region", "verify", "report", "train", "stability", "solve", "compare")
+SUBCOMMANDS = ("derive", "check", "region", "verify", "report", "train", "stability", "solve", "compare",
+               "product")
 REGION = ["region", "momentum", "--x", "re(lam):-3:1:12", "--y", "m:0:0.9:8", "-p", "eta=1"]
 #: A well-formed command line of each subcommand.
 VALID = {"derive": ["derive", "momentum"], "check": ["check", "momentum"], "region": REGION,
          "verify": ["verify"], "report": ["report"], "train": ["train", "--list"],
          "stability": ["stability", "weighted", "-p", "a=1/2"], "solve": ["solve", "residual", "-p", "lam=1"],
-         "compare": ["compare", "residual", "--grid", "41"]}
+         "compare": ["compare", "residual", "--grid", "41"],
+         "product": ["product", "residual:lam=a", "residual:lam=b"]}
 
 
 def _paragraph() -> str:
@@ -55,6 +57,7 @@ def _one_line(capsys, status_expected, code):
         ["stability", "weighted", "-p", "a=2**(10**9)"],
         ["solve", "residual", "--forcing", "l**l"],
         ["compare", "momentum:m=3/2"],
+        ["product", "residual", "entangled:n=2"],
     ],
     ids=SUBCOMMANDS,
 )

@@ -6,6 +6,8 @@
   the recorded graph) with Lanczos, Arnoldi and Hutchinson; dense only where small;
 * :mod:`.inspect`: :func:`~depthdyn.nn.analysis.inspect.inspect`, the one entry point for
   any model: depth profile, per-layer operators, per-layer recurrences;
+* :mod:`.product`: the end-to-end Jacobian of a run of layers (singular values, Lyapunov
+  exponents) from the per-layer operators;
 * :mod:`.hyper`: hyper-connection gains and stream homogenisation per token;
 * :mod:`.diagnostics`, :mod:`.linearize`: the diagnostics and the bridge to the theory for
   depthdyn's own :class:`~depthdyn.nn.DepthStack`.

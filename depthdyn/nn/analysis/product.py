@@ -1,0 +1,94 @@
+"""The end-to-end Jacobian of a run of a model's layers, as products of per-layer operators.
+
+:class:`ProductOperator` chains :class:`~.operators.LayerOperator` objects (each the Jacobian
+of one layer at its recorded input, ``jvp``/``vjp`` products only): ``J w`` goes through the
+layers first to last, ``J^T v`` last to first. It has the interface the Krylov methods of
+:mod:`.operators` read, so :func:`~.operators.top_singular_values` gives the top singular values
+of the whole run per problem (sample or sampled token), with their residual bounds, and
+:func:`lyapunov_exponents` the finite-depth Lyapunov exponents of the run by the QR method,
+each layer applied to ``k`` vectors at once (``jvp`` lanes).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from ...errors import ShapeError
+from .operators import LayerOperator, top_singular_values
+
+__all__ = ["ProductOperator", "end_to_end", "lyapunov_exponents"]
+
+
+class ProductOperator:
+    """``J_L ... J_1`` of layer operators of one layout (same problems and state sizes)."""
+
+    def __init__(self, layers):
+        self.layers = list(layers)
+        if not self.layers:
+            raise ShapeError("an empty run of layers")
+        for i, op in enumerate(self.layers):
+            if not isinstance(op, LayerOperator):
+                raise ShapeError(f"layer {i + 1} is not a LayerOperator")
+        first = self.layers[0]
+        for i, op in enumerate(self.layers[1:], start=2):
+            if op.problems != first.problems or op.n_in != self.layers[i - 2].n_out:
+                raise ShapeError(f"layer {i} does not chain onto layer {i - 1} "
+                                 "(problems or state size differ)")
+        self.x, self.problems = first.x, first.problems
+        self.n_in, self.n_out = first.n_in, self.layers[-1].n_out
+
+    def matvec(self, W: torch.Tensor) -> torch.Tensor:
+        for op in self.layers:
+            W = op.matvec(W)
+        return W
+
+    def rmatvec(self, V: torch.Tensor) -> torch.Tensor:
+        for op in reversed(self.layers):
+            V = op.rmatvec(V)
+        return V
+
+
+def end_to_end(layers, k: int = 1, *, steps: int = 100, tol: float = 1e-6, seed: int = 0):
+    """Top ``k`` singular values of a run of layer operators, per problem, beside the product of
+    the per-layer top singular values (what a single-layer analysis sees).
+
+    Returns a :class:`depthdyn.products.endtoend.EndToEnd` with ``values`` ``(P, k)``.
+    """
+    from ...products.endtoend import EndToEnd
+
+    prod = ProductOperator(layers)
+    spec = top_singular_values(prod, k, steps=steps, tol=tol, seed=seed)
+    per_layer = np.stack([top_singular_values(op, 1, steps=steps, tol=tol, seed=seed).values[:, 0]
+                          for op in prod.layers])
+    gains = float(np.prod(per_layer, axis=0).mean())
+    return EndToEnd(spec.values, spec.accuracy, len(prod.layers), spec.method, -1, gains)
+
+
+def lyapunov_exponents(layers, k: int = 1, *, seed: int = 0) -> np.ndarray:
+    """Top ``k`` finite-depth Lyapunov exponents of a run of layers, per problem: ``(P, k)``.
+
+    ``A_l Q_{l-1} = Q_l R_l`` with ``A_l`` the layer's Jacobian applied to the ``k`` columns of
+    ``Q`` (one ``jvp`` lane each), exponent ``i`` the mean of ``log |(R_l)_ii|`` over the
+    layers (natural log, per layer, largest first). ``Q_0`` is the one
+    :func:`depthdyn.lyapunov` starts from with the same ``seed``, so the two agree on the
+    dense Jacobians.
+    """
+    from ...products.lyapunov import SingularProductError
+
+    prod = ProductOperator(layers)
+    n = prod.n_in
+    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= n:
+        raise ShapeError(f"k must be an integer in 1..{n}, got {k!r}")
+    Q0 = np.linalg.qr(np.random.default_rng(seed).standard_normal((n, k)))[0]
+    Q = torch.as_tensor(Q0, dtype=torch.float64).expand(prod.problems, n, k)
+    total = torch.zeros(prod.problems, k, dtype=torch.float64)
+    for i, op in enumerate(prod.layers):
+        Z = op.matvec(Q.permute(2, 0, 1)).permute(1, 2, 0).double()  # (P, n_out, k)
+        Q, R = torch.linalg.qr(Z)
+        d = torch.diagonal(R, dim1=-2, dim2=-1).abs()
+        if bool((d == 0).any()):
+            raise SingularProductError(f"the run loses rank at layer {i + 1}")
+        total += d.log()
+    exps = total / len(prod.layers)
+    return -np.sort(-exps.cpu().numpy(), axis=1)
