@@ -34,10 +34,10 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("families", ("depthdyn.families", "depthdyn.literature", "depthdyn.multistep", "depthdyn.rules")),
     ("symbolic", ("depthdyn.symbolic",)),
     ("numeric", ("depthdyn.numeric",)),
-    ("analyses", ("depthdyn.claims", "depthdyn.compare", "depthdyn.plot")),
+    ("analyses", ("depthdyn.claims", "depthdyn.compare", "depthdyn.plot", "depthdyn.products")),
     ("report", ("depthdyn.report",)),
     ("nn", ("depthdyn.nn",)),  # the torch layer may use everything below the command line
-    ("front", ("depthdyn.cli", "depthdyn.__main__")),
+    ("front", ("depthdyn.cli", "depthdyn.__main__", "depthdyn.products.command")),
 )
 #: The package's own ``__init__``: the curated public API, above everything.
 ROOT = "depthdyn"

@@ -73,7 +73,11 @@ def test_model_layers_through_their_operators():
         ops.append(op)
         dense.append(op.dense().numpy())  # (B, n, n)
         x = fn(x).detach()
-    res = dd.end_to_end_singular_values(ops, 3)
+    from depthdyn.nn.analysis.product import end_to_end
+
+    with pytest.raises(ParameterError, match="nn.analysis.product.end_to_end"):
+        dd.end_to_end_singular_values(ops, 3)  # the numpy front door names the torch one
+    res = end_to_end(ops, 3)
     for s in range(B):
         P = np.eye(n)
         for D in dense:

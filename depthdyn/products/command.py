@@ -39,15 +39,14 @@ def add_arguments(parser) -> None:
 
 def _layer(spec: str):
     """One layer from its specification; names not known to the family become new symbols."""
-    from ..cli import build_from_cli
-    from ..compare import parse_spec
     from ..families import get_family
+    from ..families.registry import build_from_assignments, parse_spec
     from ..parse import free_names, parse_expr
 
     name, given = parse_spec(spec)
     fam = get_family(name)
     structural = [a for a in given if a.partition("=")[0].strip() in fam.structural]
-    rec = build_from_cli(name, structural)
+    rec = build_from_assignments(name, structural)
     values = {}
     for item in given:
         key, eq, text = item.partition("=")

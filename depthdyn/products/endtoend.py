@@ -144,10 +144,10 @@ def end_to_end_singular_values(layers, k: int = 1, *, tol: float = 0.0, seed: in
     layers = list(layers) if not isinstance(layers, np.ndarray) else list(layers)
     if not layers:
         raise ShapeError("an empty stack: give at least one layer")
-    if all(_is_model_operator(x) for x in layers):
-        from ..nn.analysis.product import end_to_end as model_end_to_end
-
-        return model_end_to_end(layers, k, seed=seed)
+    if any(_is_model_operator(x) for x in layers):
+        # the torch side builds on this module, not the other way round
+        raise ParameterError("layers of a torch model (LayerOperator) give values per sample or "
+                             "token: use depthdyn.nn.analysis.product.end_to_end(layers, k)")
     from scipy.sparse.linalg import svds
 
     op = product_operator(layers)

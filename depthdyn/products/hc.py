@@ -17,32 +17,9 @@ import numpy as np
 from ..errors import ParameterError
 from ..symbolic.records import Record
 from .lyapunov import ProductOverflowError, SingularProductError, as_layers
+from .mixing import sinkhorn
 
 __all__ = ["sinkhorn", "CompositeGains", "composite_gains", "HcComparison", "hc_vs_mhc"]
-
-
-def sinkhorn(M, *, tol: float = 1e-14, max_iter: int = 10_000) -> np.ndarray:
-    """Sinkhorn-Knopp: scale the rows and columns of positive matrices ``(..., n, n)`` to sum 1.
-
-    Alternates row and column normalisation until every row and column sum is within ``tol``
-    of 1 (a positive matrix always converges, Sinkhorn 1964).
-
-    Raises
-    ------
-    ParameterError
-        Entries that are not positive and finite, or no convergence in ``max_iter`` sweeps.
-    """
-    M = np.array(M, dtype=float)
-    if M.ndim < 2 or M.shape[-1] != M.shape[-2]:
-        raise ParameterError(f"sinkhorn needs square matrices (..., n, n), got shape {M.shape}")
-    if not (np.isfinite(M).all() and (M > 0).all()):
-        raise ParameterError("sinkhorn needs positive finite entries (exponentiate logits first)")
-    for _ in range(max_iter):
-        M /= M.sum(axis=-1, keepdims=True)
-        M /= M.sum(axis=-2, keepdims=True)
-        if np.abs(M.sum(axis=-1) - 1).max() <= tol:
-            return M
-    raise ParameterError(f"Sinkhorn-Knopp did not reach {tol:g} in {max_iter} sweeps; raise max_iter")
 
 
 @dataclass(frozen=True, eq=False)

@@ -277,6 +277,6 @@ def random_layers(kind: str, n: int, layers: int, samples: int = 1, *, seed: int
         return Q * np.sign(np.diagonal(R, axis1=-2, axis2=-1))[..., None, :]
     if kind == "hc":
         return np.eye(n) + G * (scale / np.sqrt(n))
-    from .hc import sinkhorn
+    from .mixing import sinkhorn
 
     return sinkhorn(np.exp(scale * G))
