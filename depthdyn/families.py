@@ -11,6 +11,7 @@ The read-only :data:`FAMILIES` registry maps names to factories for the command 
 
 from __future__ import annotations
 
+import difflib
 import inspect
 import random
 from collections.abc import Callable, Mapping
@@ -681,7 +682,9 @@ def get_family(name: str) -> Family:
     try:
         return FAMILIES[name]
     except KeyError:
-        raise UnknownFamilyError(f"unknown family {name!r}; choose one of {', '.join(FAMILIES)}") from None
+        close = difflib.get_close_matches(str(name), list(FAMILIES), n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        raise UnknownFamilyError(f"unknown family {name!r}; {hint}choose one of {', '.join(FAMILIES)}") from None
 
 
 def build(name: str, **kwargs) -> Recurrence:
