@@ -583,7 +583,6 @@ def _name(p) -> str:
 
 # ------------------------------------------------------------------ registry
 # linear multistep methods live in their own module, which builds on the helpers above
-from .multistep import adams_bashforth, adams_moulton, bdf, from_lmm, milne_simpson, nystrom  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -613,6 +612,7 @@ class Family:
 def _registry() -> dict[str, Family]:
     # the literature's families build on this module's helpers, so they are imported here
     from . import literature as lit
+    from .multistep import adams_bashforth, adams_moulton, bdf, from_lmm, milne_simpson, nystrom
 
     half, one = sp.Rational(1, 2), sp.Integer(1)
     entries = (
@@ -674,7 +674,32 @@ def _registry() -> dict[str, Family]:
     return {f.name: f for f in entries}
 
 
-FAMILIES: Mapping[str, Family] = MappingProxyType(_registry())
+class _Registry(Mapping):
+    """The read-only registry, filled on first use: the literature's families import this
+    module, so building it at import time would need them before they exist when
+    ``depthdyn.literature`` is the first module imported."""
+
+    _entries: Mapping[str, Family] | None = None
+
+    def _table(self) -> Mapping[str, Family]:
+        if self._entries is None:
+            type(self)._entries = MappingProxyType(_registry())
+        return self._entries
+
+    def __getitem__(self, name: str) -> Family:
+        return self._table()[name]
+
+    def __iter__(self):
+        return iter(self._table())
+
+    def __len__(self) -> int:
+        return len(self._table())
+
+    def __repr__(self) -> str:
+        return f"FAMILIES({', '.join(self._table())})"
+
+
+FAMILIES: Mapping[str, Family] = _Registry()
 
 
 def get_family(name: str) -> Family:

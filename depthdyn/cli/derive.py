@@ -1,4 +1,13 @@
-"""``depthdyn derive``: everything the symbolic layer knows about a family."""
+"""``depthdyn derive``: everything the symbolic layer knows about a family.
+
+At real sizes the exact answer is large: a hyper-connection with 4 streams has a
+characteristic polynomial of thousands of terms, and its roots and discriminant are far
+larger. By default ``derive`` therefore reports the structured form of the characteristic
+polynomial (:mod:`depthdyn.symbolic.compact`), computes the expanded polynomial only when
+it is small, and the roots, Vieta relations, discriminant and stability conditions only
+when that polynomial is short; what it leaves out is listed with the reason under
+``"summarised"``. ``--full`` computes and prints everything (each part under the budget).
+"""
 
 from __future__ import annotations
 
@@ -7,65 +16,116 @@ import sys
 from ..errors import BudgetExceededError, DepthdynError, ParameterError
 from .common import add_family_arguments, build_from_cli, emit_json
 
-__all__ = ["derive_report", "add_arguments", "run"]
+__all__ = ["derive_report", "add_arguments", "run", "CHARPOLY_TERMS", "HEAVY_CHARS"]
+
+#: The expanded characteristic polynomial of a matrix family is computed by default only when
+#: its term bound (:func:`~depthdyn.symbolic.compact.term_bound`) is at most this.
+CHARPOLY_TERMS = 1000
+#: Roots, Vieta, discriminant and stability are computed by default only for a characteristic
+#: polynomial of at most this many characters.
+HEAVY_CHARS = 1000
 
 
 def add_arguments(cmd) -> None:
     add_family_arguments(cmd, family_required=False)
     cmd.add_argument("--list", action="store_true", help="list the families and exit")
+    cmd.add_argument("--full", action="store_true",
+                     help="compute and print every part whole: expanded polynomials, all roots, exact "
+                     "numbers (default: a structured form, sizes of long expressions)")
 
 
-def _matrix_strings(M) -> list[list[str]]:
-    import sympy as sp
-
-    return [[sp.sstr(e) for e in row] for row in M.tolist()]
+def _matrix_strings(M, spell) -> list[list[str]]:
+    return [[spell(e) for e in row] for row in M.tolist()]
 
 
-def _parts(rec) -> dict:
-    """The parts of ``derive``, each a thunk; run separately so one past its budget leaves
-    the others."""
-    import sympy as sp
+def _stability_json(cond, spell) -> dict:
+    return {**cond.to_json(), "conditions": [spell(c) for c in cond.conditions],
+            "implied_by_domain": [spell(c) for c in cond.implied_by_domain]}
 
+
+def _parts(rec, spell) -> dict:
+    """The heavy parts of ``derive``, each a thunk; run separately so one past its budget
+    leaves the others."""
     from ..symbolic.polynomial import discriminant, root_structure, roots, vieta
     from ..symbolic.stability import stability_conditions
 
     return {
-        "roots": lambda: [{"root": sp.sstr(rt.value), "multiplicity": rt.multiplicity} for rt in roots(rec)],
+        "roots": lambda: [{"root": spell(rt.value), "multiplicity": rt.multiplicity} for rt in roots(rec)],
         "vieta": lambda: [
-            {"k": v.k, "coefficient": sp.sstr(v.coefficient), "holds": v.holds, "method": v.method}
+            {"k": v.k, "coefficient": spell(v.coefficient), "holds": v.holds, "method": v.method}
             for v in vieta(rec).relations
         ],
-        "discriminant": lambda: sp.sstr(discriminant(rec)),
-        "root_structure": lambda: [{"condition": sp.sstr(c), "roots": w} for c, w in root_structure(rec).cases],
-        "stability": lambda: stability_conditions(rec).to_json(),
+        "discriminant": lambda: spell(discriminant(rec)),
+        "root_structure": lambda: [{"condition": spell(c), "roots": w} for c, w in root_structure(rec).cases],
+        "stability": lambda: _stability_json(stability_conditions(rec), spell),
     }
 
 
-def derive_report(rec) -> dict:
-    """Everything ``derive`` reports, as a JSON-ready dict.
-
-    A part past its budget (:class:`~depthdyn.errors.BudgetExceededError`) is ``None`` and
-    its one-line message is listed under ``"budget_exceeded"``; the other parts are complete.
-    """
+def _structure_json(st, spell) -> dict | None:
+    """The structured characteristic polynomial as JSON-ready strings."""
     import sympy as sp
 
+    from ..recurrence import r
+
+    if st is None:
+        return None
+    out = {
+        "form": spell(st.form),
+        "method": st.method,
+        "pieces": [{"name": p.name, "meaning": p.meaning, "bound": p.bound,
+                    "value": None if p.value is None else spell(p.value)} for p in st.pieces],
+        "facts": list(st.facts),
+        "factors": None,
+        "discriminant": None,
+    }
+    if st.factors is not None:
+        out["factors"] = [{"factor": spell(f), "multiplicity": m,
+                           "root": spell(sp.solve(f, r)[0]) if sp.degree(f, r) == 1 else None}
+                          for f, m in st.factors]
+        if any(m > 1 for _, m in st.factors):
+            out["discriminant"] = "0 (a repeated factor: repeated roots for every parameter value)"
+        elif len(st.factors) > 1:
+            out["discriminant"] = ("product of the factors' discriminants times the squared resultant of "
+                                   "each pair of factors (for a linear factor r - a and a factor f: f(a)^2)")
+    return out
+
+
+def _realisations(rec, rep: dict, spell) -> None:
     from ..symbolic.statespace import realisations, similarity
 
     reals = realisations(rec)
     transforms = {}
-    for name in reals:
+    for name, real in reals.items():
         if name == "companion":
+            continue
+        if real.A == reals["companion"].A and len(real.states) == len(reals["companion"].states):
+            transforms[name] = {"T": "identity", "T_inv": "identity", "verified": True}  # the same matrix
             continue
         try:
             sim = similarity(rec, "companion", name)
         except DepthdynError as exc:  # e.g. a singular transform at these parameter values
             transforms[name] = {"verified": False, "error": str(exc)}
             continue
-        transforms[name] = {
-            "T": _matrix_strings(sim.T),
-            "T_inv": _matrix_strings(sim.T_inv),
-            "verified": sim.verified,
-        }
+        transforms[name] = {"T": _matrix_strings(sim.T, spell), "T_inv": _matrix_strings(sim.T_inv, spell),
+                            "verified": sim.verified}
+    rep["statespace"] = {name: _matrix_strings(real.A, spell) for name, real in reals.items()}
+    rep["states"] = {name: list(real.states) for name, real in reals.items()}
+    rep["transforms"] = transforms
+
+
+def derive_report(rec, full: bool = False, spell=None) -> dict:
+    """Everything ``derive`` reports, as a JSON-ready dict.
+
+    A part past its budget (:class:`~depthdyn.errors.BudgetExceededError`) is ``None`` and
+    its one-line message is listed under ``"budget_exceeded"``; the other parts are
+    complete. Without ``full``, parts left out for their size are ``None`` with the reason
+    under ``"summarised"``. ``spell`` turns expressions into text (default ``sympy.sstr``,
+    exact; the text output passes a :class:`~depthdyn.symbolic.compact.Speller`).
+    """
+    import sympy as sp
+
+    from ..symbolic.compact import structured_charpoly, term_bound
+
     rep = {
         "family": rec.name,
         "description": rec.description,
@@ -75,14 +135,35 @@ def derive_report(rec) -> dict:
         "dim": rec.dim,
         "lam": rec.lam,
         "params": {p.name: {"domain": str(p.domain), "description": p.description} for p in rec.params},
-        "charpoly": sp.sstr(rec.charpoly()),
-        "statespace": {name: _matrix_strings(real.A) for name, real in reals.items()},
-        "states": {name: list(real.states) for name, real in reals.items()},
-        "transforms": transforms,
+        "structure": None,
+        "charpoly": None,
         "budget_exceeded": {},
+        "summarised": {},
     }
+    spell = spell or sp.sstr
+    st = structured_charpoly(rec)
+    rep["structure"] = _structure_json(st, spell)
+    if st is None or full or st.factors is not None:
+        rep["charpoly"] = spell(rec.charpoly())
+    else:
+        matrix = -rec.coeffs[1]
+        bound = term_bound(matrix)
+        if bound <= CHARPOLY_TERMS:
+            rep["charpoly"] = spell(rec.charpoly())
+        else:
+            rep["summarised"]["charpoly"] = (
+                f"not expanded: degree {rec.dim} in r, up to {bound:,} terms; the structured form is exact "
+                "(--full expands it)")
+    _realisations(rec, rep, spell)
+    if not full and (rep["charpoly"] is None or len(rep["charpoly"]) > HEAVY_CHARS):
+        size = "an unexpanded" if rep["charpoly"] is None else f"a {len(rep['charpoly']):,}-character"
+        reason = f"not computed for {size} characteristic polynomial (--full computes it under --budget)"
+        for key in _parts(rec, spell):
+            rep[key] = None
+            rep["summarised"][key] = reason
+        return rep
     needs = {"vieta": "roots", "root_structure": "discriminant"}  # same exact work underneath
-    for key, thunk in _parts(rec).items():
+    for key, thunk in _parts(rec, spell).items():
         if needs.get(key) in rep["budget_exceeded"]:
             rep[key], rep["budget_exceeded"][key] = None, rep["budget_exceeded"][needs[key]]
             continue
@@ -92,66 +173,6 @@ def derive_report(rec) -> dict:
             rep[key] = None
             rep["budget_exceeded"][key] = str(exc)
     return rep
-
-
-def _print_report(rep: dict) -> None:
-    out = sys.stdout.write
-    out(f"{rep['family']}: {rep['description']}\n")
-    if rep["source"]:
-        out(f"source: {rep['source']}\n")
-    out(f"recurrence: {rep['recurrence']}\n")
-    for name, info in rep["params"].items():
-        out(
-            f"  {name} in {info['domain']}"
-            + (f"  ({info['description']})" if info["description"] else "")
-            + "\n"
-        )
-    out(f"\ncharacteristic polynomial: {rep['charpoly']}\n")
-    skipped = rep.get("budget_exceeded", {})
-
-    def missing(key: str, title: str) -> bool:
-        if rep.get(key) is None:
-            out(f"{title}: not computed ({skipped.get(key, 'skipped')})\n")
-            return True
-        return False
-
-    if not missing("roots", "roots"):
-        out("roots:\n")
-        for rt in rep["roots"]:
-            out(f"  r = {rt['root']}  (multiplicity {rt['multiplicity']})\n")
-    if not missing("vieta", "Vieta relations"):
-        out("Vieta relations (e_k of the roots = coefficient):\n")
-        for v in rep["vieta"]:
-            out(f"  e_{v['k']} = {v['coefficient']}  [{'holds' if v['holds'] else 'FAILS'}, {v['method']}]\n")
-    if not missing("discriminant", "discriminant"):
-        out(f"discriminant: {rep['discriminant']}\n")
-    if not missing("root_structure", "root structure"):
-        for case in rep["root_structure"]:
-            out(f"  {case['condition']}: {case['roots']}\n")
-    out("\nstate-space realisations s' = A s:\n")
-    for name, A in rep["statespace"].items():
-        check = rep["transforms"].get(name)
-        tag = (
-            ""
-            if check is None
-            else ("  (similar to companion: verified)" if check["verified"] else "  (NOT similar)")
-        )
-        out(f"  {name} [{', '.join(rep['states'][name])}]{tag}\n")
-        for row in A:
-            out(f"    [{', '.join(row)}]\n")
-    st = rep["stability"]
-    if st is None:
-        out("\n")
-        missing("stability", "stability")
-        return
-    assumptions = f"; {', '.join(st['assumptions'])}" if st.get("assumptions") else ""
-    out(f"\nstability (all roots strictly inside the unit circle{assumptions}):\n")
-    if st.get("never"):
-        out(f"  never: {st.get('reason', '')}\n")
-    for cond in st["conditions"]:
-        out(f"  {cond}\n")
-    for cond in st.get("implied_by_domain", []):
-        out(f"  ({cond}: implied by the parameter domains)\n")
 
 
 def _list_families() -> None:
@@ -164,17 +185,21 @@ def _list_families() -> None:
 
 
 def run(args) -> int:
+    from ..symbolic.compact import Speller
+    from .derive_text import print_report
+
     if args.list:
         _list_families()
         return 0
     if not args.family:
         raise ParameterError("derive needs a FAMILY (see depthdyn derive --list)")
     rec = build_from_cli(args.family, args.param, args.rho, args.sigma)
-    rep = derive_report(rec)  # under the budget main() sets
+    spell = Speller(full=args.full or args.json)  # JSON stays exact; text shortens long numbers
+    rep = derive_report(rec, full=args.full, spell=spell)  # under the budget main() sets
     if args.json:
         emit_json(rep)
     else:
-        _print_report(rep)
+        print_report(rep, full=args.full, shortened=spell.shortened)
     if rep["budget_exceeded"]:  # the rest is printed; one line names what is missing
         sys.stdout.flush()
         first = next(iter(rep["budget_exceeded"].values()))
@@ -182,5 +207,3 @@ def run(args) -> int:
         sys.stderr.write(f"depthdyn: error: {first}" + (f" (and {more} more part(s))" if more else "") + "\n")
         return 2
     return 0
-
-
