@@ -63,6 +63,7 @@ class Working:
         if tqdm is not None:
             bar = tqdm(desc=f"depthdyn {self.label}", bar_format="{desc}: {elapsed} elapsed",
                        file=sys.stderr, leave=False)
+            bar.start_t -= time.monotonic() - start  # count from the start of the work, not of the bar
             try:
                 while not self._stop.wait(TICK):
                     bar.refresh()
