@@ -70,22 +70,59 @@ __all__ = [
 #: public name -> module that defines it; imported on first use (PEP 562), so that
 #: ``import depthdyn`` (and the command line's start-up) loads only what is asked for
 _LAZY = {
-    **dict.fromkeys(('Claim', 'ClaimResult', 'run_claims'), ".claims"),
-    **dict.fromkeys(('ComparisonTable', 'compare', 'plot_comparison'), ".compare"),
-    **dict.fromkeys(('FAMILIES', 'MAX_ORDER', 'MAX_STREAMS', 'Family', 'build', 'dense', 'entangled', 'from_coefficients', 'general', 'get_family', 'highway', 'hyper_connection', 'momentum', 'oscillator', 'residual', 'rezero', 'smooth', 'weighted'), ".families"),
-    **dict.fromkeys(('antisymmetric', 'branch_scaled', 'deepnet', 'hamiltonian', 'hc_static', 'kromhc', 'leapfrog', 'lm_resnet', 'mhc', 'mhc_lite', 'momentum_sander', 'revnet', 'rk2', 'rk4', 'runge_kutta'), ".literature"),
-    **dict.fromkeys(('adams_bashforth', 'adams_moulton', 'bdf', 'from_lmm', 'milne_simpson', 'nystrom', 'order_and_error_constant'), ".multistep"),
-    **dict.fromkeys(('CheckReport', 'SimulationOverflowError', 'Spectrum', 'StabilityRegion', 'Trajectory', 'batch_coefficients', 'spectral_radius', 'spectrum', 'stability_mask', 'stability_region', 'sweep'), ".numeric"),
-    **dict.fromkeys(('check',), ".numeric.check"),
-    **dict.fromkeys(('simulate',), ".numeric.simulate"),
-    **dict.fromkeys(('COMPLEXES', 'REALS', 'Param', 'Realisation', 'Recurrence', 'r', 'to_exact'), ".recurrence"),
-    **dict.fromkeys(('Interval', 'IntervalUnion', 'solve_for'), ".symbolic.intervals"),
-    **dict.fromkeys(('StabilityNumbers', 'stability_numbers'), ".symbolic.numbers"),
-    **dict.fromkeys(('Roots', 'Vieta', 'char_poly', 'charpoly', 'discriminant', 'root_structure', 'roots', 'vieta'), ".symbolic.polynomial"),
-    **dict.fromkeys(('ClosedForm', 'DepthLimit', 'Modes', 'closed_form', 'depth_limit', 'l', 'modes'), ".symbolic.solve"),
-    **dict.fromkeys(('RootCondition', 'StabilityConditions', 'root_condition', 'stability_conditions'), ".symbolic.stability"),
-    **dict.fromkeys(('Similarity', 'realisation', 'realisations', 'signed_pascal', 'similarity'), ".symbolic.statespace"),
-    **dict.fromkeys(("plot_stability_region", "plot_root_locus", "plot_trajectories", "plot_spectrum"), ".plot"),
+    **dict.fromkeys((
+        "Claim", "ClaimResult", "run_claims"
+    ), ".claims"),
+    **dict.fromkeys((
+        "ComparisonTable", "compare", "plot_comparison"
+    ), ".compare"),
+    **dict.fromkeys((
+        "FAMILIES", "MAX_ORDER", "MAX_STREAMS", "Family", "build", "dense", "entangled",
+        "from_coefficients", "general", "get_family", "highway", "hyper_connection", "momentum",
+        "oscillator", "residual", "rezero", "smooth", "weighted"
+    ), ".families"),
+    **dict.fromkeys((
+        "antisymmetric", "branch_scaled", "deepnet", "hamiltonian", "hc_static", "kromhc", "leapfrog",
+        "lm_resnet", "mhc", "mhc_lite", "momentum_sander", "revnet", "rk2", "rk4", "runge_kutta"
+    ), ".literature"),
+    **dict.fromkeys((
+        "adams_bashforth", "adams_moulton", "bdf", "from_lmm", "milne_simpson", "nystrom",
+        "order_and_error_constant"
+    ), ".multistep"),
+    **dict.fromkeys((
+        "CheckReport", "SimulationOverflowError", "Spectrum", "StabilityRegion", "Trajectory",
+        "batch_coefficients", "spectral_radius", "spectrum", "stability_mask", "stability_region", "sweep"
+    ), ".numeric"),
+    **dict.fromkeys((
+        "check",
+    ), ".numeric.check"),
+    **dict.fromkeys((
+        "simulate",
+    ), ".numeric.simulate"),
+    **dict.fromkeys((
+        "COMPLEXES", "REALS", "Param", "Realisation", "Recurrence", "r", "to_exact"
+    ), ".recurrence"),
+    **dict.fromkeys((
+        "Interval", "IntervalUnion", "solve_for"
+    ), ".symbolic.intervals"),
+    **dict.fromkeys((
+        "StabilityNumbers", "stability_numbers"
+    ), ".symbolic.numbers"),
+    **dict.fromkeys((
+        "Roots", "Vieta", "char_poly", "charpoly", "discriminant", "root_structure", "roots", "vieta"
+    ), ".symbolic.polynomial"),
+    **dict.fromkeys((
+        "ClosedForm", "DepthLimit", "Modes", "closed_form", "depth_limit", "l", "modes"
+    ), ".symbolic.solve"),
+    **dict.fromkeys((
+        "RootCondition", "StabilityConditions", "root_condition", "stability_conditions"
+    ), ".symbolic.stability"),
+    **dict.fromkeys((
+        "Similarity", "realisation", "realisations", "signed_pascal", "similarity"
+    ), ".symbolic.statespace"),
+    **dict.fromkeys((
+        "plot_stability_region", "plot_root_locus", "plot_trajectories", "plot_spectrum"
+    ), ".plot"),
 }
 
 

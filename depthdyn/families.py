@@ -709,7 +709,8 @@ def get_family(name: str) -> Family:
     except KeyError:
         close = difflib.get_close_matches(str(name), list(FAMILIES), n=1)
         hint = f"did you mean {close[0]!r}? " if close else ""
-        raise UnknownFamilyError(f"unknown family {name!r}; {hint}choose one of {', '.join(FAMILIES)}") from None
+        raise UnknownFamilyError(
+            f"unknown family {name!r}; {hint}choose one of {', '.join(FAMILIES)}") from None
 
 
 def build(name: str, **kwargs) -> Recurrence:

@@ -41,7 +41,8 @@ def _one_line(capsys, code, expected=2):
 
 def _imported(code: str) -> list[str]:
     probe = f"\nimport json, sys; print(json.dumps([m for m in {HEAVY!r} if m in sys.modules]))"
-    out = subprocess.run([sys.executable, "-c", code + probe], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    out = subprocess.run([sys.executable, "-c", code + probe], capture_output=True, text=True, cwd=ROOT,
+                         timeout=120)
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -129,8 +130,9 @@ def test_every_verb_refuses_a_bad_budget_in_one_line(verb, text, capsys):
 def test_every_verb_runs_under_its_budget(verb, monkeypatch):
     seen = {}
     monkeypatch.setitem(cli._COMMANDS, verb, lambda args: seen.setdefault("budget", budget_seconds()) and 0)
-    argv = {"derive": ["derive", "momentum"], "check": ["check", "momentum"], "stability": ["stability", "bdf"],
-            "solve": ["solve", "residual"], "region": ["region", "momentum", "--x", "a:0:1:2", "--y", "b:0:1:2"],
+    argv = {"derive": ["derive", "momentum"], "check": ["check", "momentum"],
+            "stability": ["stability", "bdf"], "solve": ["solve", "residual"],
+            "region": ["region", "momentum", "--x", "a:0:1:2", "--y", "b:0:1:2"],
             "compare": ["compare", "residual"], "train": ["train", "--list"]}.get(verb, [verb])
     assert main([*argv, "--budget", "7.5"]) == 0
     assert seen["budget"] == 7.5

@@ -40,5 +40,7 @@ def run(args) -> int:
         emit_json({**table.to_json(), "figure": args.out})
     else:
         text = {"text": str, "markdown": type(table).to_markdown, "latex": type(table).to_latex}[args.format]
-        sys.stdout.write(text(table).rstrip() + "\n" + (f"figure written to {args.out}\n" if args.out else ""))
+        sys.stdout.write(text(table).rstrip() + "\n")
+        if args.out:
+            sys.stdout.write(f"figure written to {args.out}\n")
     return 0

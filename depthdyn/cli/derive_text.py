@@ -74,7 +74,8 @@ def print_report(rep: dict, full: bool = False, shortened: bool = False) -> None
 
     def missing(key: str, title: str) -> bool:
         if rep.get(key) is None:
-            out(f"{title}: not computed ({over[key]})" if key in over else f"{title}: {summarised.get(key, 'skipped')}")
+            reason = f"not computed ({over[key]})" if key in over else summarised.get(key, "skipped")
+            out(f"{title}: {reason}")
             return True
         return False
 

@@ -60,7 +60,7 @@ def run(args) -> int:
     terms = [(first + k, cf.at(first + k)) for k in range(args.terms)]
     report = {
         "family": rec.name,
-        "recurrence": rec.equation() + ("" if not args.forcing else f"  with F(l) = {args.forcing} on the right"),
+        "recurrence": rec.equation() + (f"  with F(l) = {args.forcing} on the right" if args.forcing else ""),
         "forcing": args.forcing,
         "closed_form": _spell(cf.expr),
         "valid_from": first,

@@ -44,7 +44,8 @@ from ..recurrence import r
 from .records import Record
 from .structure import _rank_one
 
-__all__ = ["StructuredCharpoly", "Piece", "structured_charpoly", "term_bound", "shorten_numbers", "shorten", "Speller", "summary",
+__all__ = ["StructuredCharpoly", "Piece", "structured_charpoly", "term_bound", "shorten_numbers", "shorten",
+           "Speller", "summary",
            "EXPAND_TERMS", "DIGITS"]
 
 #: Pieces whose term bound exceeds this are left unexpanded (a definition and a size).
@@ -313,9 +314,11 @@ def structured_charpoly(rec, *, limit: int = EXPAND_TERMS) -> StructuredCharpoly
     small = bound <= limit
     stochastic = _doubly_stochastic(G)
     if stochastic:
-        facts.append("H is doubly stochastic (H 1 = 1, 1^T H = 1^T): eigenvalue 1 on the all-ones vector")
+        facts.append("H (the matrix at lam = 0: H_res, Gamma) is doubly stochastic (H 1 = 1, 1^T H = 1^T): "
+                     "eigenvalue 1 on the all-ones vector")
     elif (gap := _near_stochastic(G)) is not None and gap < 1e-9:
-        facts.append(f"H is doubly stochastic only to within {gap:.1e} (its row and column sums; exact "
+        facts.append(f"H (the matrix at lam = 0) is doubly stochastic only to within {gap:.1e} (its row and "
+                     "column sums; exact "
                      "values read from float64): eigenvalue 1 on the all-ones vector up to that residual, "
                      "so no factor is split off exactly")
     if M1 == sp.eye(n):  # entangled: chi(r) = chi_G(r - lam)
@@ -328,8 +331,8 @@ def structured_charpoly(rec, *, limit: int = EXPAND_TERMS) -> StructuredCharpoly
                                   "shift chi_G(r - lam), chi_G factored exactly")
     if M1 == sp.zeros(n):  # no lam in the matrix: det(r I - G) itself
         if not small:
-            return StructuredCharpoly(sp.Function("chi_G")(r), (Piece("chi_G(r)", "det(r I - G)", None, bound),),
-                                      tuple(facts), None, "no lam part")
+            piece = Piece("chi_G(r)", "det(r I - G)", None, bound)
+            return StructuredCharpoly(sp.Function("chi_G")(r), (piece,), tuple(facts), None, "no lam part")
         factors = _factored(_charpoly_of(G))
         return StructuredCharpoly(_product(factors), (), tuple(facts), factors, "det(r I - G) factored")
     pair = _rank_one(M1)
@@ -341,7 +344,8 @@ def structured_charpoly(rec, *, limit: int = EXPAND_TERMS) -> StructuredCharpoly
         pieces = (Piece("chi_G(r)", "det(r I - G)", ring and _expr(ring.chi()), bound),
                   Piece("a(r)", "v^T adj(r I - G) u", ring and _expr(ring.adjugate_form()), bound))
         form = sp.Function("chi_G")(r) - lam * sp.Function("a")(r)
-        return StructuredCharpoly(form, pieces, tuple(facts), None, "matrix determinant lemma (rank-one in lam)")
+        return StructuredCharpoly(form, pieces, tuple(facts), None,
+                                  "matrix determinant lemma (rank-one in lam)")
     ones = sp.ones(n, 1)
     su, sv = sp.expand((ones.T * u)[0]), sp.expand((ones.T * v)[0])
     s = sp.factor(su * sv / n)
@@ -350,7 +354,8 @@ def structured_charpoly(rec, *, limit: int = EXPAND_TERMS) -> StructuredCharpoly
     facts.append(f"rank-one update lam u v^T (u v^T = H_post^T H_pre); along the all-ones vector "
                  f"s = (1^T u)(1^T v)/n = {sp.sstr(s)}")
     q = ring.chi().exquo(ring.poly([1, -1])) if ring else None
-    q_piece = Piece("q(r)", f"det(r I - H'), H' = H on the complement of the all-ones vector (degree {n - 1})",
+    q_piece = Piece("q(r)", f"det(r I - H'), H' = H on the complement of the all-ones vector "
+                    f"(degree {n - 1})",
                     q and _expr(q), bound)
     head = r - 1 - lam * s
     if decoupled:
@@ -361,12 +366,14 @@ def structured_charpoly(rec, *, limit: int = EXPAND_TERMS) -> StructuredCharpoly
                                       "doubly stochastic H, rank-one update along the all-ones vector")
         factors = ((sp.expand(head), 1),) + _q_factors(G, _expr(q), facts)
         return StructuredCharpoly(_product(factors), (), tuple(facts), factors,
-                                  "doubly stochastic H, rank-one update along the all-ones vector, q factored")
+                                  "doubly stochastic H, rank-one update along the all-ones vector, "
+                                  "q factored")
     w = None
     if ring is not None:  # n a - (1^T u)(1^T v) q = n (r - 1) w
         w = (ring.adjugate_form() * n - q * ring.const(su * sv)).exquo(ring.poly([1, -1]))
         w = sp.expand(_expr(w) / n)
-    facts.append("matrix determinant lemma: det(r I - H - lam u v^T) = det(r I - H) (1 - lam v^T (r I - H)^-1 u)")
+    facts.append("matrix determinant lemma: det(r I - H - lam u v^T) = "
+                 "det(r I - H) (1 - lam v^T (r I - H)^-1 u)")
     w_piece = Piece("w(r)", f"v_perp^T adj(r I - H') u_perp, the parts of u, v off the all-ones vector "
                     f"(degree {n - 2})", w, bound)
     form = head * sp.Function("q")(r) - lam * (r - 1) * sp.Function("w")(r)
