@@ -5,7 +5,7 @@ characteristic polynomial of thousands of terms, and its roots and discriminant 
 larger. By default ``derive`` therefore reports the structured form of the characteristic
 polynomial (:mod:`depthdyn.symbolic.compact`), computes the expanded polynomial only when
 it is small, and the roots, Vieta relations, discriminant and stability conditions only
-when that polynomial is short; what it leaves out is listed with the reason under
+when that polynomial is short or split into linear and quadratic factors; what it leaves out is listed with the reason under
 ``"summarised"``. ``--full`` computes and prints everything (each part under the budget).
 """
 
@@ -22,7 +22,7 @@ __all__ = ["derive_report", "add_arguments", "run", "CHARPOLY_TERMS", "HEAVY_CHA
 #: its term bound (:func:`~depthdyn.symbolic.compact.term_bound`) is at most this.
 CHARPOLY_TERMS = 1000
 #: Roots, Vieta, discriminant and stability are computed by default only for a characteristic
-#: polynomial of at most this many characters.
+#: polynomial of at most this many characters, or one split into factors of degree at most 2.
 HEAVY_CHARS = 1000
 
 
@@ -124,6 +124,7 @@ def derive_report(rec, full: bool = False, spell=None) -> dict:
     """
     import sympy as sp
 
+    from ..recurrence import r
     from ..symbolic.compact import structured_charpoly, term_bound
 
     rep = {
@@ -155,7 +156,8 @@ def derive_report(rec, full: bool = False, spell=None) -> dict:
                 f"not expanded: degree {rec.dim} in r, up to {bound:,} terms; the structured form is exact "
                 "(--full expands it)")
     _realisations(rec, rep, spell)
-    if not full and (rep["charpoly"] is None or len(rep["charpoly"]) > HEAVY_CHARS):
+    split = st is not None and st.factors is not None and all(sp.degree(f, r) <= 2 for f, _ in st.factors)
+    if not full and not split and (rep["charpoly"] is None or len(rep["charpoly"]) > HEAVY_CHARS):
         size = "an unexpanded" if rep["charpoly"] is None else f"a {len(rep['charpoly']):,}-character"
         reason = f"not computed for {size} characteristic polynomial (--full computes it under --budget)"
         for key in _parts(rec, spell):
