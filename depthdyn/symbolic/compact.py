@@ -164,7 +164,10 @@ def _near_stochastic(G) -> float | None:
     if G.free_symbols:
         return None
     ones = sp.ones(G.rows, 1)
-    return max(abs(float(e - 1)) for e in list(G * ones) + list(ones.T * G))
+    try:  # complex or huge entries: no near-stochastic matrix
+        return max(abs(complex(sp.N(e - 1))) for e in list(G * ones) + list(ones.T * G))
+    except (TypeError, ValueError, OverflowError):
+        return None
 
 
 class _Ring:
