@@ -91,6 +91,8 @@ def _structure_json(st, spell) -> dict | None:
 
 
 def _realisations(rec, rep: dict, spell) -> None:
+    import sympy as sp
+
     from ..symbolic.statespace import realisations, similarity
 
     reals = realisations(rec)
@@ -99,7 +101,8 @@ def _realisations(rec, rep: dict, spell) -> None:
         if name == "companion":
             continue
         if real.A == reals["companion"].A and len(real.states) == len(reals["companion"].states):
-            transforms[name] = {"T": "identity", "T_inv": "identity", "verified": True}  # the same matrix
+            eye = _matrix_strings(sp.eye(real.A.rows), spell)  # the same matrix: T = I verifies at once
+            transforms[name] = {"T": eye, "T_inv": eye, "verified": True, "same_matrix": True}
             continue
         try:
             sim = similarity(rec, "companion", name)

@@ -103,7 +103,7 @@ def print_report(rep: dict, full: bool = False, shortened: bool = False) -> None
         check = rep["transforms"].get(name)
         tag = "" if check is None else (
             "  (similar to companion: verified)" if check["verified"] else "  (NOT similar)")
-        if check is not None and check.get("T") == "identity":
+        if check is not None and check.get("same_matrix"):
             out(f"  {name} [{', '.join(rep['states'][name])}]  (the same matrix as companion)")
             continue
         out(f"  {name} [{', '.join(rep['states'][name])}]{tag}")
