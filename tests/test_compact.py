@@ -192,3 +192,13 @@ def test_derive_entangled_prints_its_factors(capsys):
     assert "(gamma - lam + r - 1)**3" in out
     assert "root r = lam + 1\n" in out and "root r = -gamma + lam + 1  (multiplicity 3)" in out
     assert "discriminant: 0 (a repeated factor" in out
+
+
+def test_full_derive_at_n8_is_cut_by_the_budget(capsys):
+    """--full expands everything; at n = 8 the expansion is interrupted by the budget, the rest
+    is printed and one line names the part (it printed nothing for minutes before)."""
+    code = main(["derive", "hyper_connection", "-p", "n=8", "--full", "--budget", "2"])
+    out, err = capsys.readouterr()
+    assert code == 2
+    assert "characteristic polynomial: not computed" in out and "structured form" in out
+    assert err.count("\n") == 1 and "characteristic polynomial" in err and "--budget" in err

@@ -26,6 +26,9 @@ CHARPOLY_TERMS = 1000
 HEAVY_CHARS = 1000
 
 
+_PART_NAMES = {"charpoly": "characteristic polynomial", "structure": "structured characteristic polynomial"}
+
+
 def add_arguments(cmd) -> None:
     add_family_arguments(cmd, family_required=False)
     cmd.add_argument("--list", action="store_true", help="list the families and exit")
@@ -127,6 +130,7 @@ def derive_report(rec, full: bool = False, spell=None) -> dict:
     """
     import sympy as sp
 
+    from ..budget import part
     from ..recurrence import r
     from ..symbolic.compact import structured_charpoly, term_bound
 
@@ -145,20 +149,30 @@ def derive_report(rec, full: bool = False, spell=None) -> dict:
         "summarised": {},
     }
     spell = spell or sp.sstr
-    st = structured_charpoly(rec)
+
+    def attempt(key: str, work):
+        """``work()`` as a part under the budget; past it, ``None`` and the reason recorded."""
+        try:
+            with part(_PART_NAMES.get(key, key)):
+                return work()
+        except BudgetExceededError as exc:
+            rep["budget_exceeded"][key] = str(exc)
+            return None
+
+    st = attempt("structure", lambda: structured_charpoly(rec))
     rep["structure"] = _structure_json(st, spell)
-    if st is None or full or st.factors is not None:
-        rep["charpoly"] = spell(rec.charpoly())
+    bound = term_bound(-rec.coeffs[1]) if st is not None and not full and st.factors is None else 0
+    if bound > CHARPOLY_TERMS:
+        rep["summarised"]["charpoly"] = (
+            f"not expanded: degree {rec.dim} in r, up to {bound:,} terms; the structured form is exact "
+            "(--full expands it)")
     else:
-        matrix = -rec.coeffs[1]
-        bound = term_bound(matrix)
-        if bound <= CHARPOLY_TERMS:
-            rep["charpoly"] = spell(rec.charpoly())
-        else:
-            rep["summarised"]["charpoly"] = (
-                f"not expanded: degree {rec.dim} in r, up to {bound:,} terms; the structured form is exact "
-                "(--full expands it)")
+        rep["charpoly"] = attempt("charpoly", lambda: spell(rec.charpoly()))
     _realisations(rec, rep, spell)
+    if "charpoly" in rep["budget_exceeded"]:  # every other part starts from the expanded polynomial
+        for key in _parts(rec, spell):
+            rep[key], rep["budget_exceeded"][key] = None, rep["budget_exceeded"]["charpoly"]
+        return rep
     split = st is not None and st.factors is not None and all(sp.degree(f, r) <= 2 for f, _ in st.factors)
     if not full and not split and (rep["charpoly"] is None or len(rep["charpoly"]) > HEAVY_CHARS):
         size = "an unexpanded" if rep["charpoly"] is None else f"a {len(rep['charpoly']):,}-character"

@@ -84,6 +84,8 @@ def print_report(rep: dict, full: bool = False, shortened: bool = False) -> None
         out(f"characteristic polynomial: {out.text(rep['charpoly'], 'characteristic polynomial')}")
     if rep.get("structure"):
         _structure(out, rep["structure"])
+    elif "structure" in over:
+        missing("structure", "structured form")
     if not missing("roots", "roots"):
         out("roots:")
         for rt in rep["roots"]:
