@@ -83,7 +83,7 @@ def _structure_json(st, spell) -> dict | None:
     }
     if st.factors is not None:
         out["factors"] = [{"factor": spell(f), "multiplicity": m,
-                           "root": spell(sp.solve(f, r)[0]) if sp.degree(f, r) == 1 else None}
+                           "root": spell(sp.expand(r - f)) if sp.degree(f, r) == 1 else None}  # f monic
                           for f, m in st.factors]
         if any(m > 1 for _, m in st.factors):
             out["discriminant"] = "0 (a repeated factor: repeated roots for every parameter value)"
