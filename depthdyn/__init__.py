@@ -8,10 +8,11 @@ symbolic analyses take it and return small printable records.
 m
 """
 
+import sys as _sys
+import types as _types
+
 from . import errors
 from .budget import budget, budget_seconds
-from .claims import Claim, ClaimResult, run_claims
-from .compare import ComparisonTable, compare, plot_comparison
 from .errors import (
     ArrayTooLargeError,
     BudgetExceededError,
@@ -28,102 +29,6 @@ from .errors import (
     UnknownFamilyError,
     UnknownParameterError,
 )
-from .families import (
-    FAMILIES,
-    MAX_ORDER,
-    MAX_STREAMS,
-    Family,
-    build,
-    dense,
-    entangled,
-    from_coefficients,
-    general,
-    get_family,
-    highway,
-    hyper_connection,
-    momentum,
-    oscillator,
-    residual,
-    rezero,
-    smooth,
-    weighted,
-)
-from .families.literature import (
-    antisymmetric,
-    branch_scaled,
-    deepnet,
-    hamiltonian,
-    hc_static,
-    kromhc,
-    leapfrog,
-    lm_resnet,
-    mhc,
-    mhc_lite,
-    momentum_sander,
-    revnet,
-    rk2,
-    rk4,
-    runge_kutta,
-)
-from .families.multistep import (
-    adams_bashforth,
-    adams_moulton,
-    bdf,
-    from_lmm,
-    milne_simpson,
-    nystrom,
-    order_and_error_constant,
-)
-from .numeric import (
-    CheckReport,
-    SimulationOverflowError,
-    Spectrum,
-    StabilityRegion,
-    Trajectory,
-    batch_coefficients,
-    spectral_radius,
-    spectrum,
-    stability_mask,
-    stability_region,
-    sweep,
-)
-from .numeric.check import check
-from .numeric.simulate import simulate
-from .products import (
-    CompositeGains,
-    EndToEnd,
-    LyapunovSpectrum,
-    Periodic,
-    ProductOverflowError,
-    SingularProductError,
-    composite_gains,
-    end_to_end_singular_values,
-    growth_rate,
-    hc_vs_mhc,
-    lyapunov,
-    periodic,
-    product_singular_values,
-    random_layers,
-    stability_switches,
-    state_matrices,
-)
-from .recurrence import COMPLEXES, REALS, Param, Realisation, Recurrence, r, to_exact
-from .rules import from_rule
-from .symbolic.intervals import Interval, IntervalUnion, solve_for
-from .symbolic.numbers import StabilityNumbers, stability_numbers
-from .symbolic.polynomial import (
-    Roots,
-    Vieta,
-    char_poly,
-    charpoly,
-    discriminant,
-    root_structure,
-    roots,
-    vieta,
-)
-from .symbolic.solve import ClosedForm, DepthLimit, Modes, closed_form, depth_limit, l, modes
-from .symbolic.stability import RootCondition, StabilityConditions, root_condition, stability_conditions
-from .symbolic.statespace import Similarity, realisation, realisations, signed_pascal, similarity
 from .version import __version__  # noqa: F401 - the package version, depthdyn.__version__
 
 __all__ = [
@@ -167,18 +72,99 @@ __all__ = [
     "budget", "budget_seconds",
 ]
 
-_PLOTS = ("plot_stability_region", "plot_root_locus", "plot_trajectories", "plot_spectrum")
+#: public name -> module that defines it; imported on first use (PEP 562), so that
+#: ``import depthdyn`` (and the command line's start-up) loads only what is asked for
+_LAZY = {
+    **dict.fromkeys((
+        "Claim", "ClaimResult", "run_claims"
+    ), ".claims"),
+    **dict.fromkeys((
+        "ComparisonTable", "compare", "plot_comparison"
+    ), ".compare"),
+    **dict.fromkeys((
+        "FAMILIES", "MAX_ORDER", "MAX_STREAMS", "Family", "build", "dense", "entangled",
+        "from_coefficients", "general", "get_family", "highway", "hyper_connection", "momentum",
+        "oscillator", "residual", "rezero", "smooth", "weighted"
+    ), ".families"),
+    **dict.fromkeys((
+        "antisymmetric", "branch_scaled", "deepnet", "hamiltonian", "hc_static", "kromhc", "leapfrog",
+        "lm_resnet", "mhc", "mhc_lite", "momentum_sander", "revnet", "rk2", "rk4", "runge_kutta"
+    ), ".families.literature"),
+    **dict.fromkeys((
+        "adams_bashforth", "adams_moulton", "bdf", "from_lmm", "milne_simpson", "nystrom",
+        "order_and_error_constant"
+    ), ".families.multistep"),
+    **dict.fromkeys((
+        "CheckReport", "SimulationOverflowError", "Spectrum", "StabilityRegion", "Trajectory",
+        "batch_coefficients", "spectral_radius", "spectrum", "stability_mask", "stability_region", "sweep"
+    ), ".numeric"),
+    **dict.fromkeys((
+        "check",
+    ), ".numeric.check"),
+    **dict.fromkeys((
+        "simulate",
+    ), ".numeric.simulate"),
+    **dict.fromkeys((
+        "COMPLEXES", "REALS", "Param", "Realisation", "Recurrence", "r", "to_exact"
+    ), ".recurrence"),
+    **dict.fromkeys((
+        "Interval", "IntervalUnion", "solve_for"
+    ), ".symbolic.intervals"),
+    **dict.fromkeys((
+        "StabilityNumbers", "stability_numbers"
+    ), ".symbolic.numbers"),
+    **dict.fromkeys((
+        "Roots", "Vieta", "char_poly", "charpoly", "discriminant", "root_structure", "roots", "vieta"
+    ), ".symbolic.polynomial"),
+    **dict.fromkeys((
+        "ClosedForm", "DepthLimit", "Modes", "closed_form", "depth_limit", "l", "modes"
+    ), ".symbolic.solve"),
+    **dict.fromkeys((
+        "RootCondition", "StabilityConditions", "root_condition", "stability_conditions"
+    ), ".symbolic.stability"),
+    **dict.fromkeys((
+        "Similarity", "realisation", "realisations", "signed_pascal", "similarity"
+    ), ".symbolic.statespace"),
+    **dict.fromkeys((
+        "plot_stability_region", "plot_root_locus", "plot_trajectories", "plot_spectrum"
+    ), ".plot"),
+    **dict.fromkeys((
+        "CompositeGains", "EndToEnd", "LyapunovSpectrum", "Periodic", "ProductOverflowError",
+        "SingularProductError", "composite_gains", "end_to_end_singular_values", "growth_rate", "hc_vs_mhc",
+        "lyapunov", "periodic", "product_singular_values", "random_layers", "stability_switches",
+        "state_matrices"
+    ), ".products"),
+    **dict.fromkeys((
+        "plot_exponents", "plot_composite_gains"
+    ), ".products.plot"),
+    **dict.fromkeys((
+        "from_rule",
+    ), ".rules"),
+}
 
 
 def __getattr__(name: str):
-    # plotting lives in depthdyn.plot; importing it here lazily keeps `import depthdyn`
-    # free of matplotlib
-    if name in _PLOTS:
-        from . import plot
+    if name in _LAZY:
+        import importlib
 
-        return getattr(plot, name)
-    if name in ("plot_exponents", "plot_composite_gains"):
-        from .products import plot as product_plots
-
-        return getattr(product_plots, name)
+        value = getattr(importlib.import_module(_LAZY[name], __name__), name)
+        globals()[name] = value  # later look-ups are plain attribute reads
+        return value
     raise AttributeError(f"module 'depthdyn' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
+class _Package(_types.ModuleType):
+    """Keeps ``depthdyn.compare`` the function when the submodule of that name is imported
+    (the import system sets the submodule as an attribute of its package)."""
+
+    def __setattr__(self, name, value):
+        if isinstance(value, _types.ModuleType) and _LAZY.get(name) == f".{name}":
+            value = getattr(value, name)
+        super().__setattr__(name, value)
+
+
+_sys.modules[__name__].__class__ = _Package

@@ -45,7 +45,7 @@ ROOT = "depthdyn"
 MAX_LINES = 600
 #: Modules allowed over MAX_LINES for now: both are being restructured (the command line into
 #: a package with lazy imports, the report's formatting); empty this once they are.
-OVERSIZE_ALLOWED = {"depthdyn/cli.py", "depthdyn/report.py"}
+OVERSIZE_ALLOWED = {"depthdyn/report.py"}
 
 
 # ------------------------------------------------------------------ the checker
@@ -151,7 +151,7 @@ def test_the_graph_is_read():
     assert "depthdyn.recurrence" in GRAPH["depthdyn.families.sources"]
     assert "depthdyn.families.registry" in GRAPH["depthdyn.compare"]
     assert "depthdyn.symbolic.forced" in GRAPH["depthdyn.symbolic.solve"]
-    assert "depthdyn.claims" in GRAPH["depthdyn.cli"]  # a function-level import counts
+    assert "depthdyn.claims" in GRAPH["depthdyn.cli.verify"]  # a function-level import counts
     assert len(GRAPH) > 60 and sum(map(len, GRAPH.values())) > 200
 
 

@@ -166,9 +166,9 @@ def _run(cmd: str) -> subprocess.CompletedProcess:
 
 
 def test_closed_pipe_ends_quietly():
-    # an output far beyond the pipe's buffer (about 1.6 MB), so the reader closes it while the
-    # writer still writes (a short output can be written whole before head exits: status 0)
-    proc = _run(f"{sys.executable} -m depthdyn derive hyper_connection -p n=3 | head -1")
+    # an output far beyond the pipe's buffer (about 1.6 MB with --full), so the reader closes it
+    # while the writer still writes (a short output can be written whole before head exits: status 0)
+    proc = _run(f"{sys.executable} -m depthdyn derive hyper_connection -p n=3 --full | head -1")
     assert proc.stdout.startswith("hyper_connection") and proc.stdout.count("\n") == 1
     assert proc.stderr == "" and proc.returncode == 141
 

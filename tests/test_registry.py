@@ -77,11 +77,13 @@ def test_specifications():
         resolve_spec("leapfrgo:h=1")
 
 
-def test_the_front_ends_share_the_registry():
+def test_the_front_ends_share_the_registry(monkeypatch):
     import importlib
 
     cli, compare = (importlib.import_module(f"depthdyn.{m}") for m in ("cli", "compare"))  # not the function
-    assert cli.build_from_cli is registry.build_from_assignments
+    # the command line builds through the registry (imported on first use, for a light --help)
+    monkeypatch.setattr(registry, "build_from_assignments", lambda *args: ("registry", args))
+    assert cli.build_from_cli("momentum", ["m=1/2"]) == ("registry", ("momentum", ["m=1/2"], None, None))
     assert compare.parse_spec is registry.parse_spec and compare.resolve_spec is registry.resolve_spec
     assert dd.get_family is registry.get_family and dd.FAMILIES is registry.FAMILIES
 

@@ -10,16 +10,14 @@ with no parameters left) the multipliers and the Lyapunov exponents per layer; w
 
 from __future__ import annotations
 
-import io
 import json
 import sys
 
 import numpy as np
 import sympy as sp
 
-from ..budget import DEFAULT_SECONDS, budget
 from ..errors import BudgetExceededError, ParameterError
-from .periodic import periodic
+from ..products.periodic import periodic
 
 __all__ = ["add_arguments", "run", "build_pattern"]
 
@@ -33,8 +31,6 @@ def add_arguments(parser) -> None:
     parser.add_argument("--y", metavar="NAME:LO:HI:N", help="y axis of the region figure")
     parser.add_argument("--out", metavar="FILE.png", help="write the region figure here (needs --x, --y)")
     parser.add_argument("--json", action="store_true", help="emit one JSON object")
-    parser.add_argument("--budget", type=float, metavar="SECONDS",
-                        help=f"time budget of each exact part (default {DEFAULT_SECONDS:g})")
 
 
 def _layer(spec: str):
@@ -97,8 +93,8 @@ def _numbers(pattern) -> dict:
 
 def run(args) -> int:
     """Run the ``product`` command; returns the exit status."""
-    from ..cli import _axis
     from ..symbolic.stability import stability_conditions
+    from .region import _axis
 
     pattern = build_pattern(args.layers)
     at = _point(args.at, pattern)
@@ -113,11 +109,10 @@ def run(args) -> int:
         "charpoly": sp.sstr(pattern.charpoly()),
     }
     exceeded = None
-    with budget(args.budget if args.budget is not None else DEFAULT_SECONDS):
-        try:
-            report["conditions"] = stability_conditions(pattern).to_json()
-        except BudgetExceededError as exc:
-            report["conditions"], exceeded = None, exc
+    try:  # under the budget main() sets
+        report["conditions"] = stability_conditions(pattern).to_json()
+    except BudgetExceededError as exc:
+        report["conditions"], exceeded = None, exc
     numeric = pattern.subs(at) if at else pattern
     if numeric.is_numeric():
         report["at"] = {k: sp.sstr(v) for k, v in at.items()}
@@ -144,16 +139,13 @@ def _region(pattern, x, y, at: dict, out) -> dict:
     if out:
         from matplotlib.figure import Figure
 
-        from ..cli import _figure_path
+        from ..output import save_figure
         from ..plot import plot_stability_region
-        from ..report import atomic_write
+        from .region import _figure_path
 
-        path = _figure_path(out)
         fig = Figure(figsize=(6.4, 4.8), layout="constrained")
         plot_stability_region(reg, ax=fig.add_subplot())
-        buf = io.BytesIO()
-        fig.savefig(buf, format="png", dpi=120)
-        atomic_write(path, buf.getvalue())
+        save_figure(fig, _figure_path(out), dpi=120)
     return {"x": x[0], "y": y[0], "stable_fraction": float(np.asarray(reg.strict).mean()), "figure": out}
 
 

@@ -10,8 +10,6 @@ from __future__ import annotations
 import argparse
 
 from ..errors import ParameterError
-from ..recurrence import Recurrence
-from .build import from_rule
 
 __all__ = ["add_arguments", "build"]
 
@@ -45,8 +43,10 @@ def _pairs(items, flag: str) -> dict[str, str]:
     return out
 
 
-def build(args: argparse.Namespace) -> Recurrence:
+def build(args: argparse.Namespace):
     """The recurrence of ``args.rule`` with its declarations and ``-p`` values."""
+    from ..rules.build import from_rule
+
     if args.family:
         raise ParameterError("give a FAMILY or --rule, not both")
     if args.rho is not None or args.sigma is not None:

@@ -1,0 +1,49 @@
+"""The ``depthdyn`` command line.
+
+``depthdyn derive FAMILY [-p NAME=VALUE ...] [--json] [--full]`` derives everything the
+symbolic layer knows about a family (long expressions summarised by their size unless
+``--full``); ``depthdyn derive --list`` names the families; ``depthdyn stability FAMILY``
+prints the stability intervals, A(alpha) angle, zero-stability and order;
+``depthdyn solve FAMILY --initial 1,0 [--forcing EXPR]`` the closed form, modes and first
+terms; ``depthdyn check FAMILY`` compares the exact results with the numeric engine at
+random points and exits 1 on disagreement; ``depthdyn verify [--source NAME] [--json]
+[--trained]`` checks the source documents' claims; ``depthdyn compare
+FAMILY[:NAME=VALUE,...] ... [--json] [--out FIG]`` puts families side by side;
+``depthdyn report [--out DIR] [--force]`` writes the full report (claims, figures, modes)
+into a directory. Every verb takes ``--budget SECONDS`` (per exact part; ``inf`` for none),
+``--quiet`` and ``--progress``.
+
+Exit status (:data:`EXIT_CODES`), the same for every subcommand: 0 success; 1 ``check``
+found a disagreement; 2 bad input, an exceeded budget, a diverged training run or a
+path that cannot be written (one line on stderr); 3 an internal error (one line; the global
+``--traceback`` flag shows the traceback); 130 interrupted (Ctrl-C); 141 the reader of
+the output went away (a closed pipe, as in ``depthdyn derive momentum | head -1``), quietly.
+No traceback is printed unless ``--traceback`` is given.
+
+The package holds one module per verb (``add_arguments(parser)`` and ``run(args)``, listed
+in :data:`~depthdyn.cli.app.VERBS`); :mod:`~depthdyn.cli.app` parses the arguments and
+maps errors to exit statuses.
+"""
+
+from __future__ import annotations
+
+from .app import _COMMANDS, EXIT_CODES, VERBS, main
+
+__all__ = ["main", "build_from_cli", "derive_report", "EXIT_CODES", "VERBS"]
+
+_LAZY = {"build_from_cli": "common", "derive_report": "derive"}
+
+
+def __getattr__(name: str):
+    # the verbs' helpers are imported on first use, so that `depthdyn --help` stays light
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -1,0 +1,110 @@
+"""``depthdyn region``: the stability region over two parameters, drawn and/or as JSON."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from ..errors import ParameterError
+from .common import add_family_arguments, build_from_cli, emit_json, require_values
+
+
+def add_arguments(cmd) -> None:
+    add_family_arguments(cmd)
+    cmd.add_argument("--x", required=True, metavar="NAME:LO:HI:N", help="x axis, e.g. re(lam):-5:1:400")
+    cmd.add_argument("--y", required=True, metavar="NAME:LO:HI:N", help="y axis, e.g. m:0:0.99:200")
+    cmd.add_argument("--out", metavar="FILE.png", help="write the figure here")
+
+
+def _bound(text: str, flag: str) -> float:
+    from ..parse import parse_expr
+
+    value = parse_expr(text)
+    try:
+        number = float(value)
+    except (TypeError, ValueError, OverflowError):
+        number = float("nan")
+    if not (value.is_number and value.is_extended_real is not False) or number != number \
+            or abs(number) == float("inf"):
+        raise ParameterError(f"{flag}: the bounds must be real numbers within the float range, got {text}")
+    return number
+
+
+def _axis(text: str, flag: str) -> tuple[str, float, float, int]:
+    from ..parse import parse_expr
+
+    parts = text.rsplit(":", 3)
+    if len(parts) != 4:
+        raise ParameterError(f"{flag} expects NAME:LO:HI:N, got {text!r}")
+    name, lo, hi, n = parts
+    lo_v, hi_v, n_v = _bound(lo, flag), _bound(hi, flag), parse_expr(n)
+    if not lo_v < hi_v:
+        raise ParameterError(f"{flag}: need real LO < HI, got {lo} and {hi}")
+    if not n_v.is_Integer or not 2 <= int(n_v) <= 4096:
+        raise ParameterError(f"{flag}: N must be an integer in 2..4096, got {n}")
+    return name.strip(), lo_v, hi_v, int(n_v)
+
+
+def _figure_path(text: str) -> Path:
+    """Check a ``--out FILE.png`` before any work is done."""
+    path = Path(text)
+    if len(os.fsencode(path.name)) > 255:
+        raise ParameterError(f"--out: the file name is longer than 255 bytes ({len(path.name)} characters)")
+    if text.endswith(("/", os.sep)) or path.is_dir() or path.suffix.lower() != ".png":
+        raise ParameterError(f"--out must name a .png file (e.g. region.png), got {text!r}")
+    parent = path.parent
+    if not parent.is_dir():
+        raise ParameterError(f"--out: the directory {str(parent)!r} does not exist")
+    if not os.access(parent, os.W_OK):
+        raise ParameterError(f"--out: the directory {str(parent)!r} is not writable")
+    return path
+
+
+def _axis_parameter(name: str) -> str:
+    """The parameter an axis names: ``lam`` for ``re(lam)``/``im(lam)``."""
+    for part in ("re(", "im("):
+        if name.startswith(part) and name.endswith(")"):
+            return name[len(part):-1].strip()
+    return name
+
+
+def run(args) -> int:
+    from ..numeric.region import stability_region
+
+    x, y = _axis(args.x, "--x"), _axis(args.y, "--y")
+    out = _figure_path(args.out) if args.out else None
+    rec = build_from_cli(args.family, args.param, args.rho, args.sigma)  # -p values are exact
+    axes = {_axis_parameter(x[0]), _axis_parameter(y[0])}
+    if axes <= set(rec.param_names):  # else stability_region names the unknown axis
+        require_values(rec, axes, "the region is drawn over --x and --y with every other parameter fixed")
+    reg = stability_region(rec, x, y, conditions=True)
+    if out is not None:
+        from matplotlib.figure import Figure
+
+        from ..output import save_figure
+        from ..plot import plot_stability_region
+
+        fig = Figure(figsize=(6.4, 4.8), layout="constrained")
+        plot_stability_region(reg, ax=fig.add_subplot())
+        save_figure(fig, out, dpi=120)
+    report = {
+        "family": rec.name,
+        "x": {"name": x[0], "lo": x[1], "hi": x[2], "n": x[3]},
+        "y": {"name": y[0], "lo": y[1], "hi": y[2], "n": y[3]},
+        "fixed": list(args.param),
+        "stable_fraction": float(reg.strict.mean()),
+        "marginal_fraction": float(reg.marginal.mean()),
+        "method": reg.method,
+        "conditions": reg.conditions.to_json() if reg.conditions is not None else None,
+        "figure": args.out,
+    }
+    if args.json:
+        emit_json(report)
+    else:
+        sys.stdout.write(f"{rec.name}: stable fraction {report['stable_fraction']:.4f} of the grid\n")
+        for cond in (report["conditions"] or {}).get("conditions", []):
+            sys.stdout.write(f"  {cond}\n")
+        if args.out:
+            sys.stdout.write(f"figure written to {args.out}\n")
+    return 0
