@@ -177,6 +177,10 @@ def _disagreements(exact: dict, grid: dict, step: float) -> list[str]:
                 break
     if exact["zero_stable"] != grid["zero_stable"]:
         bad.append(f"zero_stable: exact {exact['zero_stable']}, grid {grid['zero_stable']}")
+    a, b = exact.get("a_alpha_degrees"), grid.get("a_alpha_degrees")
+    # the grid takes 0.25 degree steps and calls a ray on the circle (|R(it)| = 1) unstable
+    if (a is None) != (b is None) or (a is not None and abs(a - b) > 0.5):
+        bad.append(f"a_alpha_degrees: exact {a}, grid {b}")
     return bad
 
 
@@ -201,7 +205,11 @@ def stability_facts(rec: Recurrence) -> dict:
         exact = {"method": "exact (stability_numbers), grid-checked",
                  "real_interval": _exact_interval(real), "imag_interval": _exact_interval(imag),
                  "a_alpha_degrees": sn.a_alpha_degrees, "zero_stable": sn.zero_stable,
-                 "accuracy_order": sn.order}
+                 "accuracy_order": sn.order, "a_stable": sn.a_stable, "l_stable": sn.l_stable,
+                 "a_alpha_exact": None if sn.a_alpha_exact is None else sp.sstr(sn.a_alpha_exact)}
+        for key, whole in (("real", sn.real_set), ("imag", sn.imag_set)):
+            if getattr(sn, f"{key}_interval").component.startswith("nearest"):  # no piece at 0: show them all
+                exact[f"{key}_pieces"] = [_exact_interval(iv) for iv in whole.intervals]
     else:
         try:
             real, imag = (u.component(0) for u in axis_intervals(rec))
@@ -242,21 +250,47 @@ def axis_intervals(rec: Recurrence):
     return real, imag
 
 
-def _depth_limit(rec: Recurrence) -> str:
-    """``x_L`` as ``L -> oo`` for the scaled form ``lam -> lam / L``, from ``x_0 = ... = x_{p-1} = 1`` (text)."""
+def _depth_limit(rec: Recurrence) -> tuple[str, sp.Expr | None]:
+    """``x_L`` as ``L -> oo`` for the scaled form ``lam -> lam / L``, from ``x_0 = ... = x_{p-1} = 1``.
+
+    ``(text, limit)``: the closed-form limit of :func:`~depthdyn.symbolic.solve.depth_limit`,
+    else the principal-root argument of :func:`~depthdyn.symbolic.scaled.principal_limit`
+    (BDF3: its cubic's closed-form roots defeat the limit); ``limit`` is None when neither
+    gives one.
+    """
+    from .symbolic.scaled import principal_limit
     from .symbolic.solve import depth_limit
 
     if not rec.is_scalar:
-        return "n/a (matrix family: take one eigenmode)"
+        return "n/a (matrix family: take one eigenmode)", None
     if "L" in rec.param_names:
-        return "n/a (the family already has a depth L)"
+        return "n/a (the family already has a depth L)", None
     lam = rec.lam_symbol
     scaled = replace(rec, coeffs=tuple(c.xreplace({lam: lam / _L.symbol}) for c in rec.coeffs),
                      params=rec.params + (_L,), native=(), name=rec.name + " (lam/L)")
     try:  # the layers before the first at rest: x_0 = ... = x_{p-1} = 1
-        return sp.sstr(depth_limit(scaled, [1] * rec.order).limit)
+        lim = depth_limit(scaled, [1] * rec.order).limit
+        return sp.sstr(lim), lim
     except DepthdynError as exc:
-        return f"no finite limit: {exc}"
+        first = exc
+    try:
+        lim = principal_limit(rec)
+        return sp.sstr(lim), lim
+    except DepthdynError:
+        return f"no finite limit: {first}", None
+
+
+def _depth_check(rec: Recurrence, text: str, limit) -> list[str]:
+    """The depth-limit column against the recurrence iterated at ``L = 10^3 .. 10^5`` (float64)."""
+    from .symbolic.scaled import check_depth_limit
+
+    if text.startswith("n/a"):
+        return []
+    try:
+        why = check_depth_limit(rec, limit)
+    except DepthdynError as exc:
+        return [f"depth_limit: not checked ({exc})"]
+    return [f"depth_limit: {why}"] if why else []
 
 
 # ------------------------------------------------------------------ records
@@ -301,11 +335,22 @@ class CompareRow(Record):
         return sp.latex(self.charpoly)
 
 
-def _interval(v, component: str = "") -> str:
+def _interval(v, component: str = "", pieces=None) -> str:
+    if pieces:  # no piece contains or touches 0 (BDF3 on the imaginary axis: |t| > 1.936): all of them
+        return " U ".join(_interval(p) for p in pieces)
     if v is None:
         return "none"
     lo, hi = ("-oo" if v[0] is None else f"{v[0]:.4g}"), ("oo" if v[1] is None else f"{v[1]:.4g}")
     return f"({lo}, {hi})" + (" \\ {0}" if component.endswith("on both sides") else "")
+
+
+def _alpha_cell(nb: dict) -> str:
+    alpha, exact = nb.get("a_alpha_degrees"), nb.get("a_alpha_exact")
+    if alpha is None:
+        return "none"
+    if exact == "90":
+        return "90 deg (L-stable)" if nb.get("l_stable") else "90 deg (A-stable)"
+    return f"{alpha:.4g} deg"
 
 
 _COLUMNS = ("family", "order", "states", "characteristic polynomial", "real interval", "imag interval",
@@ -329,9 +374,9 @@ class ComparisonTable(Record):
             alpha = nb.get("a_alpha_degrees")
             flag = " (!)" if nb.get("grid_check") else ""
             out.append([row.label + flag, str(row.order), str(row.state_size), sp.sstr(row.charpoly),
-                        _interval(nb.get("real_interval"), nb.get("real_component", "")),
-                        _interval(nb.get("imag_interval"), nb.get("imag_component", "")),
-                        "none" if alpha is None else f"{alpha:.4g} deg", str(nb.get("zero_stable")),
+                        _interval(nb.get("real_interval"), nb.get("real_component", ""), nb.get("real_pieces")),
+                        _interval(nb.get("imag_interval"), nb.get("imag_component", ""), nb.get("imag_pieces")),
+                        _alpha_cell(nb), str(nb.get("zero_stable")),
                         f"{row.area:.4g}",
                         "no finite limit" if row.depth_limit.startswith("no finite") else row.depth_limit])
         return out
@@ -437,8 +482,10 @@ def compare(*specs, box=DEFAULT_BOX, n: int = 301, numbers=None) -> ComparisonTa
         cell = (hi - lo) * (ihi - ilo)
         nb = numbers(rec)
         methods.add(nb.get("method", ""))
+        text, limit = _depth_limit(rec)
+        nb = {**nb, "grid_check": list(nb.get("grid_check", [])) + _depth_check(rec, text, limit)}
         rows.append(CompareRow(label, rec, filled, nb, float(reg.strict.mean() * cell),
-                               float(reg.marginal.mean() * cell), _depth_limit(rec), reg))
+                               float(reg.marginal.mean() * cell), text, reg))
     return ComparisonTable(tuple(rows), (lo, hi, ilo, ihi), n, "; ".join(sorted(m for m in methods if m)))
 
 
