@@ -280,6 +280,32 @@ def _depth_limit(rec: Recurrence) -> tuple[str, sp.Expr | None]:
         return f"no finite limit: {first}", None
 
 
+def _tableau_order(spec, rec: Recurrence):
+    """The order from the Butcher tableau's order conditions when ``spec`` names a Runge-Kutta block."""
+    from .literature import TABLEAUX
+    from .parse import parse_value
+    from .symbolic.butcher import tableau_order
+
+    if isinstance(spec, Recurrence):
+        name, args = spec.name, {}
+    elif isinstance(spec, tuple):
+        name, args = spec[0], dict(spec[1])
+    else:
+        name, given = parse_spec(spec)
+        args = dict(a.split("=", 1) for a in given if "=" in a)
+        args = {k.strip(): (parse_value(v) if k.strip() in ("A", "b") else v.strip()) for k, v in args.items()}
+    if name in ("rk4", "rk2"):
+        A, b = TABLEAUX["rk4" if name == "rk4" else "midpoint"]
+    elif name == "runge_kutta" and not isinstance(spec, Recurrence):
+        A, b = (args["A"], args["b"]) if "A" in args and "b" in args else TABLEAUX.get(
+            str(args.get("tableau", "rk4")), (None, None))
+        if A is None:
+            return None
+    else:
+        return None
+    return tableau_order(A, b)
+
+
 def _depth_check(rec: Recurrence, text: str, limit) -> list[str]:
     """The depth-limit column against the recurrence iterated at ``L = 10^3 .. 10^5`` (float64)."""
     from .symbolic.scaled import check_depth_limit
@@ -482,6 +508,13 @@ def compare(*specs, box=DEFAULT_BOX, n: int = 301, numbers=None) -> ComparisonTa
         cell = (hi - lo) * (ihi - ilo)
         nb = numbers(rec)
         methods.add(nb.get("method", ""))
+        tab = _tableau_order(spec, rec)
+        if tab is not None:
+            nb = {**nb, "tableau_order": tab.order if not tab.at_least else f">= {tab.order}"}
+            lin = nb.get("accuracy_order")
+            if isinstance(lin, int) and tab.order > lin:  # the linear order bounds the tableau order
+                nb["grid_check"] = list(nb.get("grid_check", [])) + [
+                    f"order: tableau {tab.order} > order {lin} of R(z) = P/Q"]
         text, limit = _depth_limit(rec)
         nb = {**nb, "grid_check": list(nb.get("grid_check", [])) + _depth_check(rec, text, limit)}
         rows.append(CompareRow(label, rec, filled, nb, float(reg.strict.mean() * cell),

@@ -29,7 +29,7 @@ contains no locus point, so it is stable throughout once one point in it is.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import mpmath
 import sympy as sp
@@ -379,6 +379,7 @@ class StabilityNumbers(Record):
     l_stable: bool | None = None  # one-step methods: A-stable and R(oo) = 0
     kind: str = field(default="multistep", compare=False)  # "multistep" (rho - lam sigma) or "one-step"/"general"
     note: str = field(default="", compare=False)
+    tableau_order: int | None = None  # a named Runge-Kutta block: from its tableau's order conditions
 
     def to_json(self) -> dict:
         exact = None if self.a_alpha_exact is None else sstr(self.a_alpha_exact)
@@ -395,6 +396,7 @@ class StabilityNumbers(Record):
             "kind": self.kind,
             "zero_stable": self.zero_stable,
             "order": self.order,
+            "tableau_order": self.tableau_order,
             "error_constant": None if self.error_constant is None else sstr(self.error_constant),
             "conditions": {k: sstr(v) for k, v in self.conditions.items()},
             "marginal_conditions": {k: sstr(v) for k, v in self.marginal_conditions.items()},
@@ -419,6 +421,10 @@ class StabilityNumbers(Record):
         if self.order and self.kind == "one-step":
             lines.append(f"  order {self.order} (R({v}) = exp({v}) + C {v}^{self.order + 1} + ...), "
                          f"C = {sstr(self.error_constant)}")
+        if self.tableau_order is not None:
+            lines.append(f"  Runge-Kutta order {self.tableau_order} (order conditions of the tableau, trees up to 6)")
+        if self.order and self.kind == "one-step":
+            pass
         elif self.order:
             lines.append(f"  order {self.order}, error constant {sstr(self.error_constant)}")
         elif self.order == 0 and self.kind == "one-step":
@@ -481,6 +487,9 @@ def stability_numbers(rec, *, param: str = "lam", **values) -> StabilityNumbers:
     rho, sigma, lam, P = _lmm_shape(rec, param)
     real_set, real_marg = axis_sets(rec, "real", param=param)
     imag_set, imag_marg = axis_sets(rec, "imaginary", param=param)
+    if label != param:  # h*lam: name the sets by the variable they are in
+        real_set, real_marg = (replace(u, variable=label) for u in (real_set, real_marg))
+        imag_set, imag_marg = (replace(u, variable=f"{label}_im") for u in (imag_set, imag_marg))
     R, I, S = _trig(rho, sigma)
     a0 = any(iv.lo == -sp.oo and bool(iv.hi >= 0) for iv in real_set.intervals)
     T = _a_alpha(R, I, S) if a0 else None
@@ -540,5 +549,21 @@ def _general(rec, param: str, label: str) -> StabilityNumbers:
         {"real": _cond_text(real_set), "imaginary": _cond_text(imag_set)},
         {"real": _cond_text(real_marg), "imaginary": _cond_text(imag_marg)},
         {"real": real_marg, "imaginary": imag_marg}, label, g["l_stable"],
-        "one-step" if one_step else "general", g["note"],
+        "one-step" if one_step else "general", g["note"], _named_tableau_order(rec),
     )
+
+
+def _named_tableau_order(rec) -> int | None:
+    """The tableau order of a Runge-Kutta block built from a named tableau (rk4, rk2, runge_kutta)."""
+    from ..literature import TABLEAUX
+    from .butcher import tableau_order
+
+    names = {"rk4": "rk4", "rk2": "midpoint"}
+    name = names.get(rec.name)
+    if name is None and rec.name == "runge_kutta":
+        label = rec.description.partition("(")[2].partition(")")[0]
+        name = label if label in TABLEAUX else None
+    if name is None:
+        return None
+    found = tableau_order(*TABLEAUX[name])
+    return found.order if not found.at_least else None
