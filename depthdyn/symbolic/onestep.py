@@ -269,9 +269,9 @@ def a_stability(P, Q, lam, imag_marginal: IntervalUnion) -> dict:
     """
     whole = len(imag_marginal.intervals) == 1 and imag_marginal.intervals[0].lo == -sp.oo and \
         imag_marginal.intervals[0].hi == sp.oo
-    a_stable = whole and _no_left_poles(Q, lam) and sp.degree(P, lam) <= sp.degree(Q, lam) and \
-        not (sp.degree(P, lam) <= 0 and sp.degree(Q, lam) <= 0)
-    l_stable = a_stable and sp.degree(P, lam) < sp.degree(Q, lam)
+    dp, dq = int(sp.degree(P, lam)), int(sp.degree(Q, lam))
+    a_stable = bool(whole and dp <= dq and max(dp, dq) > 0 and _no_left_poles(Q, lam))
+    l_stable = bool(a_stable and dp < dq)
     s_star = _sector(P, Q, lam)
     if a_stable != (s_star is None):  # two exact arguments: they must agree
         raise ParameterError(  # pragma: no cover - a contradiction is a bug
