@@ -281,6 +281,11 @@ def _lmm_shape(rec, param: str):
     lam = rec.param(param).symbol
     P = sp.Poly(sp.expand(rec.charpoly()), r)
     expr = sp.expand(P.as_expr())
+    try:
+        sp.Poly(expr, r, lam)
+    except sp.PolynomialError:
+        raise ParameterError(f"the characteristic polynomial of {rec.name} is not polynomial in r and "
+                             f"rational in {param}") from None
     if sp.degree(expr, lam) > 1:
         raise ParameterError(f"the characteristic polynomial is not linear in {param}; use solve_for")
     sigma = sp.Poly(-expr.coeff(lam, 1), r)
