@@ -293,7 +293,8 @@ def _tableau_order(spec, rec: Recurrence):
     else:
         name, given = parse_spec(spec)
         args = dict(a.split("=", 1) for a in given if "=" in a)
-        args = {k.strip(): (parse_value(v) if k.strip() in ("A", "b") else v.strip()) for k, v in args.items()}
+        args = {k.strip(): (parse_value(v) if k.strip() in ("A", "b") else v.strip())
+                for k, v in args.items()}
     if name in ("rk4", "rk2"):
         A, b = TABLEAUX["rk4" if name == "rk4" else "midpoint"]
     elif name == "runge_kutta" and not isinstance(spec, Recurrence):
@@ -397,11 +398,10 @@ class ComparisonTable(Record):
         out = []
         for row in self.rows:
             nb = row.numbers
-            alpha = nb.get("a_alpha_degrees")
             flag = " (!)" if nb.get("grid_check") else ""
             out.append([row.label + flag, str(row.order), str(row.state_size), sp.sstr(row.charpoly),
-                        _interval(nb.get("real_interval"), nb.get("real_component", ""), nb.get("real_pieces")),
-                        _interval(nb.get("imag_interval"), nb.get("imag_component", ""), nb.get("imag_pieces")),
+                        *(_interval(nb.get(f"{a}_interval"), nb.get(f"{a}_component", ""),
+                                    nb.get(f"{a}_pieces")) for a in ("real", "imag")),
                         _alpha_cell(nb), str(nb.get("zero_stable")),
                         f"{row.area:.4g}",
                         "no finite limit" if row.depth_limit.startswith("no finite") else row.depth_limit])

@@ -19,7 +19,7 @@ Hairer, Norsett & Wanner I, §II.2.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 import sympy as sp
 
@@ -31,7 +31,7 @@ __all__ = ["rooted_trees", "TableauOrder", "tableau_order"]
 _X = sp.Dummy("x")
 
 
-@lru_cache(maxsize=None)
+@cache
 def rooted_trees(n: int) -> tuple:
     """Rooted trees with ``n`` nodes, each a sorted tuple of its subtrees (``()`` is the one-node tree)."""
     if n < 1:

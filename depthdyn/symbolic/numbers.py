@@ -382,7 +382,7 @@ class StabilityNumbers(Record):
     marginal_sets: dict = field(repr=False, compare=False, default_factory=dict)
     variable: str = field(default="lam", compare=False)  # the free parameter the intervals are in
     l_stable: bool | None = None  # one-step methods: A-stable and R(oo) = 0
-    kind: str = field(default="multistep", compare=False)  # "multistep" (rho - lam sigma) or "one-step"/"general"
+    kind: str = field(default="multistep", compare=False)  # rho - lam sigma; "one-step" or "general"
     note: str = field(default="", compare=False)
     tableau_order: int | None = None  # a named Runge-Kutta block: from its tableau's order conditions
 
@@ -409,8 +409,10 @@ class StabilityNumbers(Record):
 
     def _alpha_text(self) -> str:
         if self.a_alpha_degrees is None:
-            return f"not computed: {self.note}" if self.note and self.a0_stable else "not A(0)-stable: no sector"
-        verdict = ("L-stable" if self.l_stable else "A-stable") if self.a_stable else "A(alpha)-stable" if self.a_alpha_degrees > 0 else "A(0)-stable"
+            return f"not computed: {self.note}" if self.note and self.a0_stable else \
+                "not A(0)-stable: no sector"
+        verdict = ("L-stable" if self.l_stable else "A-stable") if self.a_stable else \
+            "A(alpha)-stable" if self.a_alpha_degrees > 0 else "A(0)-stable"
         exact = "" if self.a_alpha_exact is None else f" = {sstr(self.a_alpha_exact)}"
         return f"{self.a_alpha_degrees:.10f} degrees{exact} ({verdict})"
 
@@ -427,13 +429,12 @@ class StabilityNumbers(Record):
             lines.append(f"  order {self.order} (R({v}) = exp({v}) + C {v}^{self.order + 1} + ...), "
                          f"C = {sstr(self.error_constant)}")
         if self.tableau_order is not None:
-            lines.append(f"  Runge-Kutta order {self.tableau_order} (order conditions of the tableau, trees up to 6)")
-        if self.order and self.kind == "one-step":
-            pass
-        elif self.order:
+            lines.append(f"  Runge-Kutta order {self.tableau_order} (the tableau's order conditions, "
+                         "trees up to 6)")
+        if self.order and self.kind != "one-step":
             lines.append(f"  order {self.order}, error constant {sstr(self.error_constant)}")
         elif self.order == 0 and self.kind == "one-step":
-            lines.append(f"  order 0: R(0) != 1, not consistent")
+            lines.append("  order 0: R(0) != 1, not consistent")
         elif self.order == 0:
             lines.append("  order 0: not consistent as a method (rho(1) != 0 or rho'(1) != sigma(1))")
         lines.append(f"  root condition, real axis:      {self.marginal_sets.get('real', '')}")
@@ -522,7 +523,7 @@ def stability_numbers(rec, *, param: str = "lam", **values) -> StabilityNumbers:
 
 
 def _is_lmm(rec, param: str) -> bool:
-    """``charpoly = rho - param sigma`` with rational ``rho, sigma`` (else the general path of :mod:`.onestep`)."""
+    """``charpoly = rho - param sigma``, ``rho, sigma`` rational (else the path of :mod:`.onestep`)."""
     try:
         _lmm_shape(rec, param)
     except ParameterError as exc:

@@ -71,9 +71,10 @@ def general_shape(rec, param: str):
         sp.Poly(num, r, lam)
         sp.Poly(den, lam)
     except sp.PolynomialError:
-        raise ParameterError(f"the characteristic polynomial of {rec.name} is not rational in {param}") from None
+        raise ParameterError(f"the characteristic polynomial of {rec.name} is not rational in "
+                             f"{param}") from None
     coeffs = sp.Poly(num, r, lam).coeffs() + [den]
-    if any(c.free_symbols or not c.is_algebraic for c in map(sp.sympify, coeffs)):
+    if any(c.free_symbols or not c.is_algebraic for c in coeffs):
         raise ParameterError("stability numbers need exact algebraic coefficients (rationals, radicals, I)")
     return sp.expand(num), sp.expand(den), lam
 
@@ -252,7 +253,7 @@ def rational_r(num, den, lam):
 
 
 def _no_left_poles(Q, lam) -> bool:
-    """No root of ``Q`` with ``Re z < 0`` nor on the imaginary axis: ``w = (1+z)/(1-z)`` maps them into ``|w| <= 1``."""
+    """No root of ``Q`` in ``Re z <= 0``: ``w = (1 + z)/(1 - z)`` maps those into ``|w| <= 1``."""
     d = sp.degree(Q, lam)
     if d <= 0:
         return True
@@ -280,7 +281,7 @@ def a_stability(P, Q, lam, imag_marginal: IntervalUnion) -> dict:
 
 
 def _sector(P, Q, lam):
-    """``tan(alpha)`` exact (``s*``) for the largest stable open sector ``|arg(-z)| < alpha``, None for 90 deg."""
+    """``tan(alpha)`` (exact) of the largest stable open sector ``|arg(-z)| < alpha``; None: 90 degrees."""
     z = _rho * (-1 + sp.I * _s)
     Hr, _ = _split(sp.expand(Q.xreplace({lam: z}) * Q.xreplace({lam: sp.conjugate(z)})
                              - P.xreplace({lam: z}) * P.xreplace({lam: sp.conjugate(z)})))
@@ -357,7 +358,8 @@ def general_numbers(rec, param: str, label: str | None = None) -> dict:
     """Sets, A-stability and order of a scalar recurrence rational in ``param`` (see the module)."""
     num, den, lam = general_shape(rec, param)
     dom = rec.param(param).domain
-    real_set, real_marg = (_restrict(u, dom) for u in general_axis_sets(num, den, lam, "real", label or param))
+    sets = general_axis_sets(num, den, lam, "real", label or param)
+    real_set, real_marg = (_restrict(u, dom) for u in sets)
     imag_set, imag_marg = general_axis_sets(num, den, lam, "imaginary", f"{label or param}_im")
     a0 = any(iv.lo == -sp.oo and bool(iv.hi >= 0) for iv in real_set.intervals)
     out = {"real": (real_set, real_marg), "imaginary": (imag_set, imag_marg), "a0": a0,

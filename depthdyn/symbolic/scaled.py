@@ -86,7 +86,7 @@ def iterate_scaled(rec, lams, L: int) -> list:
 
 
 def check_depth_limit(rec, limit: sp.Expr | None, lams=(-1, 0.5j)) -> str:
-    """``""`` when iteration at ``L = 10^3, 10^4`` (and ``10^5`` for "no limit") agrees with the claim, else why not.
+    """``""`` when iterating at ``L = 10^3, 10^4`` (``10^5`` for "no limit") agrees with the claim.
 
     A finite ``limit`` (expression in ``lam``) agrees when ``|x_L - limit| <= 2e-2 max(1, |limit|)`` at
     ``L = 10^4`` and the error did not grow from ``L = 10^3`` (the error is ``O(1/L)``). ``None``
@@ -94,7 +94,8 @@ def check_depth_limit(rec, limit: sp.Expr | None, lams=(-1, 0.5j)) -> str:
     below ``1e-2`` and shrinking by a factor 3 or more.
     """
     lam = rec.lam_symbol
-    xs = {L: iterate_scaled(rec, lams, L) for L in ((1000, 10000) if limit is not None else (1000, 10000, 100000))}
+    depths = (1000, 10000) if limit is not None else (1000, 10000, 100000)
+    xs = {L: iterate_scaled(rec, lams, L) for L in depths}
     bad = []
     for k, v in enumerate(lams):
         x3, x4 = xs[1000][k], xs[10000][k]
@@ -102,7 +103,8 @@ def check_depth_limit(rec, limit: sp.Expr | None, lams=(-1, 0.5j)) -> str:
             want = complex(sp.N(limit.xreplace({lam: sp.nsimplify(v)}), 20))
             e3, e4 = abs(x3 - want), abs(x4 - want)
             if not (cmath.isfinite(x4) and (e4 <= 2e-2 * max(1.0, abs(want))) and e4 <= e3 + 1e-12):
-                bad.append(f"at lam = {v}: limit {want:.6g}, iteration x_L = {x3:.6g} (L = 1e3), {x4:.6g} (L = 1e4)")
+                bad.append(f"at lam = {v}: limit {want:.6g}, iteration x_L = {x3:.6g} (L = 1e3), "
+                           f"{x4:.6g} (L = 1e4)")
         else:
             x5 = xs[100000][k]
             if all(map(cmath.isfinite, (x3, x4, x5))):
