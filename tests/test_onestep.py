@@ -170,3 +170,34 @@ def test_plot_with_numbers_for_a_runge_kutta_block():
     ax = plot_stability_region(dd.rk4(h=1), x=("re(lam)", -3, 1, 31), y=("im(lam)", -3, 3, 31), numbers=True)
     labels = [line.get_label() for line in ax.lines]
     assert any("real interval" in lab for lab in labels) and any("imaginary" in lab for lab in labels)
+
+
+@pytest.mark.parametrize("rec", [dd.adams_bashforth(k=2), dd.bdf(k=2), dd.nystrom(k=2), dd.momentum(m="1/2", eta=1)],
+                         ids=["ab2", "bdf2", "leapfrog", "momentum"])
+def test_general_path_agrees_with_the_boundary_locus(rec):
+    """Two algorithms on the same linear-in-lam recurrences: Cayley resultants vs the boundary locus."""
+    from depthdyn.symbolic.numbers import axis_sets
+    from depthdyn.symbolic.onestep import general_axis_sets, general_shape
+
+    num, den, lam = general_shape(rec, "lam")
+    for axis, var in (("real", "lam"), ("imaginary", "lam_im")):
+        locus, general = axis_sets(rec, axis), general_axis_sets(num, den, lam, axis, var)
+        assert locus[0].as_set() == general[0].as_set() and locus[1].as_set() == general[1].as_set()
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_random_explicit_tableaux_real_interval_by_scan(seed):
+    """Random explicit 3-stage tableaux (small rationals): the exact real interval against a scan of |R|."""
+    rng = np.random.default_rng(seed)
+    q = lambda: Rat(int(rng.integers(-4, 5)), int(rng.integers(1, 5)))  # noqa: E731
+    A = [[0, 0, 0], [q(), 0, 0], [q(), q(), 0]]
+    b = [q(), q(), 1 - Rat(1, 3)]
+    b[0] = 1 - b[1] - b[2]  # consistent: sum b = 1, so R(z) = 1 + z + ...
+    sn = stability_numbers(dd.runge_kutta(A=A, b=b, h=1))
+    coeffs = [float(c) for c in sp.Poly(_R(A, b), z).all_coeffs()]
+    iv = sn.real_interval
+    assert iv.hi == 0 and iv.component.startswith("adjacent")
+    scan = _scan_end(lambda x: np.abs(np.polyval(coeffs, x)), -40.0, -1e-6, n=400001)
+    if iv.lo == -sp.oo:  # impossible for a polynomial R: it grows without bound
+        pytest.fail("explicit RK with an unbounded real interval")
+    assert abs(float(iv.lo) - scan) < 2e-4
