@@ -201,3 +201,22 @@ def test_random_explicit_tableaux_real_interval_by_scan(seed):
     if iv.lo == -sp.oo:  # impossible for a polynomial R: it grows without bound
         pytest.fail("explicit RK with an unbounded real interval")
     assert abs(float(iv.lo) - scan) < 2e-4
+
+
+def test_rational_coefficients_and_a_tangential_touch():
+    lam = sp.Symbol("lam")
+    # x' = x / (1 - lam) (backward Euler written with a denominator) against the tableau's own path
+    general = stability_numbers(dd.from_coefficients([1, -1 / (1 - lam)], ["lam"], lam="lam"))
+    tableau = stability_numbers(dd.runge_kutta(tableau="backward_euler", h=1))
+    assert general.kind == "one-step" and tableau.kind == "multistep"
+    assert general.real_set.as_set() == tableau.real_set.as_set() == sp.Union(
+        sp.Interval.open(-sp.oo, 0), sp.Interval.open(2, sp.oo))  # |1 - x| > 1
+    assert general.l_stable and general.order == 1
+    # r^3 + (lam^2 - 1) r^2 + lam r + 1/4: p(1) = (lam + 1/2)^2, so at lam = -1/2 a root touches r = 1
+    # and goes back inside: the strict set loses that one point, the root condition keeps it
+    sn = stability_numbers(dd.from_coefficients([1, lam**2 - 1, lam, Rat(1, 4)], ["lam"], lam="lam"))
+    assert not sn.real_set.contains(Rat(-1, 2)) and sn.marginal_sets["real"].contains(Rat(-1, 2))
+    for x in (-0.51, -0.49):
+        assert np.abs(np.roots([1, x * x - 1, x, 0.25])).max() < 1 and sn.real_set.contains(sp.nsimplify(x))
+    with pytest.raises(ParameterError, match="not rational"):
+        stability_numbers(dd.from_coefficients([1, -sp.exp(lam)], ["lam"], lam="lam"))

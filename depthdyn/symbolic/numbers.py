@@ -434,7 +434,7 @@ class StabilityNumbers(Record):
         if self.order and self.kind != "one-step":
             lines.append(f"  order {self.order}, error constant {sstr(self.error_constant)}")
         elif self.order == 0 and self.kind == "one-step":
-            lines.append("  order 0: R(0) != 1, not consistent")
+            lines.append(f"  order 0: R({v}) - exp({v}) = O({v}), not consistent")
         elif self.order == 0:
             lines.append("  order 0: not consistent as a method (rho(1) != 0 or rho'(1) != sigma(1))")
         lines.append(f"  root condition, real axis:      {self.marginal_sets.get('real', '')}")
@@ -527,7 +527,7 @@ def _is_lmm(rec, param: str) -> bool:
     try:
         _lmm_shape(rec, param)
     except ParameterError as exc:
-        if "not linear in" in str(exc) or "rational coefficients" in str(exc):
+        if any(why in str(exc) for why in ("not linear in", "rational coefficients", "not polynomial in r")):
             return False
         raise
     return True

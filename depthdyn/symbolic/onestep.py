@@ -73,7 +73,7 @@ def general_shape(rec, param: str):
     except sp.PolynomialError:
         raise ParameterError(f"the characteristic polynomial of {rec.name} is not rational in "
                              f"{param}") from None
-    coeffs = sp.Poly(num, r, lam).coeffs() + [den]
+    coeffs = sp.Poly(num, r, lam).coeffs() + sp.Poly(den, lam).coeffs()
     if any(c.free_symbols or not c.is_algebraic for c in coeffs):
         raise ParameterError("stability numbers need exact algebraic coefficients (rationals, radicals, I)")
     return sp.expand(num), sp.expand(den), lam
