@@ -109,3 +109,38 @@ def test_errors_are_typed():
         dd.stability_numbers(dd.from_coefficients([1, -sp.exp(lam)], ["lam"], lam="lam"))
     with pytest.raises(dd.errors.ParameterError):
         dd.stability_numbers(dd.from_coefficients([1, -1 - sp.pi * lam**2], ["lam"], lam="lam"))
+
+
+_GAUSS2 = "runge_kutta:A=[[1/4,1/4-sqrt(3)/6],[1/4+sqrt(3)/6,1/4]],b=[1/2,1/2]"
+_RADAU2 = "runge_kutta:A=[[5/12,-1/12],[3/4,1/4]],b=[3/4,1/4]"
+_LOBATTO3C = "runge_kutta:A=[[1/2,-1/2],[1/2,1/2]],b=[1/2,1/2]"
+
+
+def test_a_stable_tableaux_read_90_degrees_in_compare():
+    t = cmp.compare(_GAUSS2, _RADAU2, _LOBATTO3C, "rk4", n=21)
+    cells = t.cells()
+    assert [c[6] for c in cells] == ["90 deg (A-stable)", "90 deg (L-stable)", "90 deg (L-stable)", "none"]
+    for row in t.rows[:3]:
+        nb = row.numbers
+        assert nb["a_alpha_exact"] == "90" and nb["grid_check"] == []
+        assert 89.5 <= numeric_a_alpha(row.recurrence) <= 90  # the grid's own estimate stays just below
+    assert [row.numbers["tableau_order"] for row in t.rows] == [4, 3, 2, 4]
+    assert [row.numbers["accuracy_order"] for row in t.rows] == [4, 3, 2, 4]
+
+
+def numeric_a_alpha(rec):
+    return cmp.numeric_numbers(rec, n=401)["a_alpha_degrees"]
+
+
+def test_tableau_order_column_mutants(monkeypatch):
+    # a perturbed coefficient (b_1 + 1/100, b_4 - 1/100) lowers the tableau order to 1
+    spec = "runge_kutta:A=[[0,0,0,0],[1/2,0,0,0],[0,1/2,0,0],[0,0,1,0]],b=[1/6+1/100,1/3,1/3,1/6-1/100]"
+    row = cmp.compare(spec, n=21).rows[0]
+    assert row.numbers["tableau_order"] == 1 and row.numbers["accuracy_order"] == 1
+    # a tableau order above the order of R(z) is impossible: a wrong order function is flagged
+    from depthdyn.symbolic import butcher
+
+    real = butcher.tableau_order
+    monkeypatch.setattr(butcher, "tableau_order", lambda A, b: real(A, b, 6).__class__(5, 6, (), 0))
+    row = cmp.compare("rk4", n=21).rows[0]
+    assert any(c.startswith("order: tableau 5") for c in row.numbers["grid_check"])
