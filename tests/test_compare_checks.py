@@ -144,3 +144,25 @@ def test_tableau_order_column_mutants(monkeypatch):
     monkeypatch.setattr(butcher, "tableau_order", lambda A, b: real(A, b, 6).__class__(5, 6, (), 0))
     row = cmp.compare("rk4", n=21).rows[0]
     assert any(c.startswith("order: tableau 5") for c in row.numbers["grid_check"])
+
+
+@pytest.mark.parametrize("spec", ["nystrom:k=2", "milne_simpson:k=2"])
+def test_simple_parasitic_root_on_the_circle_still_has_a_depth_limit(spec):
+    """rho = r^2 - 1: the mode r ~ -1 has weight O(1/L), so x_L -> exp(lam) (was "no finite limit")."""
+    rec = cmp.resolve_spec(spec)[1]
+    text, limit = cmp._depth_limit(rec)
+    assert text == "exp(lam)"
+    lam = rec.lam_symbol
+    coeffs = [sp.lambdify(lam, c) for c in sp.Poly(rec.charpoly(), dd.recurrence.r).all_coeffs()]
+    errs = [abs(_iterate(coeffs, -1.0, L) - math.exp(-1)) for L in (1000, 10000)]
+    assert errs[1] < 1e-3 and errs[1] < errs[0] / 5  # O(1/L)
+
+
+def test_grid_reach_does_not_flag_an_end_beyond_it():
+    rec = cmp.resolve_spec("momentum_sander")[1]  # gamma = 9/10: -38 < lam < 0 (Jury: |a| < 1 + b)
+    facts = cmp.stability_facts(rec)
+    assert facts["real_interval"] == [-38.0, 0.0] and facts["grid_check"] == []
+    grid = cmp.numeric_numbers(rec)
+    assert grid["real_interval"][0] is None  # the grid (reach 20) sees no end
+    wrong = {**facts, "real_interval": [-10.0, 0.0]}  # mutant: an end the grid would have seen
+    assert cmp._disagreements(wrong, grid, 40.0 / 8000)

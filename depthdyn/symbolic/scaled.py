@@ -5,10 +5,13 @@ of ``p0(r) = p(r, 0)`` as ``L -> oo``. When ``r = 1`` is a simple root of ``p0``
 other root of ``p0`` is strictly inside the unit circle (a consistent, strongly
 zero-stable multistep method: BDF3, Adams), the principal root is
 ``r1(mu) = 1 + a mu + O(mu^2)`` with ``a = -p_lam(1, 0) / p_r(1, 0)`` (implicit
-function theorem), so ``r1(lam / L)^L -> exp(a lam)``; the other modes decay
-geometrically. From ``x_0 = ... = x_{p-1} = 1`` (at ``lam = 0`` exactly the principal
-mode; the spectral projection onto a simple root is analytic in ``mu``) the weight of the
-principal mode tends to 1, so ``x_L -> exp(a lam)``. This needs no closed form of the
+function theorem), so ``r1(lam / L)^L -> exp(a lam)``. From ``x_0 = ... = x_{p-1} = 1``
+(at ``lam = 0`` exactly the principal mode) the weight of the principal mode tends to 1
+and every other weight is ``O(1/L)``: the spectral projection onto a simple root is
+analytic in ``mu`` and vanishes on that start at ``mu = 0``. Modes strictly inside decay
+geometrically; a *simple* root on the circle at ``lam = 0`` (leapfrog's ``r = -1``) has
+``|r_i(lam / L)|^L`` bounded, so its weight ``O(1/L)`` still sends it to 0. Hence
+``x_L -> exp(a lam)``; a repeated root on the circle other than 1 is refused. This needs no closed form of the
 roots (BDF3's cubic has none that SymPy can take the limit of).
 
 :func:`iterate_scaled` runs the recurrence itself at large ``L`` (float64, one Python loop
@@ -48,8 +51,9 @@ def principal_limit(rec) -> sp.Expr:
     rest = sp.quo(p0, sp.Poly(r - 1, r))
     if rest.eval(1) == 0:
         raise ParameterError("r = 1 is a repeated root at lam = 0: the modes scale like L^(-1/k)")
-    if rest.degree() > 0 and not all(c.where < 0 for c in circle_roots(exact_poly(rest.as_expr()))):
-        raise ParameterError("another root of p(r, 0) is on or outside the unit circle")
+    if rest.degree() > 0 and not all(c.where < 0 or (c.where == 0 and c.multiplicity == 1)
+                                     for c in circle_roots(exact_poly(rest.as_expr()))):
+        raise ParameterError("another root of p(r, 0) is outside the unit circle, or repeated on it")
     dr = sp.diff(p, r).xreplace({r: 1, lam: 0})
     dl = sp.diff(p, lam).xreplace({r: 1, lam: 0})
     return sp.exp(sp.simplify(-dl / dr) * lam)
