@@ -172,8 +172,8 @@ def test_plot_with_numbers_for_a_runge_kutta_block():
     assert any("real interval" in lab for lab in labels) and any("imaginary" in lab for lab in labels)
 
 
-@pytest.mark.parametrize("rec", [dd.adams_bashforth(k=2), dd.bdf(k=2), dd.nystrom(k=2), dd.momentum(m="1/2", eta=1)],
-                         ids=["ab2", "bdf2", "leapfrog", "momentum"])
+@pytest.mark.parametrize("rec", [dd.adams_bashforth(k=2), dd.bdf(k=2), dd.nystrom(k=2),
+                                 dd.momentum(m="1/2", eta=1)], ids=["ab2", "bdf2", "leapfrog", "momentum"])
 def test_general_path_agrees_with_the_boundary_locus(rec):
     """Two algorithms on the same linear-in-lam recurrences: Cayley resultants vs the boundary locus."""
     from depthdyn.symbolic.numbers import axis_sets
@@ -220,3 +220,14 @@ def test_rational_coefficients_and_a_tangential_touch():
         assert np.abs(np.roots([1, x * x - 1, x, 0.25])).max() < 1 and sn.real_set.contains(sp.nsimplify(x))
     with pytest.raises(ParameterError, match="not rational"):
         stability_numbers(dd.from_coefficients([1, -sp.exp(lam)], ["lam"], lam="lam"))
+
+
+def test_cli_stability_rk4_and_the_oscillator(capsys):
+    from depthdyn.cli import main
+
+    assert main(["stability", "rk4"]) == 0
+    out = capsys.readouterr().out
+    assert "h*lam in (2*CRootOf(" in out and "~ -2.78529356340528" in out and "(-2*sqrt(2), 2*sqrt(2))" in out
+    assert "Runge-Kutta order 4" in out
+    assert main(["stability", "oscillator", "--variable", "beta"]) == 0
+    assert "root condition, real axis:      beta/L in (0, 2)" in capsys.readouterr().out

@@ -21,6 +21,9 @@ condition (``marginal``) is decided at every crossing point too (exactly, except
 leapfrog's ``i (-1, 1)`` come out exactly. A factor common to ``rho`` and ``sigma`` is
 cancelled before the locus is traced (its roots never move).
 
+Characteristic polynomials not of this shape (Runge-Kutta blocks ``Q(lam) r - P(lam)``,
+coefficients with radicals, the oscillator in ``beta``) go to :mod:`.onestep`.
+
 A(alpha): ``tan^2 |arg(-lam(theta))| = (1 - c^2) I(c)^2 / R(c)^2`` on the locus in the
 left half-plane; its minimum over the stationary points (and the limits ``c -> +-1``) is
 an algebraic number ``T``, and ``alpha = atan(sqrt(T))``: the open sector of that angle

@@ -185,7 +185,7 @@ def _verdict(num, den, lam, value) -> tuple[bool, bool]:
 
 # ----------------------------------------------------------------- the axis sets
 def _place_polys(num, den, lam, axis: str) -> list:
-    """Univariate polynomials in ``_x`` whose real roots contain every place where the verdicts can change."""
+    """Polynomials in ``_x`` whose real roots contain every place where the verdicts can change."""
     at = _x if axis == "real" else sp.I * _x
     p = sp.expand(num.xreplace({lam: at}))
     n = sp.degree(p, r)
@@ -194,16 +194,14 @@ def _place_polys(num, den, lam, axis: str) -> list:
     G = sp.expand(sum((c * (1 + sp.I * _t) ** (n - j) * (1 - sp.I * _t) ** j
                        for j, c in enumerate(cs)), sp.S.Zero))
     A, B = _split(G)
-    if B == 0:
-        A, B = A, sp.S.Zero
-    g = sp.gcd(A, B) if B != 0 else A
+    g = sp.gcd(A, B)  # a factor of both: a curve of roots on the circle (the oscillator), or a degree drop
     if sp.degree(g, _t) > 0:
         A1, B1 = sp.cancel(A / g), sp.cancel(B / g)
         gP = sp.Poly(g, _t)
         polys += [sp.expand(gP.LC()), sp.discriminant(gP)]
         polys += [sp.resultant(g, A1, _t) if sp.degree(A1, _t) > 0 else A1,
                   sp.resultant(g, B1, _t) if sp.degree(B1, _t) > 0 else B1]
-        polys += list(sp.Poly(g, _t).coeffs())[-1:]  # content-like factors (a whole t-line)
+        polys.append(gP.TC())  # where t = 0 (r = 1) joins that curve
     else:
         A1, B1 = A, B
         polys.append(g)
