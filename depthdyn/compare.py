@@ -246,12 +246,16 @@ def axis_intervals(rec: Recurrence):
     from .symbolic.intervals import solve_for
     from .symbolic.stability import stability_conditions
 
-    real = solve_for(rec, rec.lam)
-    sc = stability_conditions(rec, lam="complex")
-    syms = {s.name: s for s, _ in sc.domains}
-    re_, im_ = syms[f"{rec.lam}_re"], syms[f"{rec.lam}_im"]
-    on_axis = [c.subs(re_, 0) for c in sc.conditions]
-    imag = solve_for(on_axis, im_.name) if not sc.never else solve_for([sp.false], im_.name)
+    try:
+        real = solve_for(rec, rec.lam)
+        sc = stability_conditions(rec, lam="complex")
+        syms = {s.name: s for s, _ in sc.domains}
+        re_, im_ = syms[f"{rec.lam}_re"], syms[f"{rec.lam}_im"]
+        on_axis = [c.subs(re_, 0) for c in sc.conditions]
+        imag = solve_for(on_axis, im_.name) if not sc.never else solve_for([sp.false], im_.name)
+    except sp.polys.polyerrors.DomainError:  # real-root isolation over radicals (sqrt(3) in a tableau)
+        raise ParameterError(f"{rec.name}: conditions with radical coefficients cannot be solved for an "
+                             "interval here; stability_numbers handles them (scalar recurrences)") from None
     return real, imag
 
 

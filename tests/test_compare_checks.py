@@ -166,3 +166,10 @@ def test_grid_reach_does_not_flag_an_end_beyond_it():
     assert grid["real_interval"][0] is None  # the grid (reach 20) sees no end
     wrong = {**facts, "real_interval": [-10.0, 0.0]}  # mutant: an end the grid would have seen
     assert cmp._disagreements(wrong, grid, 40.0 / 8000)
+
+
+def test_axis_intervals_with_radicals_is_a_typed_error():
+    rec = cmp.resolve_spec("runge_kutta:A=[[(3+sqrt(3))/6,0],[-sqrt(3)/3,(3+sqrt(3))/6]],b=[1/2,1/2]")[1]
+    with pytest.raises(dd.errors.ParameterError, match="stability_numbers"):
+        cmp.axis_intervals(rec)  # was a raw DomainError
+    assert dd.stability_numbers(rec).a_stable  # the route that handles them
