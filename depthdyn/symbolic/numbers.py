@@ -365,7 +365,10 @@ class StabilityNumbers(Record):
     the real axis (``lam``) / imaginary axis (``lam = i t``, the interval in ``t``) that
     contains 0, touches 0 (``0`` itself has the consistent root ``r = 1`` on the circle),
     or else the nearest one; ``real_set`` / ``imag_set`` are the whole sets.
-    ``marginal_conditions`` gives the exact root-condition sets on both axes.
+    ``marginal_conditions`` gives the exact root-condition sets on both axes. ``kind``:
+    ``"multistep"`` (``rho - lam sigma``; ``order`` and ``error_constant`` of the method),
+    ``"one-step"`` (``Q x' = P x``; ``order`` of ``R = P/Q`` against ``e^z``, ``l_stable``,
+    ``tableau_order`` for a named Runge-Kutta tableau) or ``"general"`` (sets only; ``note``).
     """
 
     family: str
