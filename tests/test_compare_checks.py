@@ -173,3 +173,10 @@ def test_axis_intervals_with_radicals_is_a_typed_error():
     with pytest.raises(dd.errors.ParameterError, match="stability_numbers"):
         cmp.axis_intervals(rec)  # was a raw DomainError
     assert dd.stability_numbers(rec).a_stable  # the route that handles them
+
+
+@pytest.mark.parametrize("eta", [10**400, 10**1000])
+def test_momentum_interval_below_float_range(eta):
+    """Ends below the float range (3/10^400 underflows to 0.0) are ordered and kept apart exactly."""
+    iv = dd.stability_numbers(dd.momentum(), m="1/2", eta=eta).real_interval
+    assert iv.lo == sp.Rational(-3, eta) and iv.hi == 0 and iv.contains(sp.Rational(-1, eta))

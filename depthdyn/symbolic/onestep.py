@@ -136,7 +136,8 @@ def same_point(p: ExactPoint, q: ExactPoint) -> bool:
 def unique_points(points: list) -> list:
     """Sorted, without exact duplicates (near-equal values are compared exactly, never by digits)."""
     out: list[ExactPoint] = []
-    for p in sorted(points, key=lambda q: float(sp.N(q.value, 40))):
+    # 50-digit keys with SymPy's unbounded exponent: a float would tie 0 and -3/10^400
+    for p in sorted(points, key=lambda q: sp.N(q.value, 50)):
         if any(same_point(p, q) for q in out[-3:]):
             continue
         out.append(p)
