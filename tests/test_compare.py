@@ -38,8 +38,8 @@ def test_numbers_exact_where_possible_and_cross_checked(table):
     assert res["method"].startswith("exact") and res["real_interval"] == [-2.0, 0.0]  # |1 + lam| < 1
     assert mom["real_interval"] == [-3.0, 0.0]  # -2(1 + m) < lam < 0 at m = 1/2
     assert leap["real_interval"] is None and leap["zero_stable"] is False  # (r - 1)^2 at lam = 0
-    # R(z) is not linear in lam: the axis intervals come from the conditions on each axis, exactly
-    assert rk["method"].startswith("intervals exact") and "A(alpha) grid estimate" in rk["method"]
+    # R(z) is not linear in lam: exact all the same (stability_numbers of one-step recurrences)
+    assert rk["method"].startswith("exact") and rk["accuracy_order"] == 4 and rk["a_alpha_degrees"] is None
     # |R(it)|^2 = 1 - t^6/72 + t^8/576 < 1 iff 0 < t^2 < 8: 0 itself (R = 1) is not in the set
     assert abs(rk["imag_interval"][1] - 2 * np.sqrt(2)) < 1e-12 and rk["imag_interval"][0] == -rk["imag_interval"][1]
     assert rk["imag_component"] == "adjacent to 0 on both sides"

@@ -21,6 +21,9 @@ condition (``marginal``) is decided at every crossing point too (exactly, except
 leapfrog's ``i (-1, 1)`` come out exactly. A factor common to ``rho`` and ``sigma`` is
 cancelled before the locus is traced (its roots never move).
 
+Characteristic polynomials not of this shape (Runge-Kutta blocks ``Q(lam) r - P(lam)``,
+coefficients with radicals, the oscillator in ``beta``) go to :mod:`.onestep`.
+
 A(alpha): ``tan^2 |arg(-lam(theta))| = (1 - c^2) I(c)^2 / R(c)^2`` on the locus in the
 left half-plane; its minimum over the stationary points (and the limits ``c -> +-1``) is
 an algebraic number ``T``, and ``alpha = atan(sqrt(T))``: the open sector of that angle
@@ -29,7 +32,7 @@ contains no locus point, so it is stable throughout once one point in it is.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import mpmath
 import sympy as sp
@@ -39,6 +42,7 @@ from ..errors import ParameterError, UnknownParameterError
 from ..recurrence import r
 from .circle import circle_roots, exact_poly, verdicts
 from .intervals import ExactPoint, Interval, IntervalUnion, real_points, solve_for, sweep
+from .onestep import general_numbers, scaled_out, unique_points
 from .records import Record, sstr
 
 __all__ = ["StabilityNumbers", "stability_numbers", "schur_stable", "axis_sets"]
@@ -227,12 +231,8 @@ def _degenerate_crossings(R, I, S, axis):
 
 
 def _unique(points: list) -> list:
-    out = []
-    for p in sorted(points, key=lambda q: float(sp.N(q.value, 40))):
-        if out and abs(sp.N(out[-1].value - p.value, 50)) < sp.Float("1e-40", 50):
-            continue
-        out.append(p)
-    return out
+    """Sorted and without duplicates, compared exactly (``0`` and ``-3/10^300`` are two points)."""
+    return unique_points(points)
 
 
 def axis_sets(rec, axis: str = "real", *, param: str = "lam") -> tuple[IntervalUnion, IntervalUnion]:
@@ -284,6 +284,11 @@ def _lmm_shape(rec, param: str):
     lam = rec.param(param).symbol
     P = sp.Poly(sp.expand(rec.charpoly()), r)
     expr = sp.expand(P.as_expr())
+    try:
+        sp.Poly(expr, r, lam)
+    except sp.PolynomialError:
+        raise ParameterError(f"the characteristic polynomial of {rec.name} is not polynomial in r and "
+                             f"rational in {param}") from None
     if sp.degree(expr, lam) > 1:
         raise ParameterError(f"the characteristic polynomial is not linear in {param}; use solve_for")
     sigma = sp.Poly(-expr.coeff(lam, 1), r)
@@ -343,6 +348,15 @@ def _cond_text(union: IntervalUnion):
     return union.as_set().as_relational(x)
 
 
+def _piece(iv: Interval, whole: IntervalUnion) -> str:
+    """The component with how it was picked; the whole set when none contains or touches 0
+    (BDF3's imaginary set ``|t| > 1.936`` has two such pieces, neither is "the" interval)."""
+    if iv.component.startswith("nearest"):
+        body = " U ".join(str(piece) for piece in whole.intervals)
+        return f"{body}  [the whole set: no piece contains or touches 0]"
+    return f"{iv}  [{iv.component}]"
+
+
 @dataclass(frozen=True)
 class StabilityNumbers(Record):
     """The classical stability numbers of a scalar recurrence ``rho(r) = lam sigma(r)``.
@@ -351,7 +365,10 @@ class StabilityNumbers(Record):
     the real axis (``lam``) / imaginary axis (``lam = i t``, the interval in ``t``) that
     contains 0, touches 0 (``0`` itself has the consistent root ``r = 1`` on the circle),
     or else the nearest one; ``real_set`` / ``imag_set`` are the whole sets.
-    ``marginal_conditions`` gives the exact root-condition sets on both axes.
+    ``marginal_conditions`` gives the exact root-condition sets on both axes. ``kind``:
+    ``"multistep"`` (``rho - lam sigma``; ``order`` and ``error_constant`` of the method),
+    ``"one-step"`` (``Q x' = P x``; ``order`` of ``R = P/Q`` against ``e^z``, ``l_stable``,
+    ``tableau_order`` for a named Runge-Kutta tableau) or ``"general"`` (sets only; ``note``).
     """
 
     family: str
@@ -370,6 +387,10 @@ class StabilityNumbers(Record):
     marginal_conditions: dict
     marginal_sets: dict = field(repr=False, compare=False, default_factory=dict)
     variable: str = field(default="lam", compare=False)  # the free parameter the intervals are in
+    l_stable: bool | None = None  # one-step methods: A-stable and R(oo) = 0
+    kind: str = field(default="multistep", compare=False)  # rho - lam sigma; "one-step" or "general"
+    note: str = field(default="", compare=False)
+    tableau_order: int | None = None  # a named Runge-Kutta block: from its tableau's order conditions
 
     def to_json(self) -> dict:
         exact = None if self.a_alpha_exact is None else sstr(self.a_alpha_exact)
@@ -381,9 +402,12 @@ class StabilityNumbers(Record):
             "imag_set": self.imag_set.to_json(),
             "a_alpha_degrees": {"exact": exact, "value": self.a_alpha_degrees},
             "a_stable": self.a_stable,
+            "l_stable": self.l_stable,
             "a0_stable": self.a0_stable,
+            "kind": self.kind,
             "zero_stable": self.zero_stable,
             "order": self.order,
+            "tableau_order": self.tableau_order,
             "error_constant": None if self.error_constant is None else sstr(self.error_constant),
             "conditions": {k: sstr(v) for k, v in self.conditions.items()},
             "marginal_conditions": {k: sstr(v) for k, v in self.marginal_conditions.items()},
@@ -391,8 +415,10 @@ class StabilityNumbers(Record):
 
     def _alpha_text(self) -> str:
         if self.a_alpha_degrees is None:
-            return "not A(0)-stable: no sector"
-        verdict = "A-stable" if self.a_stable else "A(alpha)-stable" if self.a_alpha_degrees > 0 else "A(0)-stable"
+            return f"not computed: {self.note}" if self.note and self.a0_stable else \
+                "not A(0)-stable: no sector"
+        verdict = ("L-stable" if self.l_stable else "A-stable") if self.a_stable else \
+            "A(alpha)-stable" if self.a_alpha_degrees > 0 else "A(0)-stable"
         exact = "" if self.a_alpha_exact is None else f" = {sstr(self.a_alpha_exact)}"
         return f"{self.a_alpha_degrees:.10f} degrees{exact} ({verdict})"
 
@@ -400,13 +426,21 @@ class StabilityNumbers(Record):
         v = self.variable
         lines = [
             f"{self.family}:",
-            f"  real interval:      {v} in {self.real_interval}  [{self.real_interval.component}]",
-            f"  imaginary interval: {v} = i t, t in {self.imag_interval}  [{self.imag_interval.component}]",
+            f"  real interval:      {v} in {_piece(self.real_interval, self.real_set)}",
+            f"  imaginary interval: {v} = i t, t in {_piece(self.imag_interval, self.imag_set)}",
             f"  A(alpha):           {self._alpha_text()}",
             f"  zero-stable:        {self.zero_stable}",
         ]
-        if self.order:
+        if self.order and self.kind == "one-step":
+            lines.append(f"  order {self.order} (R({v}) = exp({v}) + C {v}^{self.order + 1} + ...), "
+                         f"C = {sstr(self.error_constant)}")
+        if self.tableau_order is not None:
+            lines.append(f"  Runge-Kutta order {self.tableau_order} (the tableau's order conditions, "
+                         "trees up to 6)")
+        if self.order and self.kind != "one-step":
             lines.append(f"  order {self.order}, error constant {sstr(self.error_constant)}")
+        elif self.order == 0 and self.kind == "one-step":
+            lines.append(f"  order 0: R({v}) - exp({v}) = O({v}), not consistent")
         elif self.order == 0:
             lines.append("  order 0: not consistent as a method (rho(1) != 0 or rho'(1) != sigma(1))")
         lines.append(f"  root condition, real axis:      {self.marginal_sets.get('real', '')}")
@@ -425,8 +459,14 @@ def stability_numbers(rec, *, param: str = "lam", **values) -> StabilityNumbers:
     Parameters
     ----------
     rec : Recurrence
-        Scalar, with ``charpoly = rho(r) - param * sigma(r)`` once ``values`` are
-        substituted (``rho, sigma`` rational).
+        Scalar, with only ``param`` free once ``values`` are substituted. Multistep
+        shape ``charpoly = rho(r) - param * sigma(r)`` (``rho, sigma`` rational): the
+        boundary locus below. Any other polynomial or rational dependence on ``param``
+        (Runge-Kutta blocks ``Q(lam) x' = P(lam) x``, coefficients with radicals, the
+        oscillator in ``beta``): :mod:`~depthdyn.symbolic.onestep`, with ``A(alpha)``,
+        L-stability and the order of ``R = P/Q`` for one-step recurrences. When the one
+        other parameter enters only through ``param * h`` (or ``param / L``) it is set
+        to 1 and the intervals are in that product (``variable`` says which).
     param : str
         The free complex parameter (``lam``, i.e. ``z = h lam`` for a multistep method).
     **values
@@ -453,9 +493,15 @@ def stability_numbers(rec, *, param: str = "lam", **values) -> StabilityNumbers:
     from ..families.multistep import order_and_error_constant
 
     rec = rec.subs(values) if values else rec
+    rec, label = scaled_out(rec, param)
+    if not _is_lmm(rec, param):
+        return _general(rec, param, label)
     rho, sigma, lam, P = _lmm_shape(rec, param)
     real_set, real_marg = axis_sets(rec, "real", param=param)
     imag_set, imag_marg = axis_sets(rec, "imaginary", param=param)
+    if label != param:  # h*lam: name the sets by the variable they are in
+        real_set, real_marg = (replace(u, variable=label) for u in (real_set, real_marg))
+        imag_set, imag_marg = (replace(u, variable=f"{label}_im") for u in (imag_set, imag_marg))
     R, I, S = _trig(rho, sigma)
     a0 = any(iv.lo == -sp.oo and bool(iv.hi >= 0) for iv in real_set.intervals)
     T = _a_alpha(R, I, S) if a0 else None
@@ -478,5 +524,58 @@ def stability_numbers(rec, *, param: str = "lam", **values) -> StabilityNumbers:
         zero_stable, oe.order if consistent else 0, oe.error_constant if consistent else None,
         {"real": _cond_text(real_set), "imaginary": _cond_text(imag_set)},
         {"real": _cond_text(real_marg), "imaginary": _cond_text(imag_marg)},
-        {"real": real_marg, "imaginary": imag_marg}, param,
+        {"real": real_marg, "imaginary": imag_marg}, label,
     )
+
+
+def _is_lmm(rec, param: str) -> bool:
+    """``charpoly = rho - param sigma``, ``rho, sigma`` rational (else the path of :mod:`.onestep`)."""
+    try:
+        _lmm_shape(rec, param)
+    except ParameterError as exc:
+        if any(why in str(exc) for why in ("not linear in", "rational coefficients", "not polynomial in r")):
+            return False
+        raise
+    return True
+
+
+def _general(rec, param: str, label: str) -> StabilityNumbers:
+    """The numbers of a recurrence rational in ``param`` of any degree (:func:`.onestep.general_numbers`)."""
+    g = general_numbers(rec, param, label)
+    real_set, real_marg = g["real"]
+    imag_set, imag_marg = g["imaginary"]
+    if not g["a0"]:
+        deg, exact = None, None
+    elif g["tan"] is None and g["a_stable"]:
+        deg, exact = 90.0, sp.Integer(90)
+    elif g["tan"] is None:
+        deg, exact = None, None
+    else:
+        exact = 180 / sp.pi * sp.atan(g["tan"])
+        with mpmath.workdps(40):
+            deg = float(mpmath.degrees(mpmath.atan(mpmath.mpf(str(sp.N(g["tan"], 40))))))
+    one_step = g["order"] is not None
+    return StabilityNumbers(
+        rec.name, real_set.component(0), imag_set.component(0), real_set, imag_set, deg, exact, g["a_stable"],
+        g["a0"], g["zero_stable"], g["order"], g["error_constant"],
+        {"real": _cond_text(real_set), "imaginary": _cond_text(imag_set)},
+        {"real": _cond_text(real_marg), "imaginary": _cond_text(imag_marg)},
+        {"real": real_marg, "imaginary": imag_marg}, label, g["l_stable"],
+        "one-step" if one_step else "general", g["note"], _named_tableau_order(rec),
+    )
+
+
+def _named_tableau_order(rec) -> int | None:
+    """The tableau order of a Runge-Kutta block built from a named tableau (rk4, rk2, runge_kutta)."""
+    from ..literature import TABLEAUX
+    from .butcher import tableau_order
+
+    names = {"rk4": "rk4", "rk2": "midpoint"}
+    name = names.get(rec.name)
+    if name is None and rec.name == "runge_kutta":
+        label = rec.description.partition("(")[2].partition(")")[0]
+        name = label if label in TABLEAUX else None
+    if name is None:
+        return None
+    found = tableau_order(*TABLEAUX[name])
+    return found.order if not found.at_least else None
