@@ -46,7 +46,7 @@ from .operators import (
 )
 from .record import _first_tensor, find_layers, record
 from .placement import LayerPlacement  # noqa: F401 (public here since the first release)
-from .steps import SPLITS, capture_mids, layer_steps, split_steps
+from .steps import SPLITS, capture_mids, layer_steps, momentum_layout, split_steps
 
 __all__ = ["Inspection", "LayerPlacement", "inspect"]
 
@@ -232,7 +232,16 @@ def _inspect(model, inputs, layers, dtype, *, k, tokens, causal, steps, tol, den
     if adtype is not None and _where(model)[1] != adtype:
         model = copy.deepcopy(model).to(adtype)
     device, mdtype = _where(model)
-    found = find_layers(model, layers)
+    mom = momentum_layout(model) if layers is None else None
+    found = find_layers(model, mom[1] if mom else layers)
+    if mom:
+        notes.append(
+            f"momentumnet MomentumNet (gamma {mom[0]:g}): the steps are its branch functions f of "
+            "v' = gamma v + (1 - gamma) f(x), x' = x + v'; their Jacobians are the lam of the momentum "
+            "family with m = gamma, eta = 1 - gamma (the default of placement())"
+        )
+        if split:
+            raise ParameterError("split=True has no attention/MLP steps to split in a MomentumNet")
     mids, handles = capture_mids(found, split) if split else ({}, [])
     try:
         rec = record(model, _to(inputs, device, adtype), found=found)
@@ -243,7 +252,7 @@ def _inspect(model, inputs, layers, dtype, *, k, tokens, causal, steps, tol, den
     B = calls[0].state.shape[0]
     if any(c.state.shape[0] != B or c.output.shape[0] != B for c in calls):
         raise ShapeError("every layer's state must keep the batch of inputs on its first axis")
-    raw = split_steps(calls, mids, split) if split else layer_steps(calls)
+    raw = split_steps(calls, mids, split) if split else layer_steps(calls, "branch" if mom else "layer")
     raw_states = [raw[0].state] + [s.output for s in raw]
     check_states([s.name for s in raw], raw_states)
 
@@ -303,11 +312,12 @@ def _inspect(model, inputs, layers, dtype, *, k, tokens, causal, steps, tol, den
         )
     picked = _token_sample(xg.shape[1], tokens) if causal else None
     blocks = np.array([(b, t) for t in picked for b in range(G)]) if causal else np.array([(b, -1) for b in range(G)])
+    fields = {"momentum": mom[0] if mom else None}
     return _spectra(gsteps, rec, blocks, picked, notes, dict(
         k=k, steps=steps, tol=tol, dense_max=dense_max, probes=probes, seed=seed, progress=progress),
         names=tuple(s.name for s in gsteps), shapes=shapes, stages=stages, streams=grp.streams, norms=norms,
         update_cosine=update_cosine, perturbation=perturbation, grad_norms=grad_norms,
-        causal=bool(causal), dtype=str(mdtype).replace("torch.", ""), device=str(device))
+        causal=bool(causal), dtype=str(mdtype).replace("torch.", ""), device=str(device), **fields)
 
 
 def _grad_norms(output, states, loss_fn, seed) -> np.ndarray:
@@ -324,7 +334,9 @@ def _grad_norms(output, states, loss_fn, seed) -> np.ndarray:
     need = [s for s in states if s.requires_grad]
     grads = iter(torch.autograd.grad(loss.reshape(()), need, allow_unused=True) if need else ())
     out = [next(grads) if s.requires_grad else None for s in states]
-    return np.array([0.0 if gr is None else float(gr.detach().double().norm()) for gr in out])
+    # NaN where no gradient reaches a state (a layer run without a graph, e.g. inside a custom
+    # autograd.Function): 0 would claim the gradient vanishes there
+    return np.array([np.nan if gr is None else float(gr.detach().double().norm()) for gr in out])
 
 
 def _spectra(gsteps, rec, blocks, picked, notes, opt, **fields) -> Inspection:

@@ -74,6 +74,9 @@ class Inspection:
         coupled rows grouped, attention on its math backend).
     estimate_seconds : float
         The cost estimate made before the Krylov work (from one timed product).
+    momentum : float or None
+        ``gamma`` of a momentumnet ``MomentumNet``: the steps (``kind`` ``"branch"``) are then
+        its branch functions ``f``, not residual steps.
     output : object
         What the model returned in the recorded forward.
     """
@@ -100,6 +103,7 @@ class Inspection:
     notes: tuple
     estimate_seconds: float
     output: object
+    momentum: float | None = None
     _operators: tuple = ()
     _modules: tuple = ()
     _states: tuple = ()
@@ -204,8 +208,11 @@ class Inspection:
         for i, op in enumerate(self._operators):
             if not op.square:
                 raise ShapeError(f"step {self.names[i]} changes the state's shape: no recurrence to place")
+        branch = all(kind == "branch" for kind in self.kinds)
+        if family is None and branch and self.momentum is not None and not params:
+            family, params = "momentum", {"m": self.momentum, "eta": 1.0 - self.momentum}
         if family is not None:
-            return place(self._operators, self.names, family, steps=steps, **params)
+            return place(self._operators, self.names, family, steps=steps, branch=branch, **params)
         if params:
             raise ParameterError(f"parameters {sorted(params)} need a family=")
         fams, lams, inside, marginal, recs_all = [], [], [], [], []

@@ -74,7 +74,8 @@ def _params(family: str, params: dict) -> dict:
     return {k: complex(v) if isinstance(v, complex) else float(v) for k, v in params.items()}
 
 
-def place(ops, names, family: str = "residual", *, steps: int = 40, lams=None, **params) -> LayerPlacement:
+def place(ops, names, family: str = "residual", *, steps: int = 40, lams=None, branch: bool = False,
+          **params) -> LayerPlacement:
     """``lam = eig(J - I)`` of every step operator in ``ops`` on ``family``'s region.
 
     Parameters
@@ -88,6 +89,8 @@ def place(ops, names, family: str = "residual", *, steps: int = 40, lams=None, *
         Arnoldi steps for the Ritz values of steps larger than this (a sampled spectrum).
     lams : sequence of ndarray, optional
         Already measured ``lam`` per step (skips the eigenvalue computation).
+    branch : bool
+        The operators are branch Jacobians ``Df`` (a momentumnet's functions): ``lam = eig(J)``.
     **params
         Values of the family's other parameters (``m=0.9, eta=1`` for momentum).
 
@@ -105,7 +108,7 @@ def place(ops, names, family: str = "residual", *, steps: int = 40, lams=None, *
         if lams is None:
             if not op.square:
                 raise ParameterError(f"step {name} changes the state's shape: no lam to place")
-            lam = eigenvalues(op, steps) - 1.0
+            lam = eigenvalues(op, steps) - (0.0 if branch else 1.0)
         else:
             lam = np.asarray(lams[i])
         strict, marg = stability_mask(rec, lam=lam.reshape(-1))

@@ -24,7 +24,7 @@ from torch import nn
 
 from ...errors import ParameterError
 
-__all__ = ["SPLITS", "ComposedOperator", "Split", "Step", "split_steps"]
+__all__ = ["SPLITS", "ComposedOperator", "Split", "Step", "momentum_layout", "split_steps"]
 
 
 @dataclass(frozen=True)
@@ -40,6 +40,12 @@ def _pre_norm(norm: str, mlp: str = "mlp"):
     return lambda b, h: h + getattr(b, mlp)(getattr(b, norm)(h))
 
 
+def _vit_mlp(b, h):
+    if isinstance(getattr(b, "mlp", None), nn.Module):  # transformers >= 5
+        return h + b.dropout(b.mlp(b.layernorm_after(h)))
+    return b.output(b.intermediate(b.layernorm_after(h)), h)
+
+
 #: Known layer classes (by class name): Hugging Face GPT-2, LLaMA (and Mistral/Qwen2 layers of
 #: the same layout), BERT, ViT, timm's ViT ``Block`` and depthdyn's GPT-2-style zoo block.
 SPLITS: Mapping[str, Split] = {
@@ -49,7 +55,7 @@ SPLITS: Mapping[str, Split] = {
     "MistralDecoderLayer": Split("post_attention_layernorm", _pre_norm("post_attention_layernorm")),
     "Qwen2DecoderLayer": Split("post_attention_layernorm", _pre_norm("post_attention_layernorm")),
     "BertLayer": Split("intermediate", lambda b, h: b.output(b.intermediate(h), h)),
-    "ViTLayer": Split("layernorm_after", lambda b, h: b.output(b.intermediate(b.layernorm_after(h)), h)),
+    "ViTLayer": Split("layernorm_after", _vit_mlp),
     "Block": Split("norm2", lambda b, h: h + b.drop_path2(b.ls2(b.mlp(b.norm2(h))))),
 }
 
@@ -137,8 +143,26 @@ def split_steps(calls, mids: dict, splits: Mapping[str, Split]) -> list[Step]:
     return steps
 
 
-def layer_steps(calls) -> list[Step]:
-    return [Step(c.name, c.module, c.state, c.output, c.function(), "layer", i) for i, c in enumerate(calls)]
+def layer_steps(calls, kind: str = "layer") -> list[Step]:
+    return [Step(c.name, c.module, c.state, c.output, c.function(), kind, i) for i, c in enumerate(calls)]
+
+
+def momentum_layout(model: nn.Module):
+    """``(gamma, functions)`` of a momentumnet ``MomentumNet`` inside ``model``, else None.
+
+    Its state over depth is the pair ``(x, v)``: ``v' = gamma v + (1 - gamma) f(x)``,
+    ``x' = x + v'`` (Sander et al. 2021); the recorded layers are the branch functions ``f``,
+    whose Jacobians are the ``lam`` of the momentum family with ``m = gamma``, ``eta = 1 - gamma``.
+    """
+    for mod in model.modules():
+        if type(mod).__name__.startswith("MomentumNet") and hasattr(mod, "gamma") and hasattr(mod, "functions"):
+            if not getattr(getattr(mod, "network", mod), "is_residual", True):
+                raise ParameterError(
+                    "a MomentumNet with is_residual=False (f(x) - x as the branch) is not supported: "
+                    "pass layers= explicitly to analyse its functions as plain layers"
+                )
+            return float(mod.gamma), list(mod.functions)
+    return None
 
 
 class ComposedOperator:
