@@ -298,7 +298,7 @@ def _inspect(model, inputs, layers, dtype, *, k, tokens, causal, steps, tol, den
         for a, b in zip(upd[:-1], upd[1:], strict=True)
     ]
     update_cosine = np.stack(cos) if cos else np.zeros((0, G))
-    grad_norms = _grad_norms(rec.output, raw_states, loss_fn, seed)
+    grad_norms = _grad_norms(rec.output, raw_states, loss_fn, seed, notes)
 
     first = gsteps[0]
     fn0, xg = first.function, first.state
@@ -320,7 +320,7 @@ def _inspect(model, inputs, layers, dtype, *, k, tokens, causal, steps, tol, den
         causal=bool(causal), dtype=str(mdtype).replace("torch.", ""), device=str(device), **fields)
 
 
-def _grad_norms(output, states, loss_fn, seed) -> np.ndarray:
+def _grad_norms(output, states, loss_fn, seed, notes) -> np.ndarray:
     out = _first_tensor(output) if not isinstance(output, torch.Tensor) else output
     if loss_fn is None:
         g = torch.randn(out.shape, generator=torch.Generator().manual_seed(seed), dtype=out.dtype).to(out.device)
@@ -332,7 +332,18 @@ def _grad_norms(output, states, loss_fn, seed) -> np.ndarray:
         if not isinstance(loss, torch.Tensor) or loss.numel() != 1:
             raise ShapeError("loss_fn must return a scalar tensor")
     need = [s for s in states if s.requires_grad]
-    grads = iter(torch.autograd.grad(loss.reshape(()), need, allow_unused=True) if need else ())
+    try:
+        grads = iter(torch.autograd.grad(loss.reshape(()), need, allow_unused=True) if need else ())
+    except RuntimeError as exc:
+        if "inplace operation" not in str(exc):
+            raise
+        # the model overwrote a tensor its backward needs (x += f(x) after f saved x): its own
+        # training would fail the same way; the Jacobians (recomputed per layer) are unaffected
+        notes.append(
+            "gradient norms unavailable (NaN): the model updates a tensor in place that its backward "
+            "needs (x += f(x)); write x = x + f(x) to get them"
+        )
+        return np.full(len(states), np.nan)
     out = [next(grads) if s.requires_grad else None for s in states]
     # NaN where no gradient reaches a state (a layer run without a graph, e.g. inside a custom
     # autograd.Function): 0 would claim the gradient vanishes there
