@@ -345,6 +345,9 @@ def _parser() -> argparse.ArgumentParser:
     train.add_argument("-p", "--param", action="append", default=[], metavar="NAME=VALUE",
                        help="block option, e.g. k=2, a_init=-2, n=4, mixing=sinkhorn; repeatable")
     train.add_argument("--progress", action="store_true", help="show a progress bar (tqdm if installed)")
+    from . import inspect_cli
+
+    inspect_cli.add_arguments(sub.add_parser("inspect", help="depth dynamics of a torch model (yours or a HF config)"))
     return parser
 
 
@@ -658,7 +661,13 @@ def _derive(args) -> int:
 
 _COMMANDS = {"derive": _derive, "check": _check, "region": _region, "verify": _verify,
              "report": _report, "train": _train, "stability": _stability, "solve": _solve,
-             "compare": _compare}
+             "compare": _compare, "inspect": lambda args: _inspect_verb(args)}
+
+
+def _inspect_verb(args) -> int:
+    from .inspect_cli import run
+
+    return run(args)
 
 
 def _one_line(text: str, limit: int = 500) -> str:

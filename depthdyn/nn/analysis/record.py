@@ -31,6 +31,7 @@ LAYOUTS: tuple[tuple[str, str], ...] = (
     ("blocks", "depthdyn DepthStack / timm ViT blocks"),
     ("stack.blocks", "depthdyn DepthModel"),
     ("transformer.h", "Hugging Face GPT-2 decoder layers"),
+    ("h", "Hugging Face GPT2Model (the bare model) decoder layers"),
     ("model.layers", "Hugging Face LLaMA-style decoder layers"),
     ("layers", "a model's own ModuleList"),
     ("gpt_neox.layers", "Hugging Face GPT-NeoX decoder layers"),
