@@ -162,6 +162,10 @@ def plot_placement(placement: LayerPlacement, ax=None, *, steps=None, window=Non
     for i in picked:
         lam = placement.lam[i].reshape(-1)
         ax.scatter(lam.real, lam.imag, s=6, label=f"{placement.names[i]} ({100 * placement.inside[i]:.0f}% inside)")
-    ax.set_title(f"{placement.families[picked[0]]}: {100 * placement.fraction_inside:.0f}% of lam strictly inside")
+    sizes = np.array([placement.lam[i].size for i in picked], float)
+    frac = float(np.sum(placement.inside[list(picked)] * sizes) / sizes.sum())
+    params = ", ".join(f"{k}={v:g}" for k, v in placement.params[picked[0]])
+    ax.set_title(f"{placement.families[picked[0]]}{f' ({params})' if params else ''}: "
+                 f"{100 * frac:.0f}% of lam strictly inside", fontsize="medium")
     ax.legend(fontsize="x-small", loc="best")
     return ax
