@@ -192,3 +192,33 @@ def test_placement_on_momentum_and_a_literature_family_against_roots():
     ax = plot_placement(mom)
     assert len(ax.collections) >= 2 and ax.images  # the region and one point set per step
     assert "inside" in ax.get_title()
+
+
+# ------------------------------------------------------------------ the coupling probe itself
+@pytest.mark.parametrize("B", [6, 40])
+def test_row_coupling_probe_finds_a_single_coupled_pair(B):
+    from depthdyn.nn.analysis.checks import row_coupling
+
+    lin = nn.Linear(5, 5).double()
+
+    def fn(x, pair=None):
+        y = x + torch.tanh(lin(x))
+        if pair is None:
+            return y
+        a, b = pair
+        return torch.cat([y[:b], y[b : b + 1] + 0.3 * x[a : a + 1], y[b + 1 :]])
+
+    x = torch.randn(B, 5, dtype=torch.float64)
+    assert np.array_equal(row_coupling(fn, x), np.eye(B, dtype=bool))
+    for pair in [(1, 2), (B - 2, B - 1), (0, int(np.ceil(np.sqrt(B))))]:  # the last: same class mod m
+        mask = row_coupling(lambda t, pair=pair: fn(t, pair), x)
+        want = np.eye(B, dtype=bool)
+        want[pair[1], pair[0]] = True
+        assert np.array_equal(mask, want), pair
+
+
+def test_progress_prints_an_estimate(capsys):
+    model = ResidualMLP(dim=6, depth=2).double().eval()
+    ins = inspect(model, torch.randn(2, 6, dtype=torch.float64), progress=True)
+    assert np.isfinite(ins.estimate_seconds) and ins.estimate_seconds >= 0
+    assert "inspect: 2 steps x 2 problems of size 6: about" in capsys.readouterr().err

@@ -19,6 +19,7 @@ either works (said in the result) or stops with a one-line typed error that says
 from __future__ import annotations
 
 import contextlib
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -133,11 +134,13 @@ def analysis_dtype(model_dtype: torch.dtype, requested: torch.dtype | None) -> t
 def row_coupling(fn, x: torch.Tensor, *, rows: int = 32, seed: int = 0) -> np.ndarray:
     """``(B, B)`` boolean: ``[r, s]`` when output row ``r`` moves with input row ``s``.
 
-    One reverse pass per row (a random cotangent on that output row alone, batched by ``vmap``):
-    the gradient on every other input row must vanish exactly for independent rows; a leak
-    larger than rounding (``1e3`` eps of the scale) marks a coupling. Batches larger than
-    ``rows`` probe rows 0, the middle and the last, and one cotangent on all rows but 0
-    (catching any row that feeds others).
+    A reverse pass with a random cotangent on output row ``r`` alone must leave every other
+    input row without gradient when rows are independent; a leak above rounding (``1e3`` eps
+    of the lane's largest gradient) marks a coupling. Up to ``rows`` rows, one such pass per
+    row (batched by ``vmap``). Larger batches are screened first with ``2 m + 1`` passes
+    (``m = ceil(sqrt(B))``): the cotangent on every row of one residue class mod ``m``, then
+    mod ``m + 1``; two distinct rows share both classes only if they differ by a multiple of
+    ``m (m + 1) >= B``, so any coupling leaks into another class. Only then is every row probed.
     """
     B = x.shape[0]
     if B == 1:
@@ -145,21 +148,32 @@ def row_coupling(fn, x: torch.Tensor, *, rows: int = 32, seed: int = 0) -> np.nd
     y, vjp = _quiet(torch.func.vjp)(fn, x.detach())
     gen = torch.Generator().manual_seed(seed)
     noise = torch.randn(y.shape, generator=gen, dtype=y.dtype).to(y.device)
-    probe = list(range(B)) if B <= rows else [0, B // 2, B - 1]
-    lanes = torch.zeros((len(probe) + (B > rows), *y.shape), dtype=y.dtype, device=y.device)
-    for j, r in enumerate(probe):
-        lanes[j, r] = noise[r]
+    eps = torch.finfo(y.dtype).eps
+    pull = _quiet(torch.func.vmap(lambda v: vjp(v)[0]))
+
+    def leaks(select: torch.Tensor) -> np.ndarray:
+        """``select`` ``(lanes, B)`` 0/1 rows of each lane's cotangent -> ``(lanes, B)`` leak sizes."""
+        shape = (select.shape[0], B) + (1,) * (y.dim() - 1)
+        grads = pull(noise[None] * select.reshape(shape).to(noise)).detach()
+        size = grads.reshape(grads.shape[0], B, -1).norm(dim=-1).double()
+        return (size > 1e3 * eps * size.max(dim=1, keepdim=True).values.clamp(min=1e-300)).cpu().numpy()
+
+    idx = torch.arange(B)
     if B > rows:
-        lanes[-1, 1:] = noise[1:]
-    grads = _quiet(torch.func.vmap(lambda v: vjp(v)[0]))(lanes).detach()
-    size = grads.reshape(grads.shape[0], B, -1).norm(dim=-1).double()  # (lanes, B)
-    eps = torch.finfo(grads.dtype).eps
-    leak = (size > 1e3 * eps * size.max(dim=1, keepdim=True).values.clamp(min=1e-300)).cpu().numpy()
+        m = math.isqrt(B - 1) + 1
+        clean = True
+        for mod in (m, m + 1):
+            select = (idx[None, :] % mod == torch.arange(mod)[:, None]).double()
+            if (leaks(select) & (select.numpy() == 0)).any():
+                clean = False
+                break
+        if clean:
+            return np.eye(B, dtype=bool)
     mask = np.eye(B, dtype=bool)
-    for j, r in enumerate(probe):
-        mask[r] |= leak[j]
-    if B > rows:
-        mask[1:, 0] |= leak[-1, 0]  # some row other than 0 moves with row 0
+    for lo in range(0, B, rows):
+        hi = min(B, lo + rows)
+        select = (idx[None, :] == torch.arange(lo, hi)[:, None]).double()
+        mask[lo:hi] |= leaks(select)
     return mask
 
 

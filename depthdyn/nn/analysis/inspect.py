@@ -16,6 +16,7 @@ stream with hooks during the model's own forward (:mod:`.record`), and returns
 from __future__ import annotations
 
 import copy
+import sys
 import time
 from collections.abc import Callable, Mapping
 
@@ -374,7 +375,8 @@ def _spectra(gsteps, rec, blocks, picked, notes, opt, **fields) -> Inspection:
         if i == 0:
             estimate = _estimate(op, L, dense, opt)
             if bar is not None:
-                bar.write(f"inspect: {L} steps x {N} problems of size {op.n_in}: about {estimate:.0f} s")
+                bar.write(f"inspect: {L} steps x {N} problems of size {op.n_in}: about {estimate:.0f} s",
+                          file=sys.stderr)
         if dense:
             J = op.dense()
             s = torch.linalg.svdvals(J.double()).cpu().numpy()
