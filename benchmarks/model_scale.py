@@ -67,7 +67,8 @@ def _shipped(name: str):
         model = tf.GPT2Model(tf.GPT2Config())
         inputs = {"input_ids": torch.randint(0, 50257, (1, int(name.split("-")[1]))), "use_cache": False}
     elif name == "llama-256":
-        cfg = tf.LlamaConfig(hidden_size=2048, intermediate_size=5632, num_hidden_layers=8, num_attention_heads=16,
+        cfg = tf.LlamaConfig(hidden_size=2048, intermediate_size=5632, num_hidden_layers=8,
+                             num_attention_heads=16,
                              num_key_value_heads=16, vocab_size=32000)
         model = tf.LlamaModel(cfg)
         inputs = {"input_ids": torch.randint(0, 32000, (1, 256)), "use_cache": False}
@@ -188,7 +189,8 @@ def main() -> None:
         ]
         proc = subprocess.run(cmd, capture_output=True, text=True)
         if proc.returncode:
-            print(f"{name:<14} failed: {proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else proc.returncode}")
+            why = proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else proc.returncode
+            print(f"{name:<14} failed: {why}")
             continue
         rows.append(json.loads(proc.stdout.strip().splitlines()[-1]))
         r = rows[-1]

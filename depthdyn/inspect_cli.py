@@ -38,27 +38,49 @@ _LAYERS = {"resnet": "encoder.stages.*.layers.*"}
 
 def add_arguments(parser) -> None:
     """The arguments of ``depthdyn inspect``."""
-    parser.add_argument("model", help="module:callable (your code, run), a Hugging Face model type, or a config .json")
+    parser.add_argument(
+        "model", help="module:callable (your code, run), a Hugging Face model type, or a config .json"
+    )
     parser.add_argument("--layers", help="name pattern of the residual layers (default: found by layout)")
-    parser.add_argument("--batch", type=int, default=1, help="inputs in the example batch (HF models; default 1)")
+    parser.add_argument(
+        "--batch", type=int, default=1, help="inputs in the example batch (HF models; default 1)"
+    )
     parser.add_argument("--seq", type=int, default=128, help="tokens per input (text models; default 128)")
     parser.add_argument("--image", type=int, help="image size (vision models; default the config's)")
-    parser.add_argument("--tokens", type=int, default=8, help="token blocks sampled per causal layer (default 8)")
+    parser.add_argument(
+        "--tokens", type=int, default=8, help="token blocks sampled per causal layer (default 8)"
+    )
     parser.add_argument("-k", type=int, default=5, help="top singular values per step (default 5)")
     parser.add_argument("--steps", type=int, default=100, help="at most this many Krylov steps (default 100)")
-    parser.add_argument("--tol", type=float, default=1e-3, help="relative residual bound to stop at (default 1e-3)")
-    parser.add_argument("--dense-max", type=int, default=64, help="dense Jacobians up to this size (default 64)")
+    parser.add_argument(
+        "--tol", type=float, default=1e-3, help="relative residual bound to stop at (default 1e-3)"
+    )
+    parser.add_argument(
+        "--dense-max", type=int, default=64, help="dense Jacobians up to this size (default 64)"
+    )
     parser.add_argument("--dtype", choices=["float32", "float64"], help="analyse a copy in this dtype")
     parser.add_argument("--split", action="store_true", help="attention and MLP as separate depth steps")
     parser.add_argument("--streams", type=int, help="batch rows per state (default: detected)")
-    parser.add_argument("--family", default="residual", help="family to place the measured lam on (default residual)")
-    parser.add_argument("-p", "--param", action="append", default=[], metavar="NAME=VALUE",
-                        help="a parameter of --family, e.g. m=0.9; repeatable")
+    parser.add_argument(
+        "--family", default="residual", help="family to place the measured lam on (default residual)"
+    )
+    parser.add_argument(
+        "-p",
+        "--param",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a parameter of --family, e.g. m=0.9; repeatable",
+    )
     parser.add_argument("--threads", type=int, help="torch CPU threads (default: torch's)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the random weights and inputs (default 0)")
+    parser.add_argument(
+        "--seed", type=int, default=0, help="seed of the random weights and inputs (default 0)"
+    )
     parser.add_argument("--quiet", action="store_true", help="no estimate or progress bar on stderr")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
-    parser.add_argument("--out", metavar="FIG", help="draw the placement on the family's region into FIG (.png/.svg/.pdf)")
+    parser.add_argument(
+        "--out", metavar="FIG", help="draw the placement on the family's region into FIG (.png/.svg/.pdf)"
+    )
 
 
 def _torch():
@@ -145,7 +167,9 @@ def build_model(model: str, *, batch: int = 1, seq: int = 128, image: int | None
     gen = torch.Generator().manual_seed(seed)
     if kind in _VISION:
         size = image or getattr(cfg, "image_size", 224)
-        inputs = {"pixel_values": torch.randn(batch, getattr(cfg, "num_channels", 3), size, size, generator=gen)}
+        inputs = {
+            "pixel_values": torch.randn(batch, getattr(cfg, "num_channels", 3), size, size, generator=gen)
+        }
     else:
         seq = min(seq, getattr(cfg, "max_position_embeddings", seq) or seq)
         inputs = {"input_ids": torch.randint(0, cfg.vocab_size, (batch, seq), generator=gen)}
@@ -189,14 +213,27 @@ def run(args) -> int:
             raise ParameterError(f"--threads must be at least 1, got {args.threads}")
         torch.set_num_threads(args.threads)
     params = _params(args.param)
-    model, inputs, layers = build_model(args.model, batch=args.batch, seq=args.seq, image=args.image,
-                                        seed=args.seed)
+    model, inputs, layers = build_model(
+        args.model, batch=args.batch, seq=args.seq, image=args.image, seed=args.seed
+    )
     from .nn import inspect
 
     dtype = {"float32": torch.float32, "float64": torch.float64}.get(args.dtype)
-    ins = inspect(model, inputs, args.layers or layers, k=args.k, tokens=args.tokens, steps=args.steps,
-                  tol=args.tol, dense_max=args.dense_max, dtype=dtype, split=args.split, streams=args.streams,
-                  progress=not args.quiet, seed=args.seed)
+    ins = inspect(
+        model,
+        inputs,
+        args.layers or layers,
+        k=args.k,
+        tokens=args.tokens,
+        steps=args.steps,
+        tol=args.tol,
+        dense_max=args.dense_max,
+        dtype=dtype,
+        split=args.split,
+        streams=args.streams,
+        progress=not args.quiet,
+        seed=args.seed,
+    )
     placed = None
     if args.out or args.family != "residual" or params:
         placed = ins.placement(args.family, **params)
@@ -210,8 +247,10 @@ def run(args) -> int:
     else:
         print(ins)
         if placed is not None:
-            print(f"{100 * placed.fraction_inside:.1f}% of the measured lam strictly inside the {args.family} "
-                  f"region{' (' + ', '.join(f'{k}={v:g}' for k, v in params.items()) + ')' if params else ''}")
+            print(
+                f"{100 * placed.fraction_inside:.1f}% of the measured lam strictly inside the {args.family} "
+                f"region{' (' + ', '.join(f'{k}={v:g}' for k, v in params.items()) + ')' if params else ''}"
+            )
     return 0
 
 

@@ -11,14 +11,14 @@ from depthdyn.cli import main  # noqa: E402
 
 torch.set_num_threads(1)
 
-USER_CODE = '''
+USER_CODE = """
 import torch
 from depthdyn.nn.experiments.zoo import ResidualMLP
 
 def make():
     torch.manual_seed(0)
     return ResidualMLP(dim=8, depth=3).double().eval(), torch.randn(2, 8, dtype=torch.float64)
-'''
+"""
 
 
 @pytest.fixture
@@ -29,8 +29,23 @@ def user_file(tmp_path):
 
 
 def test_module_callable_json_matches_the_library_call(user_file, capsys):
-    assert main(["inspect", f"{user_file}:make", "--json", "--quiet", "--family", "momentum",
-                 "-p", "m=0.9", "-p", "eta=0.5"]) == 0
+    assert (
+        main(
+            [
+                "inspect",
+                f"{user_file}:make",
+                "--json",
+                "--quiet",
+                "--family",
+                "momentum",
+                "-p",
+                "m=0.9",
+                "-p",
+                "eta=0.5",
+            ]
+        )
+        == 0
+    )
     report = json.loads(capsys.readouterr().out)
     from depthdyn.nn import inspect
     from depthdyn.nn.experiments.zoo import ResidualMLP
@@ -72,8 +87,20 @@ def test_bad_input_is_one_line_and_exit_2(user_file, capsys, argv, message):
 def test_hugging_face_config_file_with_random_weights(tmp_path, capsys):
     pytest.importorskip("transformers", reason="transformers is not installed")
     cfg = tmp_path / "gpt2.json"
-    cfg.write_text(json.dumps({"model_type": "gpt2", "n_embd": 32, "n_layer": 2, "n_head": 2,
-                               "vocab_size": 64, "n_positions": 16, "bos_token_id": 0, "eos_token_id": 0}))
+    cfg.write_text(
+        json.dumps(
+            {
+                "model_type": "gpt2",
+                "n_embd": 32,
+                "n_layer": 2,
+                "n_head": 2,
+                "vocab_size": 64,
+                "n_positions": 16,
+                "bos_token_id": 0,
+                "eos_token_id": 0,
+            }
+        )
+    )
     assert main(["inspect", str(cfg), "--seq", "6", "--tokens", "2", "--split", "--json", "--quiet"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["names"] == ["h.0.attention", "h.0.mlp", "h.1.attention", "h.1.mlp"]

@@ -176,7 +176,8 @@ def test_placement_on_momentum_and_a_literature_family_against_roots():
     for i in range(2):
         lam = mom.lam[i].reshape(-1)
         np.testing.assert_allclose(np.sort_complex(lam), np.sort_complex(res.lam[i].reshape(-1)))
-        # momentum: r^2 - (1 + m + eta lam) r + m; LM-ResNet u' = (1 - k + lam) u + k u_prev: r^2 - (1 - k + lam) r - k
+        # momentum: r^2 - (1 + m + eta lam) r + m;
+        # LM-ResNet u' = (1 - k + lam) u + k u_prev: r^2 - (1 - k + lam) r - k
         m_r = [np.abs(np.roots([1, -(1.9 + 0.5 * v), 0.9])).max() for v in lam]
         l_r = [np.abs(np.roots([1, -(1.05 + v), 0.05])).max() for v in lam]
         assert min(abs(np.array(m_r + l_r) - 1)) > 1e-6  # no point on an edge: the verdicts are sharp

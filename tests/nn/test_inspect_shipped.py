@@ -49,15 +49,24 @@ def _rel(a, b):
 
 def _gpt2():
     tf = _library("transformers")
-    cfg = tf.GPT2Config(n_embd=64, n_layer=2, n_head=2, vocab_size=64, n_positions=16, bos_token_id=0,
-                        eos_token_id=0)
+    cfg = tf.GPT2Config(
+        n_embd=64, n_layer=2, n_head=2, vocab_size=64, n_positions=16, bos_token_id=0, eos_token_id=0
+    )
     return tf.GPT2LMHeadModel(cfg).double().eval()
 
 
 def _llama():
     tf = _library("transformers")
-    cfg = tf.LlamaConfig(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=2,
-                         num_key_value_heads=2, vocab_size=64, bos_token_id=0, eos_token_id=0)
+    cfg = tf.LlamaConfig(
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        num_key_value_heads=2,
+        vocab_size=64,
+        bos_token_id=0,
+        eos_token_id=0,
+    )
     return tf.LlamaForCausalLM(cfg).double().eval()
 
 
@@ -97,8 +106,14 @@ def test_decoders_with_default_attention_against_whole_batch_jacobians(make):
 
 def test_bert_bidirectional_whole_sequence_against_jacrev():
     tf = _library("transformers")
-    cfg = tf.BertConfig(hidden_size=64, num_hidden_layers=2, num_attention_heads=2, intermediate_size=128,
-                        vocab_size=64, max_position_embeddings=16)
+    cfg = tf.BertConfig(
+        hidden_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=128,
+        vocab_size=64,
+        max_position_embeddings=16,
+    )
     model = tf.BertModel(cfg).double().eval()
     ids = torch.randint(0, 64, (2, 4))
     ins = inspect(model, {"input_ids": ids}, k=3, dense_max=0, steps=256)
@@ -114,8 +129,15 @@ def test_bert_bidirectional_whole_sequence_against_jacrev():
 
 def test_vit_split_into_attention_and_mlp_steps():
     tf = _library("transformers")
-    cfg = tf.ViTConfig(hidden_size=64, num_hidden_layers=2, num_attention_heads=2, intermediate_size=128,
-                       image_size=16, patch_size=8, num_channels=3)
+    cfg = tf.ViTConfig(
+        hidden_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=128,
+        image_size=16,
+        patch_size=8,
+        num_channels=3,
+    )
     model = tf.ViTModel(cfg).double().eval()
     px = torch.randn(1, 3, 16, 16, dtype=torch.float64)
     ins = inspect(model, px, k=2, dense_max=320, split=True)
@@ -143,7 +165,9 @@ def test_vit_split_into_attention_and_mlp_steps():
 
 def test_hf_resnet_stages_with_batchnorm_in_eval():
     tf = _library("transformers")
-    cfg = tf.ResNetConfig(num_channels=3, embedding_size=4, hidden_sizes=[4, 8], depths=[1, 1], layer_type="basic")
+    cfg = tf.ResNetConfig(
+        num_channels=3, embedding_size=4, hidden_sizes=[4, 8], depths=[1, 1], layer_type="basic"
+    )
     model = tf.ResNetModel(cfg).double()
     px = torch.randn(2, 3, 16, 16, dtype=torch.float64)
     from depthdyn.nn.analysis.checks import ModelSetupError
@@ -200,7 +224,9 @@ def test_hyper_connections_streams_in_the_batch_are_detected_and_analysed_as_one
         assert float(J[0, :, 1].abs().max()) == 0 and float(J[0, :64, 0, 64:].abs().max()) > 1e-3
         for b in range(2):
             assert _rel(ins.top_singular_values[layer, b], torch.linalg.svdvals(J[b, :, b])[:3].numpy()) < TOL
-            assert _rel(ins.spectral_radius[layer, b], float(torch.linalg.eigvals(J[b, :, b]).abs().max())) < TOL
+            assert (
+                _rel(ins.spectral_radius[layer, b], float(torch.linalg.eigvals(J[b, :, b]).abs().max())) < TOL
+            )
         # the per-row reading (what a batch-independent analysis reports) is far off
         per_row = torch.linalg.svdvals(J[0, :64, 0, :64])[0]
         assert abs(float(per_row) - ins.top_singular_values[layer, 0, 0]) > 1e-2

@@ -97,7 +97,9 @@ def check_inputs(inputs) -> None:
     """An empty batch or non-finite floating inputs stop here, before the model runs."""
     for t in _tensors(inputs):
         if t.dim() >= 1 and t.shape[0] == 0:
-            raise ShapeError(f"the batch is empty (an input of shape {tuple(t.shape)}): pass at least one input")
+            raise ShapeError(
+                f"the batch is empty (an input of shape {tuple(t.shape)}): pass at least one input"
+            )
         if t.is_floating_point() and t.device.type != "meta" and not bool(torch.isfinite(t).all()):
             raise NonFiniteError(
                 f"an input of shape {tuple(t.shape)} holds NaN or infinite values: the Jacobians there are "
@@ -268,7 +270,8 @@ def grouping(mask: np.ndarray, streams, *, sequence: bool, where: str) -> Groupi
         if outside.any():
             r, s = np.argwhere(outside)[0]
             raise BatchCouplingError(
-                f"{where}: batch row {r} moves with row {s}, outside its group of {streams} consecutive rows; "
+                f"{where}: batch row {r} moves with row {s}, outside its group of {streams} consecutive "
+                "rows; "
                 f"streams={streams} does not describe this model (leave streams=None to detect the coupling)"
             )
         return Grouping(rows, sequence)

@@ -45,8 +45,8 @@ from .operators import (
     spectral_radius,
     top_singular_values,
 )
-from .record import _first_tensor, find_layers, record
 from .placement import LayerPlacement  # noqa: F401 (public here since the first release)
+from .record import _first_tensor, find_layers, record
 from .steps import SPLITS, capture_mids, layer_steps, momentum_layout, split_steps
 
 __all__ = ["Inspection", "LayerPlacement", "inspect"]
@@ -112,7 +112,9 @@ def _splits(split) -> Mapping | None:
         return SPLITS
     if isinstance(split, Mapping):
         return {**SPLITS, **split}
-    raise ParameterError(f"split must be True, False or a mapping of layer class names to Split, got {split!r}")
+    raise ParameterError(
+        f"split must be True, False or a mapping of layer class names to Split, got {split!r}"
+    )
 
 
 def _progress(enabled: bool, total: int):
@@ -285,7 +287,9 @@ def _inspect(model, inputs, layers, dtype, *, k, tokens, causal, steps, tol, den
     shapes = tuple(tuple(p.shape[1:]) for p in pos)
     stages = np.cumsum([0] + [int(shapes[i + 1] != shapes[i]) for i in range(1, len(raw))])
     norms = np.stack([_flat(p).norm(dim=1).cpu().numpy() for p in pos])
-    upd = [(_flat(pos[i + 1]) - _flat(pos[i])) if shapes[i] == shapes[i + 1] else None for i in range(len(raw))]
+    upd = [
+        (_flat(pos[i + 1]) - _flat(pos[i])) if shapes[i] == shapes[i + 1] else None for i in range(len(raw))
+    ]
     perturbation = np.stack(
         [
             (u.norm(dim=1) / _flat(pos[i]).norm(dim=1)).cpu().numpy() if u is not None else np.full(G, np.nan)
@@ -312,7 +316,8 @@ def _inspect(model, inputs, layers, dtype, *, k, tokens, causal, steps, tol, den
             f"{tuple(xg.shape)}: a later token moves earlier outputs"
         )
     picked = _token_sample(xg.shape[1], tokens) if causal else None
-    blocks = np.array([(b, t) for t in picked for b in range(G)]) if causal else np.array([(b, -1) for b in range(G)])
+    pairs = [(b, t) for t in picked for b in range(G)] if causal else [(b, -1) for b in range(G)]
+    blocks = np.array(pairs)
     fields = {"momentum": mom[0] if mom else None}
     return _spectra(gsteps, rec, blocks, picked, notes, dict(
         k=k, steps=steps, tol=tol, dense_max=dense_max, probes=probes, seed=seed, progress=progress),
@@ -324,7 +329,8 @@ def _inspect(model, inputs, layers, dtype, *, k, tokens, causal, steps, tol, den
 def _grad_norms(output, states, loss_fn, seed, notes) -> np.ndarray:
     out = _first_tensor(output) if not isinstance(output, torch.Tensor) else output
     if loss_fn is None:
-        g = torch.randn(out.shape, generator=torch.Generator().manual_seed(seed), dtype=out.dtype).to(out.device)
+        gen = torch.Generator().manual_seed(seed)
+        g = torch.randn(out.shape, generator=gen, dtype=out.dtype).to(out.device)
         loss = (out * g).sum()
     else:
         if not callable(loss_fn):

@@ -141,7 +141,9 @@ class Inspection:
         if any(not op.square or op.n_in != ops[0].n_in for op in ops):
             raise ShapeError("the steps change the state's size: no single recurrence of matrices")
         if ops[0].n_in > limit:
-            raise ParameterError(f"states of {ops[0].n_in} numbers exceed limit={limit}: use operator(l) instead")
+            raise ParameterError(
+                f"states of {ops[0].n_in} numbers exceed limit={limit}: use operator(l) instead"
+            )
         return np.stack([op.dense()[problem].double().cpu().numpy() for op in ops])
 
     def growth(self, *, steps: int = 100, tol: float = 1e-6) -> dict:
@@ -230,7 +232,12 @@ class Inspection:
             marginal.append(float(np.mean(np.stack([m[1] for m in masks]))))
             recs_all.append(tuple(recs))
         return LayerPlacement(
-            tuple(self.names), tuple(fams), tuple(lams), _frozen(inside), _frozen(marginal), tuple(recs_all),
+            tuple(self.names),
+            tuple(fams),
+            tuple(lams),
+            _frozen(inside),
+            _frozen(marginal),
+            tuple(recs_all),
             ((),) * len(fams),
         )
 

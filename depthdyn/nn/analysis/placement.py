@@ -74,8 +74,9 @@ def _params(family: str, params: dict) -> dict:
     return {k: complex(v) if isinstance(v, complex) else float(v) for k, v in params.items()}
 
 
-def place(ops, names, family: str = "residual", *, steps: int = 40, lams=None, branch: bool = False,
-          **params) -> LayerPlacement:
+def place(
+    ops, names, family: str = "residual", *, steps: int = 40, lams=None, branch: bool = False, **params
+) -> LayerPlacement:
     """``lam = eig(J - I)`` of every step operator in ``ops`` on ``family``'s region.
 
     Parameters
@@ -117,8 +118,13 @@ def place(ops, names, family: str = "residual", *, steps: int = 40, lams=None, b
         marginal.append(float(np.mean(marg)))
     n = len(out_lam)
     return LayerPlacement(
-        tuple(names), (family,) * n, tuple(out_lam), _frozen(inside), _frozen(marginal),
-        ((rec,),) * n, (tuple(sorted(values.items())),) * n,
+        tuple(names),
+        (family,) * n,
+        tuple(out_lam),
+        _frozen(inside),
+        _frozen(marginal),
+        ((rec,),) * n,
+        (tuple(sorted(values.items())),) * n,
     )
 
 
@@ -161,11 +167,16 @@ def plot_placement(placement: LayerPlacement, ax=None, *, steps=None, window=Non
     )
     for i in picked:
         lam = placement.lam[i].reshape(-1)
-        ax.scatter(lam.real, lam.imag, s=6, label=f"{placement.names[i]} ({100 * placement.inside[i]:.0f}% inside)")
+        ax.scatter(
+            lam.real, lam.imag, s=6, label=f"{placement.names[i]} ({100 * placement.inside[i]:.0f}% inside)"
+        )
     sizes = np.array([placement.lam[i].size for i in picked], float)
     frac = float(np.sum(placement.inside[list(picked)] * sizes) / sizes.sum())
     params = ", ".join(f"{k}={v:g}" for k, v in placement.params[picked[0]])
-    ax.set_title(f"{placement.families[picked[0]]}{f' ({params})' if params else ''}: "
-                 f"{100 * frac:.0f}% of lam strictly inside", fontsize="medium")
+    ax.set_title(
+        f"{placement.families[picked[0]]}{f' ({params})' if params else ''}: "
+        f"{100 * frac:.0f}% of lam strictly inside",
+        fontsize="medium",
+    )
     ax.legend(fontsize="x-small", loc="best")
     return ax

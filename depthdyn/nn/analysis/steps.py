@@ -155,7 +155,11 @@ def momentum_layout(model: nn.Module):
     whose Jacobians are the ``lam`` of the momentum family with ``m = gamma``, ``eta = 1 - gamma``.
     """
     for mod in model.modules():
-        if type(mod).__name__.startswith("MomentumNet") and hasattr(mod, "gamma") and hasattr(mod, "functions"):
+        if (
+            type(mod).__name__.startswith("MomentumNet")
+            and hasattr(mod, "gamma")
+            and hasattr(mod, "functions")
+        ):
             if not getattr(getattr(mod, "network", mod), "is_residual", True):
                 raise ParameterError(
                     "a MomentumNet with is_residual=False (f(x) - x as the branch) is not supported: "
