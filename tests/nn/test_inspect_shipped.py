@@ -283,3 +283,16 @@ def test_momentumnet_branches_placed_on_the_momentum_family():
         inside = np.mean([np.all(np.abs(r) < 1) for r in roots])
         assert placed.inside[layer] == pytest.approx(inside)
         assert np.allclose(np.sort_complex(placed.lam[layer].reshape(-1)), np.sort_complex(lam), atol=1e-10)
+
+
+def test_hyper_connections_on_token_sequences_group_streams_per_token():
+    net = _hc_model(dim=16)
+    x = torch.randn(2, 5, 16, dtype=torch.float64)
+    ins = inspect(net, x, k=2, tokens=[1, 4], dense_max=0, steps=64)
+    assert ins.streams == 4 and ins.causal and ins.shapes[0] == (5, 64)  # (T, streams * d)
+    call = record(net, x).calls[1]
+    J = _full_jacobian(call.function(), call.state).reshape(2, 4, 5, 16, 2, 4, 5, 16)
+    for row, (b, t) in enumerate(ins.blocks):
+        D = J[b, :, t, :, b, :, t, :].reshape(64, 64)  # streams x features of token t
+        assert _rel(ins.top_singular_values[1, row], torch.linalg.svdvals(D)[:2].numpy()) < TOL
+        assert _rel(ins.spectral_radius[1, row], float(torch.linalg.eigvals(D).abs().max())) < TOL
