@@ -19,6 +19,13 @@ Cases (random weights, float32, each in a fresh subprocess so that its peak resi
   (width 768, 12 layers, 4 inputs here). The same stack, the same inputs, run through
   ``inspect``, side by side.
 
+* models as they ship (``transformers`` from its configuration objects, random weights, batch 1,
+  the default analysis, float32): ``gpt2-256`` and ``gpt2-1024`` (GPT-2 small, 12 layers,
+  d = 768, T = 256 / 1024; targets 60 s and 4 GB / 180 s), ``llama-256`` (a LLaMA of 8 layers
+  at width 2048, T = 256; 120 s), ``bert-128`` (BERT-base, T = 128), ``vit-224`` (ViT-B/16 at
+  224 pixels) and ``resnet50-224`` (60 s each). ``sv_rel`` / ``rho_rel`` are the largest
+  error bounds relative to the smallest value they bound: ``<= tol`` means the bounds were reached.
+
 Each time is also given as a multiple of one plain forward pass of the same model on the same
 inputs, timed in the same process: on a shared machine the load changes the seconds, much
 less the ratio. The 60 s / 4 GB target of the model-scale cases is reported, never asserted.
@@ -45,6 +52,39 @@ def _cpu() -> float:
     return ru.ru_utime + ru.ru_stime
 
 
+#: Real-size models from their libraries' configuration objects (random weights).
+SHIPPED = ("gpt2-256", "gpt2-1024", "llama-256", "bert-128", "vit-224", "resnet50-224")
+
+
+def _shipped(name: str):
+    """(model, inputs, layers) of a real-size case: default configurations, random weights."""
+    import torch
+    import transformers as tf
+
+    torch.manual_seed(0)
+    layers = None
+    if name.startswith("gpt2"):
+        model = tf.GPT2Model(tf.GPT2Config())
+        inputs = {"input_ids": torch.randint(0, 50257, (1, int(name.split("-")[1]))), "use_cache": False}
+    elif name == "llama-256":
+        cfg = tf.LlamaConfig(hidden_size=2048, intermediate_size=5632, num_hidden_layers=8,
+                             num_attention_heads=16,
+                             num_key_value_heads=16, vocab_size=32000)
+        model = tf.LlamaModel(cfg)
+        inputs = {"input_ids": torch.randint(0, 32000, (1, 256)), "use_cache": False}
+    elif name == "bert-128":
+        model = tf.BertModel(tf.BertConfig())
+        inputs = {"input_ids": torch.randint(0, 30522, (1, 128))}
+    elif name == "vit-224":
+        model = tf.ViTModel(tf.ViTConfig())
+        inputs = {"pixel_values": torch.randn(1, 3, 224, 224)}
+    else:
+        model = tf.ResNetModel(tf.ResNetConfig())
+        inputs = {"pixel_values": torch.randn(1, 3, 224, 224)}
+        layers = "encoder.stages.*.layers.*"
+    return model.eval(), inputs, layers
+
+
 def _case(name: str, steps: int, tol: float) -> dict:
     import numpy as np
     import torch
@@ -57,12 +97,13 @@ def _case(name: str, steps: int, tol: float) -> dict:
 
     def forward_time(model, inputs) -> float:
         """Median of 3 plain forward passes: the baseline, timed in the same process."""
+        call = (lambda: model(**inputs)) if isinstance(inputs, dict) else (lambda: model(inputs))
         with torch.no_grad():
-            model(inputs)
+            call()
             times = []
             for _ in range(3):
                 t = time.perf_counter()
-                model(inputs)
+                call()
                 times.append(time.perf_counter() - t)
         return sorted(times)[1]
 
@@ -92,6 +133,11 @@ def _case(name: str, steps: int, tol: float) -> dict:
             info["rho"] = rho.tolist()
         else:
             ins = inspect(stack, x, k=5, steps=steps, tol=tol, dense_max=0)
+    elif name in SHIPPED:
+        model, inputs, layers = _shipped(name)
+        info["forward_seconds"] = forward_time(model, inputs)
+        t0, c0 = time.perf_counter(), _cpu()
+        ins = inspect(model, inputs, layers, k=5, steps=steps, tol=tol)
     else:
         raise SystemExit(f"unknown case {name}")
     info["seconds"] = time.perf_counter() - t0
@@ -103,6 +149,11 @@ def _case(name: str, steps: int, tol: float) -> dict:
         info["sv_bound_max"] = float(np.max(ins.accuracy["singular_values"]))
         info["rho_bound_max"] = float(np.max(ins.accuracy["spectral_radius"]))
         info["shape"] = list(ins.top_singular_values.shape)
+        low = np.nanmin(ins.top_singular_values, axis=(1, 2))
+        info["sv_rel"] = float(np.max(ins.accuracy["singular_values"] / low))
+        rho = np.nanmin(ins.spectral_radius, axis=1)
+        info["rho_rel"] = float(np.nanmax(np.where(np.isnan(rho), 0, ins.accuracy["spectral_radius"] / rho)))
+        info["estimate_seconds"] = ins.estimate_seconds
     info["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return info
 
@@ -136,11 +187,16 @@ def main() -> None:
             "--tol",
             str(args.tol),
         ]
-        proc = subprocess.run(cmd, capture_output=True, text=True, check=True)
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        if proc.returncode:
+            why = proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else proc.returncode
+            print(f"{name:<14} failed: {why}")
+            continue
         rows.append(json.loads(proc.stdout.strip().splitlines()[-1]))
         r = rows[-1]
         extra = (
             f"  shape {r['shape']}  bounds sv {r['sv_bound_max']:.2g} rho {r['rho_bound_max']:.2g}"
+            f" (relative {r['sv_rel']:.2g} / {r['rho_rel']:.2g}; estimate {r['estimate_seconds']:.0f} s)"
             f"  {'; '.join(r['methods'])}"
             if "shape" in r
             else ""

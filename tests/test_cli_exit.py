@@ -13,14 +13,15 @@ from depthdyn.cli import EXIT_CODES, main
 
 README = (Path(__file__).resolve().parents[1] / "README.md").read_text()
 SUBCOMMANDS = ("derive", "check", "region", "verify", "report", "train", "stability", "solve", "compare",
-               "product")
+               "product", "inspect")
 REGION = ["region", "momentum", "--x", "re(lam):-3:1:12", "--y", "m:0:0.9:8", "-p", "eta=1"]
 #: A well-formed command line of each subcommand.
 VALID = {"derive": ["derive", "momentum"], "check": ["check", "momentum"], "region": REGION,
          "verify": ["verify"], "report": ["report"], "train": ["train", "--list"],
          "stability": ["stability", "weighted", "-p", "a=1/2"], "solve": ["solve", "residual", "-p", "lam=1"],
          "compare": ["compare", "residual", "--grid", "41"],
-         "product": ["product", "residual:lam=a", "residual:lam=b"]}
+         "product": ["product", "residual:lam=a", "residual:lam=b"],
+         "inspect": ["inspect", "mymodels.py:make", "--quiet"]}
 
 
 def _paragraph() -> str:
@@ -58,13 +59,14 @@ def _one_line(capsys, status_expected, code):
         ["solve", "residual", "--forcing", "l**l"],
         ["compare", "momentum:m=3/2"],
         ["product", "residual", "entangled:n=2"],
+        ["inspect", "depthdyn_no_such_module:make", "--quiet"],
     ],
     ids=SUBCOMMANDS,
 )
 def test_bad_input_exits_2_in_one_line(argv, tmp_path, capsys):
     (tmp_path / "file.txt").write_text("x")
     argv = [a.replace("{tmp}", str(tmp_path)) for a in argv]
-    if argv[0] == "train":
+    if argv[0] in ("train", "inspect"):
         pytest.importorskip("torch")
     _one_line(capsys, 2, main(argv))
 

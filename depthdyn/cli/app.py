@@ -39,6 +39,7 @@ VERBS = {
     "verify": ("verify", "check the source documents' claims by computation"),
     "compare": ("compare", "families side by side: a table of stability facts and an overlay"),
     "product": ("product", "a periodic stack: exact Floquet conditions, exponents"),
+    "inspect": ("inspect", "depth dynamics of a torch model (yours or a HF config)"),
     "report": ("report", "write report.md, claims.json and the figures into a directory"),
     "train": ("train", "train torch blocks on a task; write metrics and plots (needs the torch extra)"),
 }

@@ -54,7 +54,9 @@ from .analysis.operators import (
     spectral_radius,
     top_singular_values,
 )
+from .analysis.placement import place, plot_placement
 from .analysis.record import LAYOUTS, Recording, find_layers, record
+from .analysis.steps import SPLITS, Split
 from .blocks import (
     BLOCKS,
     ConvEntangledBlock,
@@ -83,6 +85,10 @@ __all__ = [
     "inspect",
     "Inspection",
     "LayerPlacement",
+    "place",
+    "plot_placement",
+    "SPLITS",
+    "Split",
     "find_layers",
     "record",
     "Recording",

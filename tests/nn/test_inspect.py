@@ -9,6 +9,8 @@ torch = pytest.importorskip("torch", reason="depthdyn.nn needs the optional torc
 
 from torch import nn  # noqa: E402
 
+torch.set_num_threads(1)  # a second thread on a loaded 2-core machine slows each small op ~100x
+
 from depthdyn.errors import ParameterError, ShapeError  # noqa: E402
 from depthdyn.nn import (  # noqa: E402
     ConvEntangledBlock,

@@ -5,7 +5,8 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("torch", reason="depthdyn.nn needs the optional torch extra")
+torch = pytest.importorskip("torch", reason="depthdyn.nn needs the optional torch extra")
+torch.set_num_threads(1)  # a second thread on a loaded 2-core machine slows each small op ~100x
 
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "inspect.md"
 

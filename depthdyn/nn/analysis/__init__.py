@@ -5,7 +5,10 @@
 * :mod:`.operators`: each layer's Jacobian as a matrix-free operator (``vjp``/``jvp`` on
   the recorded graph) with Lanczos, Arnoldi and Hutchinson; dense only where small;
 * :mod:`.inspect`: :func:`~depthdyn.nn.analysis.inspect.inspect`, the one entry point for
-  any model: depth profile, per-layer operators, per-layer recurrences;
+  any model: depth profile, per-step operators, per-step recurrences; :mod:`.inspection` its
+  result, :mod:`.checks` what it checks first (setup, non-finite values, coupled batch rows),
+  :mod:`.steps` attention and MLP as separate steps, :mod:`.placement` the measured ``lam`` on
+  any family's stability region;
 * :mod:`.product`: the end-to-end Jacobian of a run of layers (singular values, Lyapunov
   exponents) from the per-layer operators;
 * :mod:`.hyper`: hyper-connection gains and stream homogenisation per token;

@@ -16,28 +16,38 @@ stream with hooks during the model's own forward (:mod:`.record`), and returns
 from __future__ import annotations
 
 import copy
+import sys
+import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 
 import numpy as np
 import torch
 from torch import nn
 
 from ...errors import ParameterError, ShapeError
-from ...families import build
-from ...numeric.masks import stability_mask
 from ..blocks.base import DepthBlock
-from .linearize import _frozen, _layer_recurrences
+from .checks import (
+    analysis_dtype,
+    check_inputs,
+    check_model,
+    check_states,
+    grad_on,
+    grouping,
+    row_coupling,
+)
+from .inspection import Inspection
+from .linearize import _frozen
 from .operators import (
     LayerOperator,
     _check_tol,
     _quiet,
     hutchinson_trace,
-    ritz_values,
     spectral_radius,
     top_singular_values,
 )
-from .record import _first_tensor, record
+from .placement import LayerPlacement  # noqa: F401 (public here since the first release)
+from .record import _first_tensor, find_layers, record
+from .steps import SPLITS, capture_mids, layer_steps, momentum_layout, split_steps
 
 __all__ = ["Inspection", "LayerPlacement", "inspect"]
 
@@ -76,11 +86,14 @@ def _token_sample(T: int, tokens) -> tuple[int, ...]:
 
 
 def _is_causal(fn, x: torch.Tensor) -> bool:
-    """A tangent on the last token moves no earlier output token (exactly): the layer is causal."""
-    w = torch.zeros_like(x)
-    w[:, -1] = torch.randn(w[:, -1].shape, generator=torch.Generator().manual_seed(1)).to(w)
-    _, out = _quiet(torch.func.jvp)(fn, (x,), (w,))
-    return bool((out[:, :-1] == 0).all())
+    """No earlier output token moves with the last input token (exactly): the layer is causal.
+
+    Reverse mode (a cotangent on every output token but the last must leave no gradient on
+    the last input token): fused attention kernels have no forward mode."""
+    y, vjp = _quiet(torch.func.vjp)(fn, x)
+    v = torch.zeros_like(y)
+    v[:, :-1] = torch.randn(v[:, :-1].shape, generator=torch.Generator().manual_seed(1)).to(v)
+    return bool((vjp(v)[0][:, -1] == 0).all())
 
 
 def _position(module: nn.Module, state: torch.Tensor) -> torch.Tensor:
@@ -92,181 +105,27 @@ def _flat(t: torch.Tensor) -> torch.Tensor:
     return t.detach().reshape(t.shape[0], -1).to(torch.float64)
 
 
-@dataclass(frozen=True, eq=False)
-class LayerPlacement:
-    """Per layer: the family, the ``lam`` values and the fraction strictly/marginally stable.
-
-    ``lam`` (per layer, ``(N, r)`` complex) are the eigenvalues of the branch Jacobian (dense)
-    or Ritz values of it (a sampled spectrum); ``inside[l]`` and ``marginal[l]`` are the
-    fractions of those points strictly / at least marginally inside the family's region.
-    """
-
-    families: tuple[str, ...]
-    lam: tuple[np.ndarray, ...]
-    inside: np.ndarray
-    marginal: np.ndarray
-
-    def to_json(self) -> dict:
-        return {
-            "families": list(self.families),
-            "inside": self.inside.tolist(),
-            "marginal": self.marginal.tolist(),
-        }
+def _splits(split) -> Mapping | None:
+    if split is False or split is None:
+        return None
+    if split is True:
+        return SPLITS
+    if isinstance(split, Mapping):
+        return {**SPLITS, **split}
+    raise ParameterError(
+        f"split must be True, False or a mapping of layer class names to Split, got {split!r}"
+    )
 
 
-@dataclass(frozen=True, eq=False)
-class Inspection:
-    """The depth dynamics of one model at one batch of inputs (see :func:`inspect`).
-
-    Attributes
-    ----------
-    names : tuple of str
-        The residual layers, in forward order (``L`` of them).
-    shapes : tuple of tuple
-        Per-sample state shape at every recorded depth (``L + 1``).
-    stages : ndarray
-        ``(L,)`` stage index of each layer: a new stage starts where a layer changes the
-        state's shape (resnet downsampling); within a stage the profile is comparable.
-    norms : ndarray
-        ``(L + 1, B)``: ``||x_l||`` per sample (the whole state of a sample, flattened).
-    update_cosine : ndarray
-        ``(L - 1, B)``: cosine of ``x_{l+1} - x_l`` and ``x_{l+2} - x_{l+1}`` (NaN across a
-        change of shape).
-    perturbation : ndarray
-        ``(L, B)``: ``||x_{l+1} - x_l|| / ||x_l||`` (NaN where the shape changes).
-    grad_norms : ndarray
-        ``(L + 1,)``: ``||d loss / d x_l||`` over the batch.
-    blocks : ndarray
-        ``(N, 2)``: (input, token) of each analysed problem; token ``-1`` for a whole-state
-        Jacobian. ``N = B`` unless causal sequence layers are analysed per token block.
-    top_singular_values : ndarray
-        ``(L, N, k)``, descending.
-    spectral_radius : ndarray
-        ``(L, N)`` (NaN for a layer that changes the state's shape).
-    trace : ndarray
-        ``(L, N)``: ``tr J`` (exact when dense, Hutchinson otherwise; NaN if not square).
-    accuracy : dict
-        ``"singular_values"``, ``"spectral_radius"``: ``(L,)`` the largest error bound of the
-        layer's values (0: dense, rounding only); ``"trace"``: ``(L,)`` the largest standard
-        error of the Hutchinson estimate; ``"recording"``: ``(L,)`` ``max |layer(x_l) - x_{l+1}|``
-        of the layer function against the recorded output (0 for a deterministic layer).
-    methods : tuple of str
-        How each layer's values were found.
-    causal : bool
-    output : object
-        What the model returned in the recorded forward.
-    """
-
-    names: tuple
-    shapes: tuple
-    stages: np.ndarray
-    norms: np.ndarray
-    update_cosine: np.ndarray
-    perturbation: np.ndarray
-    grad_norms: np.ndarray
-    blocks: np.ndarray
-    top_singular_values: np.ndarray
-    spectral_radius: np.ndarray
-    trace: np.ndarray
-    accuracy: dict
-    methods: tuple
-    causal: bool
-    dtype: str
-    device: str
-    output: object
-    _operators: tuple = ()
-    _modules: tuple = ()
-    _states: tuple = ()
-
-    @property
-    def depth(self) -> int:
-        return len(self.names)
-
-    def operator(self, layer: int) -> LayerOperator:
-        """The matrix-free Jacobian of layer ``layer`` (for further Krylov work)."""
-        return self._operators[layer]
-
-    def to_json(self) -> dict:
-        def plain(v):
-            if isinstance(v, np.ndarray):
-                return np.where(np.isfinite(v), v, np.nan).astype(float).tolist()
-            if isinstance(v, dict):
-                return {k: plain(x) for k, x in v.items()}
-            if isinstance(v, tuple):
-                return [plain(x) for x in v]
-            return v
-
-        skip = {"output", "_operators", "_modules", "_states"}
-        return {k: plain(getattr(self, k)) for k in self.__dataclass_fields__ if k not in skip}
-
-    def __str__(self) -> str:
-        lines = [
-            f"Inspection: {self.depth} layers, {self.blocks.shape[0]} problems"
-            f"{' (causal, per token block)' if self.causal else ''}, {self.dtype} on {self.device}",
-            f"  {'layer':<24} {'shape':<16} {'||x||':>9} {'sigma_1':>9} {'rho':>9} {'ratio':>9}",
-        ]
-        for i, name in enumerate(self.names):
-            lines.append(
-                f"  {name:<24} {str(self.shapes[i + 1]):<16} {self.norms[i + 1].mean():9.4g} "
-                f"{self.top_singular_values[i, :, 0].mean():9.4g} {np.nanmean(self.spectral_radius[i]):9.4g} "
-                f"{np.nanmean(self.perturbation[i]):9.4g}"
-            )
-        return "\n".join(lines)
-
-    def placement(self, *, steps: int = 40) -> LayerPlacement:
-        """Each layer as a recurrence of its family, its ``lam`` values on the stability region.
-
-        A depthdyn block gives its own recurrence (:meth:`~depthdyn.nn.DepthBlock.recurrence`)
-        with ``lam`` the eigenvalues of its branch Jacobian at the branch input
-        (:meth:`~depthdyn.nn.DepthBlock.branch_input`: ``H_pre X`` for hyper-connections);
-        any other layer is taken as an identity-skip residual layer, ``x_{l+1} = (1 + lam) x_l``,
-        with ``lam`` the eigenvalues of ``J - I`` (dense) or its Ritz values (``steps``).
-
-        Raises
-        ------
-        ShapeError
-            A layer changes the state's shape (no recurrence over depth there).
-        """
-        fams, lams, inside, marginal = [], [], [], []
-        for i, (op, module, state) in enumerate(
-            zip(self._operators, self._modules, self._states, strict=True)
-        ):
-            if not op.square:
-                raise ShapeError(f"layer {self.names[i]} changes the state's shape: no recurrence to place")
-            if isinstance(module, DepthBlock):
-                recs, lam = _block_lam(module, state)
-                fams.append(module.family)
-            else:
-                lam = _eigenvalues(op, steps) - 1.0
-                recs = (build("residual"),)
-                fams.append("residual")
-            masks = [stability_mask(rec, lam=lam) for rec in recs]  # every channel, every lam
-            ins = np.stack([m[0] for m in masks])
-            bnd = np.stack([m[1] for m in masks])
-            lams.append(_frozen(lam))
-            inside.append(float(np.mean(ins)))
-            marginal.append(float(np.mean(bnd)))
-        return LayerPlacement(tuple(fams), tuple(lams), _frozen(inside), _frozen(marginal))
-
-
-def _eigenvalues(op: LayerOperator, steps: int) -> np.ndarray:
-    n = op.n_in
-    if n <= steps:
-        return torch.linalg.eigvals(op.dense().double()).cpu().numpy()
-    return ritz_values(op, steps=steps)
-
-
-def _block_lam(block: DepthBlock, state: torch.Tensor):
-    """The block's recurrence(s) (one, or one per channel) and the eigenvalues of its branch
-    Jacobian at the branch input (divided by the step where the family carries it as ``h``)."""
-    recs = _layer_recurrences(block)
-    if not recs:
-        raise ParameterError(f"{type(block).__name__} gives no recurrence with a free lam")
-    u = block.branch_input(state.detach())
-    scale = block.step if "h" in block.coefficients() else 1.0
-    J = torch.func.vmap(torch.func.jacrev(lambda t: block.branch(t[None])[0]))(u)
-    J = J.detach().reshape(u.shape[0], u[0].numel(), -1) / scale
-    return recs, torch.linalg.eigvals(J.double()).cpu().numpy()
+def _progress(enabled: bool, total: int):
+    """A tqdm bar on stderr (a plain counter where tqdm is not installed), or nothing."""
+    if not enabled:
+        return None
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:  # pragma: no cover - tqdm is in the progress extra
+        return None
+    return tqdm(total=total, desc="inspect", unit="step", leave=False)
 
 
 def inspect(
@@ -283,33 +142,36 @@ def inspect(
     probes: int = 16,
     loss_fn: Callable | None = None,
     dtype: torch.dtype | None = None,
+    streams=None,
+    split=False,
+    progress: bool = False,
     seed: int = 0,
 ) -> Inspection:
-    """Depth profile and per-layer Jacobian spectra of ``model`` at ``inputs``.
+    """Depth profile and per-step Jacobian spectra of ``model`` at ``inputs``.
 
     Parameters
     ----------
     model : torch.nn.Module
-        Any model; it is run once, as it is (``eval()`` it first if it has dropout).
+        Any model, in ``eval()`` mode if it has BatchNorm or dropout; it is run once, as it is.
     inputs : torch.Tensor, tuple or mapping
         ``model(inputs)``, ``model(*inputs)`` or ``model(**inputs)``; the first axis of the
         residual stream is the batch of inputs. Tensors are moved to the model's device.
     layers : None, str, list of str, ModuleList or list of modules
         The residual layers (see :func:`~depthdyn.nn.analysis.record.find_layers`).
     k : int
-        Number of top singular values per layer and problem.
+        Number of top singular values per step and problem.
     tokens : int or list of int
         For causal sequence layers (state ``(B, T, d)``): how many token blocks to sample
         (evenly spaced, last token included) or which.
     causal : bool, optional
-        ``None`` decides by a forward-mode check on the first layer; ``True`` on a layer
-        that is not causal is an error; ``False`` analyses whole-sequence Jacobians.
+        ``None`` decides by a reverse-mode check on the first step; ``True`` on a step that
+        is not causal is an error; ``False`` analyses whole-sequence Jacobians.
     steps : int
         At most this many Lanczos / Arnoldi steps where the problem is larger than ``dense_max``
-        (each Lanczos step is one ``jvp`` and one ``vjp`` per problem, each Arnoldi step one
-        ``vjp``); ``steps >= n`` gives the exact values.
+        (each Lanczos step is one ``J w`` and one ``J^T v`` per problem, each Arnoldi step one
+        ``J^T v``); ``steps >= n`` gives the exact values.
     tol : float
-        Stop the Lanczos (Arnoldi) iteration of a layer once the residual bound of each of the
+        Stop the Lanczos (Arnoldi) iteration of a step once the residual bound of each of the
         top ``k`` singular values (of the dominant Ritz value) of every problem is at most
         ``tol`` times the value; ``0`` always takes ``steps`` steps. The bound reached is in
         ``accuracy``; the values themselves are usually far closer (see docs/inspect.md).
@@ -322,7 +184,17 @@ def inspect(
         fixed standard-normal ``g`` (seed ``seed``), a probe of gradient transport.
     dtype : torch.dtype, optional
         Analyse a copy of the model in this dtype (float32 for speed, float64 for accuracy);
-        by default the model's own dtype. The accuracy of every figure is in ``accuracy``.
+        by default the model's own dtype, float32 for a float16/bfloat16 model (in ``notes``).
+    streams : None, int or "batch"
+        Batch rows that form one state. ``None``: probe every step for rows that move each
+        other (one reverse pass per row) and take each coupled group as one state (said in
+        ``notes``); an int ``n``: consecutive groups of ``n`` rows (hyper-connection streams
+        folded into the batch as ``(b s)``), checked by the probe; ``"batch"``: all rows.
+    split : bool or mapping
+        ``True``: attention and MLP of each layer as two depth steps (layer classes in
+        :data:`~depthdyn.nn.analysis.steps.SPLITS`; a mapping adds others).
+    progress : bool
+        A cost estimate (from one timed product) and a progress bar (tqdm) on stderr.
     seed : int
 
     Returns
@@ -332,9 +204,13 @@ def inspect(
     Raises
     ------
     ParameterError
-        No residual layers found, a layer not called, a KV cache in the call, bad options.
+        No residual layers found, a layer not called, a KV cache in the call, bad options;
+        :class:`~depthdyn.nn.analysis.checks.ModelSetupError` (meta device, BatchNorm or
+        dropout in training mode, a step that does not reproduce the recording),
+        :class:`~depthdyn.nn.analysis.checks.NonFiniteError` (NaN/inf inputs or states),
+        :class:`~depthdyn.nn.analysis.checks.BatchCouplingError` (rows coupled unevenly).
     ShapeError
-        A layer's state is not a floating tensor with the batch first.
+        An empty batch; a layer's state is not a floating tensor with the batch first.
     """
     for name, v, lo in (("k", k, 1), ("steps", steps, 1), ("dense_max", dense_max, 0), ("probes", probes, 2)):
         if isinstance(v, bool) or not isinstance(v, int) or v < lo:
@@ -342,128 +218,229 @@ def inspect(
     _check_tol(tol)
     if not isinstance(model, nn.Module):
         raise ParameterError(f"model must be a torch.nn.Module, got {type(model).__name__}")
-    if dtype is not None:
-        if dtype not in (torch.float32, torch.float64):
-            raise ParameterError(f"dtype must be torch.float32 or torch.float64, got {dtype!r}")
-        if _where(model)[1] != dtype:
-            model = copy.deepcopy(model).to(dtype)
-    device, mdtype = _where(model)
-    rec = record(model, _to(inputs, device, dtype), layers)
-    calls = rec.calls
-    states = rec.states
-    B = states[0].shape[0]
-    if any(s.shape[0] != B for s in states):
-        raise ShapeError("every layer's state must keep the batch of inputs on its first axis")
-    pos = [_position(calls[0].module, states[0])] + [_position(c.module, c.output) for c in calls]
-    shapes = tuple(tuple(p.shape[1:]) for p in pos)
-    stages = np.cumsum([0] + [int(shapes[i + 1] != shapes[i]) for i in range(1, len(calls))])
+    check_model(model)
+    check_inputs(inputs)
+    opts = dict(k=k, tokens=tokens, causal=causal, steps=steps, tol=tol, dense_max=dense_max, probes=probes,
+                loss_fn=loss_fn, streams=streams, split=_splits(split), progress=progress, seed=seed)
+    with grad_on():  # also under a caller's no_grad / inference_mode
+        return _inspect(model, inputs, layers, dtype, **opts)
 
+
+def _inspect(model, inputs, layers, dtype, *, k, tokens, causal, steps, tol, dense_max, probes, loss_fn,
+             streams, split, progress, seed) -> Inspection:
+    notes = []
+    adtype, note = analysis_dtype(_where(model)[1], dtype)
+    if note:
+        notes.append(note)
+    if adtype is not None and _where(model)[1] != adtype:
+        model = copy.deepcopy(model).to(adtype)
+    device, mdtype = _where(model)
+    mom = momentum_layout(model) if layers is None else None
+    found = find_layers(model, mom[1] if mom else layers)
+    if mom:
+        notes.append(
+            f"momentumnet MomentumNet (gamma {mom[0]:g}): the steps are its branch functions f of "
+            "v' = gamma v + (1 - gamma) f(x), x' = x + v'; their Jacobians are the lam of the momentum "
+            "family with m = gamma, eta = 1 - gamma (the default of placement())"
+        )
+        if split:
+            raise ParameterError("split=True has no attention/MLP steps to split in a MomentumNet")
+    mids, handles = capture_mids(found, split) if split else ({}, [])
+    try:
+        rec = record(model, _to(inputs, device, adtype), found=found)
+    finally:
+        for h in handles:
+            h.remove()
+    calls = rec.calls
+    B = calls[0].state.shape[0]
+    if any(c.state.shape[0] != B or c.output.shape[0] != B for c in calls):
+        raise ShapeError("every layer's state must keep the batch of inputs on its first axis")
+    raw = split_steps(calls, mids, split) if split else layer_steps(calls, "branch" if mom else "layer")
+    raw_states = [raw[0].state] + [s.output for s in raw]
+    check_states([s.name for s in raw], raw_states)
+
+    # rows that move each other are one state (hyper-connection streams folded into the batch)
+    mask, where = np.eye(B, dtype=bool), None
+    for st in raw:
+        m = row_coupling(st.function, st.state.detach(), seed=seed)
+        if where is None and (m & ~np.eye(B, dtype=bool)).any():
+            where = f"step {st.name}"
+        mask |= m
+    x0 = raw[0].state
+    seq = x0.dim() == 3 and x0.shape[1] > 1 and all(s.output.shape == x0.shape for s in raw)
+    grp = grouping(mask, streams, sequence=seq, where=where or "the model")
+    if not grp.trivial:
+        notes.append(
+            f"batch rows move each other ({where or 'streams given'}): each group of {grp.streams} rows "
+            f"(the first: rows {grp.rows[0].tolist()}) analysed as one state"
+        )
+    gsteps = [
+        type(s)(s.name, s.module, grp.group(s.state.detach()), grp.group(s.output.detach()),
+                grp.wrap(s.function, tuple(s.state.shape[1:]), tuple(s.output.shape[1:])), s.kind, s.layer)
+        for s in raw
+    ]
+    G = gsteps[0].state.shape[0]
+    if grp.trivial:
+        pos = [_position(raw[0].module, raw[0].state)] + [_position(s.module, s.output) for s in raw]
+    else:
+        pos = [gsteps[0].state] + [s.output for s in gsteps]
+    shapes = tuple(tuple(p.shape[1:]) for p in pos)
+    stages = np.cumsum([0] + [int(shapes[i + 1] != shapes[i]) for i in range(1, len(raw))])
     norms = np.stack([_flat(p).norm(dim=1).cpu().numpy() for p in pos])
     upd = [
-        (_flat(pos[i + 1]) - _flat(pos[i])) if shapes[i] == shapes[i + 1] else None for i in range(len(calls))
+        (_flat(pos[i + 1]) - _flat(pos[i])) if shapes[i] == shapes[i + 1] else None for i in range(len(raw))
     ]
     perturbation = np.stack(
         [
-            (u.norm(dim=1) / _flat(pos[i]).norm(dim=1)).cpu().numpy() if u is not None else np.full(B, np.nan)
+            (u.norm(dim=1) / _flat(pos[i]).norm(dim=1)).cpu().numpy() if u is not None else np.full(G, np.nan)
             for i, u in enumerate(upd)
         ]
     )
     cos = [
         torch.nn.functional.cosine_similarity(a, b, dim=1, eps=1e-300).cpu().numpy()
         if a is not None and b is not None and a.shape == b.shape
-        else np.full(B, np.nan)
+        else np.full(G, np.nan)
         for a, b in zip(upd[:-1], upd[1:], strict=True)
     ]
-    update_cosine = np.stack(cos) if cos else np.zeros((0, B))
+    update_cosine = np.stack(cos) if cos else np.zeros((0, G))
+    grad_norms = _grad_norms(rec.output, raw_states, loss_fn, seed, notes)
 
-    out = _first_tensor(rec.output) if not isinstance(rec.output, torch.Tensor) else rec.output
-    if loss_fn is None:
-        g = torch.randn(out.shape, generator=torch.Generator().manual_seed(seed), dtype=out.dtype).to(
-            out.device
+    first = gsteps[0]
+    fn0, xg = first.function, first.state
+    seq_g = xg.dim() == 3 and xg.shape[1] > 1 and all(s.output.shape == xg.shape for s in gsteps)
+    if causal is None:
+        causal = seq_g and _is_causal(fn0, xg)
+    elif causal and (not seq_g or not _is_causal(fn0, xg)):
+        raise ParameterError(
+            f"causal=True, but step {first.name} is not causal over axis 1 of its (B, T, d) state "
+            f"{tuple(xg.shape)}: a later token moves earlier outputs"
         )
+    picked = _token_sample(xg.shape[1], tokens) if causal else None
+    pairs = [(b, t) for t in picked for b in range(G)] if causal else [(b, -1) for b in range(G)]
+    blocks = np.array(pairs)
+    fields = {"momentum": mom[0] if mom else None}
+    return _spectra(gsteps, rec, blocks, picked, notes, dict(
+        k=k, steps=steps, tol=tol, dense_max=dense_max, probes=probes, seed=seed, progress=progress),
+        names=tuple(s.name for s in gsteps), shapes=shapes, stages=stages, streams=grp.streams, norms=norms,
+        update_cosine=update_cosine, perturbation=perturbation, grad_norms=grad_norms,
+        causal=bool(causal), dtype=str(mdtype).replace("torch.", ""), device=str(device), **fields)
+
+
+def _grad_norms(output, states, loss_fn, seed, notes) -> np.ndarray:
+    out = _first_tensor(output) if not isinstance(output, torch.Tensor) else output
+    if loss_fn is None:
+        gen = torch.Generator().manual_seed(seed)
+        g = torch.randn(out.shape, generator=gen, dtype=out.dtype).to(out.device)
         loss = (out * g).sum()
     else:
         if not callable(loss_fn):
             raise ParameterError(f"loss_fn must be callable, got {type(loss_fn).__name__}")
-        loss = loss_fn(rec.output)
+        loss = loss_fn(output)
         if not isinstance(loss, torch.Tensor) or loss.numel() != 1:
             raise ShapeError("loss_fn must return a scalar tensor")
-    grads = torch.autograd.grad(loss.reshape(()), list(states), allow_unused=True)
-    grad_norms = np.array([0.0 if gr is None else float(gr.detach().double().norm()) for gr in grads])
+    need = [s for s in states if s.requires_grad]
+    try:
+        grads = iter(torch.autograd.grad(loss.reshape(()), need, allow_unused=True) if need else ())
+    except RuntimeError as exc:
+        if "inplace operation" not in str(exc):
+            raise
+        # the model overwrote a tensor its backward needs (x += f(x) after f saved x): its own
+        # training would fail the same way; the Jacobians (recomputed per layer) are unaffected
+        notes.append(
+            "gradient norms unavailable (NaN): the model updates a tensor in place that its backward "
+            "needs (x += f(x)); write x = x + f(x) to get them"
+        )
+        return np.full(len(states), np.nan)
+    out = [next(grads) if s.requires_grad else None for s in states]
+    # NaN where no gradient reaches a state (a layer run without a graph, e.g. inside a custom
+    # autograd.Function): 0 would claim the gradient vanishes there
+    return np.array([np.nan if gr is None else float(gr.detach().double().norm()) for gr in out])
 
-    first = calls[0]
-    x0 = first.state.detach()
-    seq = x0.dim() == 3 and x0.shape[1] > 1 and all(c.output.shape == x0.shape for c in calls)
-    fn0 = first.function()
-    if causal is None:
-        causal = seq and _is_causal(fn0, x0)
-    elif causal:
-        if not seq or not _is_causal(fn0, x0):
-            raise ParameterError(
-                f"causal=True, but layer {first.name} is not causal over axis 1 of its (B, T, d) state "
-                f"{tuple(x0.shape)}: a later token moves earlier outputs"
-            )
-    picked = _token_sample(x0.shape[1], tokens) if causal else None
-    if causal:
-        blocks = np.array([(b, t) for t in picked for b in range(B)])
-    else:
-        blocks = np.array([(b, -1) for b in range(B)])
-    N = blocks.shape[0]
 
-    sv, rho, tr = (
-        np.full((len(calls), N, k), np.nan),
-        np.full((len(calls), N), np.nan),
-        np.full((len(calls), N), np.nan),
-    )
-    acc = {
-        name: np.zeros(len(calls)) for name in ("singular_values", "spectral_radius", "trace", "recording")
-    }
-    ops, methods = [], []
-    for i, call in enumerate(calls):
-        op = LayerOperator(call.function(), call.state, tokens=picked)
+def _spectra(gsteps, rec, blocks, picked, notes, opt, **fields) -> Inspection:
+    L, N, k = len(gsteps), blocks.shape[0], opt["k"]
+    sv, rho, tr = np.full((L, N, k), np.nan), np.full((L, N), np.nan), np.full((L, N), np.nan)
+    acc = {name: np.zeros(L) for name in ("singular_values", "spectral_radius", "trace", "recording")}
+    ops, methods, estimate = [], [], float("nan")
+    bar = _progress(opt["progress"], L)
+    for i, st in enumerate(gsteps):
+        op = LayerOperator(st.function, st.state, tokens=picked)
         ops.append(op)
-        acc["recording"][i] = float((op.y - call.output.detach()).abs().max())
-        if max(op.n_in, op.n_out) <= dense_max:
+        err = float((op.y - st.output).abs().max())
+        acc["recording"][i] = err
+        eps = torch.finfo(op.y.dtype).eps
+        if err > eps**0.5 * (1.0 + float(st.output.abs().max())):
+            from .checks import ModelSetupError
+
+            raise ModelSetupError(
+                f"step {st.name} does not reproduce the model's own output (max difference {err:.3g}): the "
+                "layer is not a deterministic function of its state (random ops, training mode), or its "
+                "split into attention and MLP does not fit this layer class (pass split=False)"
+            )
+        dense = max(op.n_in, op.n_out) <= opt["dense_max"]
+        if i == 0:
+            estimate = _estimate(op, L, dense, opt)
+            if bar is not None:
+                bar.write(f"inspect: {L} steps x {N} problems of size {op.n_in}: about {estimate:.0f} s",
+                          file=sys.stderr)
+        if dense:
             J = op.dense()
-            s = torch.linalg.svdvals(J).cpu().numpy()
+            s = torch.linalg.svdvals(J.double()).cpu().numpy()
             kk = min(k, s.shape[1])
             sv[i, :, :kk] = s[:, :kk]
             if op.square:
-                rho[i] = torch.linalg.eigvals(J).abs().amax(dim=1).cpu().numpy()
+                rho[i] = torch.linalg.eigvals(J.double()).abs().amax(dim=1).cpu().numpy()
                 tr[i] = torch.diagonal(J, dim1=1, dim2=2).sum(-1).double().cpu().numpy()
             methods.append("dense")
-            continue
-        top = top_singular_values(op, k, steps=steps, tol=tol, seed=seed)
-        sv[i, :, : top.values.shape[1]] = top.values
-        acc["singular_values"][i] = top.accuracy.max()
-        method = top.method
-        if op.square:
-            r = spectral_radius(op, steps=steps, tol=tol, seed=seed)
-            rho[i] = r.values[:, 0]
-            acc["spectral_radius"][i] = r.accuracy.max()
-            tr[i], err = hutchinson_trace(op, probes=probes, seed=seed)
-            acc["trace"][i] = err.max()
-            method += f", {r.method}, hutchinson ({probes} probes)"
-        methods.append(method)
+        else:
+            top = top_singular_values(op, k, steps=opt["steps"], tol=opt["tol"], seed=opt["seed"])
+            sv[i, :, : top.values.shape[1]] = top.values
+            acc["singular_values"][i] = top.accuracy.max()
+            method = top.method
+            if op.square:
+                r = spectral_radius(op, steps=opt["steps"], tol=opt["tol"], seed=opt["seed"])
+                rho[i] = r.values[:, 0]
+                acc["spectral_radius"][i] = r.accuracy.max()
+                tr[i], terr = hutchinson_trace(op, probes=opt["probes"], seed=opt["seed"])
+                acc["trace"][i] = terr.max()
+                method += f", {r.method}, hutchinson ({opt['probes']} probes)"
+            methods.append(method)
+        if bar is not None:
+            bar.update(1)
+    if bar is not None:
+        bar.close()
+    if any("math" in (op.forward_mode or "") for op in ops):
+        notes.append(
+            "scaled_dot_product_attention ran on its math backend in the analysis: the fused CPU kernel has "
+            "neither forward-mode AD nor a differentiable backward (the recorded forward is the model's own)"
+        )
     return Inspection(
-        names=rec.names,
-        shapes=shapes,
-        stages=_frozen(stages),
-        norms=_frozen(norms),
-        update_cosine=_frozen(update_cosine),
-        perturbation=_frozen(perturbation),
-        grad_norms=_frozen(grad_norms),
+        kinds=tuple(s.kind for s in gsteps),
+        layers=_frozen([s.layer for s in gsteps]),
         blocks=_frozen(blocks),
         top_singular_values=_frozen(sv),
         spectral_radius=_frozen(rho),
         trace=_frozen(tr),
         accuracy={kk: _frozen(v) for kk, v in acc.items()},
         methods=tuple(methods),
-        causal=bool(causal),
-        dtype=str(mdtype).replace("torch.", ""),
-        device=str(device),
+        notes=tuple(notes),
+        estimate_seconds=estimate,
         output=rec.output,
         _operators=tuple(ops),
-        _modules=tuple(c.module for c in calls),
-        _states=tuple(c.state.detach() for c in calls),
+        _modules=tuple(s.module for s in gsteps),
+        _states=tuple(s.state for s in gsteps),
+        **{kk: (_frozen(v) if isinstance(v, np.ndarray) else v) for kk, v in fields.items()},
     )
+
+
+def _estimate(op: LayerOperator, L: int, dense: bool, opt: dict) -> float:
+    """Seconds for the whole analysis from one timed ``J^T v``: ``n`` products per dense step;
+    at most ``3 * steps`` (Lanczos: 2 per step, Arnoldi: 1) plus the probes per Krylov step."""
+    V = torch.zeros(1, op.problems, op.n_out, dtype=op.y.dtype, device=op.y.device)
+    op.rmatvec(V)  # the first product records the layer's graph: not typical
+    t = time.perf_counter()
+    op.rmatvec(V)
+    per = time.perf_counter() - t
+    n = min(op.n_in, op.n_out)
+    products = n if dense else 3 * min(opt["steps"], n) + opt["probes"]
+    return per * products * L

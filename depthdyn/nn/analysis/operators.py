@@ -66,6 +66,23 @@ def _quiet(fn):
     return wrapped
 
 
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0][:160]
+
+
+def math_attention(fn):
+    """``fn`` with ``scaled_dot_product_attention`` on its math backend: plain differentiable ops,
+    with the forward-mode AD and double backward that the fused CPU kernels lack."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    def wrapped(x):
+        with sdpa_kernel([SDPBackend.MATH]):
+            return fn(x)
+
+    wrapped.math_attention = True
+    return wrapped
+
+
 class _Products:
     """``v -> J^T v`` and ``w -> J w`` of ``fn`` at ``x`` (``y = fn(x)``), on lanes ``(K, *x.shape)``."""
 
@@ -88,15 +105,32 @@ class _Products:
         so the identity ``<u, J w> = <J^T u, w>`` is checked on random ``u, w`` first; where it
         fails, or double backward raises, forward-mode ``jvp`` is used."""
         if self._jvp is None:
-            vjp = self.transpose()
-            jvp = lambda w: torch.func.jvp(self.fn, (self.x,), (w,))[1]  # noqa: E731
-            try:
-                _, jt = torch.func.vjp(lambda v: vjp(v)[0], torch.zeros_like(self.y))
-                ok = self.transposes(vjp, jt)
-            except (RuntimeError, NotImplementedError):
-                ok = False
-            self._jvp = (lambda w: jt(w)[0]) if ok else jvp
-            self.mode = "transpose of vjp" if ok else "jvp"
+            for attempt in range(2):
+                vjp = self.transpose()
+                try:
+                    _, jt = torch.func.vjp(lambda v, vjp=vjp: vjp(v)[0], torch.zeros_like(self.y))
+                    ok = self.transposes(vjp, jt)
+                except (RuntimeError, NotImplementedError):
+                    ok = False
+                if ok:
+                    self._jvp, self.mode = (lambda w, jt=jt: jt(w)[0]), "transpose of vjp"
+                    break
+                jvp = lambda w, fn=self.fn: torch.func.jvp(fn, (self.x,), (w,))[1]  # noqa: E731
+                try:
+                    _quiet(jvp)(torch.zeros_like(self.x))
+                    self._jvp, self.mode = jvp, "jvp"
+                    break
+                except (RuntimeError, NotImplementedError) as exc:
+                    if attempt or getattr(self.fn, "math_attention", False):
+                        raise ParameterError(
+                            "the layer supports neither forward-mode AD nor a differentiable backward "
+                            f"({_first_line(exc)}): J w cannot be formed; run inspect with causal=False and "
+                            "dense_max at least the state size (reverse mode only)"
+                        ) from None
+                    # fused attention kernels (CPU flash sdpa) have neither: rerun on the math backend
+                    self.fn, self._vjp = math_attention(self.fn), None
+            if getattr(self.fn, "math_attention", False):
+                self.mode += " (sdpa math backend)"
         return self._jvp
 
     def transposes(self, vjp, jt) -> bool:

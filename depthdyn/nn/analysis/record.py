@@ -31,6 +31,7 @@ LAYOUTS: tuple[tuple[str, str], ...] = (
     ("blocks", "depthdyn DepthStack / timm ViT blocks"),
     ("stack.blocks", "depthdyn DepthModel"),
     ("transformer.h", "Hugging Face GPT-2 decoder layers"),
+    ("h", "Hugging Face GPT2Model (the bare model) decoder layers"),
     ("model.layers", "Hugging Face LLaMA-style decoder layers"),
     ("layers", "a model's own ModuleList"),
     ("gpt_neox.layers", "Hugging Face GPT-NeoX decoder layers"),
@@ -184,6 +185,7 @@ class Call:
         args, kwargs = _detached(self.args), _detached(self.kwargs)
 
         def fn(x):
+            x = x.clone()  # a layer that updates its input in place (x += h) must not touch ours
             if self.where == 0:
                 out = self.module(x, *args[1:], **kwargs)
             else:
@@ -222,14 +224,14 @@ def call_model(model: nn.Module, inputs):
     return model(inputs)
 
 
-def record(model: nn.Module, inputs, layers=None) -> Recording:
+def record(model: nn.Module, inputs, layers=None, *, found=None) -> Recording:
     """Run ``model`` on ``inputs`` once with hooks on its residual layers (grad enabled).
 
     A layer input that carries no graph (the first layer of a model whose inputs and earlier
     parameters need no gradient) is marked ``requires_grad`` so that gradients with respect
     to the states exist; values are untouched. Each layer must be called once per forward.
     """
-    found = find_layers(model, layers)
+    found = find_layers(model, layers) if found is None else found
     calls: dict[int, dict] = {}
     handles = []
 
@@ -245,10 +247,13 @@ def record(model: nn.Module, inputs, layers=None) -> Recording:
             _no_cache(kwargs, name)
             if not x.requires_grad:
                 x = x.detach().requires_grad_(True)
-                if where == 0:
-                    args = (x, *args[1:])
-                else:
-                    kwargs = {**kwargs, where: x}
+            # the layer gets a copy: an in-place residual update (x += h) must leave the recorded
+            # state as it was (and a leaf that requires grad cannot be updated in place at all)
+            given = x.clone()
+            if where == 0:
+                args = (given, *args[1:])
+            else:
+                kwargs = {**kwargs, where: given}
             calls[i] = {
                 "name": name,
                 "module": module,
@@ -264,6 +269,9 @@ def record(model: nn.Module, inputs, layers=None) -> Recording:
     def post(i):
         def hook(module, args, kwargs, out):
             calls[i]["output"] = _first_tensor(out)
+            if isinstance(out, torch.Tensor):  # the model goes on with a copy (in-place updates later)
+                return out.clone()
+            return None
 
         return hook
 

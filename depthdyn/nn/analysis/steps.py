@@ -1,0 +1,206 @@
+"""Depth steps of a model: whole layers, or attention and MLP as two steps of one layer.
+
+A transformer layer updates its residual stream twice: ``h = x + attn(x)``, then
+``y = h + mlp(h)``. Taken as two depth steps it is the period-2 pattern attention -> MLP.
+:data:`SPLITS` knows where the shipped layer classes keep the stream between the two: the
+module whose input is ``h`` (``ln_2`` of GPT-2, ``post_attention_layernorm`` of LLaMA, ...)
+and the MLP step as a function of ``h``. The attention step runs the recorded layer call
+(the model's own masks and positions) and stops at that module's input; the MLP step is
+replayed from the layer's own submodules, and the recording checks both: ``mlp(h)`` must give
+the layer's recorded output (``accuracy["recording"]``; a mismatch is an error).
+
+:class:`Step` is what :func:`~depthdyn.nn.inspect` analyses; :class:`ComposedOperator`
+multiplies step operators (a layer from its two steps, or the whole depth) for per-layer
+views and end-to-end growth.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+from ...errors import ParameterError
+
+__all__ = ["SPLITS", "ComposedOperator", "Split", "Step", "momentum_layout", "split_steps"]
+
+
+@dataclass(frozen=True)
+class Split:
+    """Where a layer class splits: ``mid`` the submodule whose first input is the stream after
+    attention; ``mlp(layer, h)`` the MLP step (with its residual) as a function of it."""
+
+    mid: str
+    mlp: Callable
+
+
+def _pre_norm(norm: str, mlp: str = "mlp"):
+    return lambda b, h: h + getattr(b, mlp)(getattr(b, norm)(h))
+
+
+def _vit_mlp(b, h):
+    if isinstance(getattr(b, "mlp", None), nn.Module):  # transformers >= 5
+        return h + b.dropout(b.mlp(b.layernorm_after(h)))
+    return b.output(b.intermediate(b.layernorm_after(h)), h)
+
+
+#: Known layer classes (by class name): Hugging Face GPT-2, LLaMA (and Mistral/Qwen2 layers of
+#: the same layout), BERT, ViT, timm's ViT ``Block`` and depthdyn's GPT-2-style zoo block.
+SPLITS: Mapping[str, Split] = {
+    "GPT2Block": Split("ln_2", _pre_norm("ln_2")),
+    "_GPT2Block": Split("ln_2", _pre_norm("ln_2")),
+    "LlamaDecoderLayer": Split("post_attention_layernorm", _pre_norm("post_attention_layernorm")),
+    "MistralDecoderLayer": Split("post_attention_layernorm", _pre_norm("post_attention_layernorm")),
+    "Qwen2DecoderLayer": Split("post_attention_layernorm", _pre_norm("post_attention_layernorm")),
+    "BertLayer": Split("intermediate", lambda b, h: b.output(b.intermediate(h), h)),
+    "ViTLayer": Split("layernorm_after", _vit_mlp),
+    "Block": Split("norm2", lambda b, h: h + b.drop_path2(b.ls2(b.mlp(b.norm2(h))))),
+}
+
+
+@dataclass(frozen=True, eq=False)
+class Step:
+    """One depth step: ``output = function(state)``; ``kind`` is ``layer``, ``attention`` or ``mlp``;
+    ``layer`` the index of the model layer it belongs to."""
+
+    name: str
+    module: nn.Module
+    state: torch.Tensor
+    output: torch.Tensor
+    function: Callable
+    kind: str
+    layer: int
+
+
+class _Stop(Exception):
+    """Raised by a hook to end a layer's forward at the stream between its two steps."""
+
+
+def _until(fn, mid: nn.Module, name: str):
+    """``x -> h``: the recorded layer call, stopped at ``mid``'s first input."""
+
+    def step(x):
+        box = {}
+
+        def hook(module, args):
+            box["h"] = args[0]
+            raise _Stop
+
+        handle = mid.register_forward_pre_hook(hook)
+        try:
+            fn(x)
+        except _Stop:
+            return box["h"]
+        finally:
+            handle.remove()
+        raise ParameterError(f"layer {name} never called its {type(mid).__name__}: it cannot be split there")
+
+    return step
+
+
+def _split_of(module: nn.Module, splits: Mapping[str, Split]) -> Split:
+    split = splits.get(type(module).__name__)
+    if split is None or not isinstance(getattr(module, split.mid, None), nn.Module):
+        raise ParameterError(
+            f"no attention/MLP split known for {type(module).__name__}: pass split={{'"
+            f"{type(module).__name__}': Split(mid='<submodule whose input is the stream after attention>', "
+            "mlp=lambda layer, h: ...)}, or split=False"
+        )
+    return split
+
+
+def capture_mids(layers: list[tuple[str, nn.Module]], splits: Mapping[str, Split]):
+    """Hooks that keep, during the model's own forward, each layer's stream between its steps
+    (graph attached, for gradients). Returns (store, handles)."""
+    store: dict[int, torch.Tensor] = {}
+    handles = []
+    for i, (_, layer) in enumerate(layers):
+        mid = getattr(layer, _split_of(layer, splits).mid)
+
+        def hook(module, args, i=i):
+            store.setdefault(i, args[0])
+
+        handles.append(mid.register_forward_pre_hook(hook))
+    return store, handles
+
+
+def split_steps(calls, mids: dict, splits: Mapping[str, Split]) -> list[Step]:
+    """Two steps per recorded layer call: attention (``x -> h``) and MLP (``h -> y``)."""
+    steps = []
+    for i, call in enumerate(calls):
+        split = _split_of(call.module, splits)
+        if i not in mids:
+            raise ParameterError(f"layer {call.name} never called its {split.mid}: it cannot be split there")
+        fn = call.function()
+        mod = call.module
+        attn = _until(fn, getattr(mod, split.mid), call.name)
+        mlp = lambda h, mod=mod, split=split: split.mlp(mod, h)  # noqa: E731
+        h = mids[i]
+        steps.append(Step(f"{call.name}.attention", mod, call.state, h, attn, "attention", i))
+        steps.append(Step(f"{call.name}.mlp", mod, h, call.output, mlp, "mlp", i))
+    return steps
+
+
+def layer_steps(calls, kind: str = "layer") -> list[Step]:
+    return [Step(c.name, c.module, c.state, c.output, c.function(), kind, i) for i, c in enumerate(calls)]
+
+
+def momentum_layout(model: nn.Module):
+    """``(gamma, functions)`` of a momentumnet ``MomentumNet`` inside ``model``, else None.
+
+    Its state over depth is the pair ``(x, v)``: ``v' = gamma v + (1 - gamma) f(x)``,
+    ``x' = x + v'`` (Sander et al. 2021); the recorded layers are the branch functions ``f``,
+    whose Jacobians are the ``lam`` of the momentum family with ``m = gamma``, ``eta = 1 - gamma``.
+    """
+    for mod in model.modules():
+        if (
+            type(mod).__name__.startswith("MomentumNet")
+            and hasattr(mod, "gamma")
+            and hasattr(mod, "functions")
+        ):
+            if not getattr(getattr(mod, "network", mod), "is_residual", True):
+                raise ParameterError(
+                    "a MomentumNet with is_residual=False (f(x) - x as the branch) is not supported: "
+                    "pass layers= explicitly to analyse its functions as plain layers"
+                )
+            return float(mod.gamma), list(mod.functions)
+    return None
+
+
+class ComposedOperator:
+    """The product ``J_m ... J_1`` of step operators (applied first to last), matrix-free.
+
+    For causal token blocks the product of block lower-triangular Jacobians has the product of
+    the diagonal blocks on its diagonal, so per-token problems compose as they are.
+    """
+
+    def __init__(self, ops):
+        ops = list(ops)
+        if not ops:
+            raise ParameterError("nothing to compose: no steps")
+        for a, b in zip(ops[:-1], ops[1:], strict=True):
+            if a.n_out != b.n_in or a.problems != b.problems:
+                raise ParameterError("steps of different state sizes cannot be multiplied")
+        self.ops = ops
+        self.x = ops[0].x
+        self.n_in, self.n_out, self.problems = ops[0].n_in, ops[-1].n_out, ops[0].problems
+
+    @property
+    def square(self) -> bool:
+        return self.n_in == self.n_out
+
+    def matvec(self, W):
+        for op in self.ops:
+            W = op.matvec(W)
+        return W
+
+    def rmatvec(self, V):
+        for op in reversed(self.ops):
+            V = op.rmatvec(V)
+        return V
+
+    def dense(self) -> torch.Tensor:
+        eye = torch.eye(self.n_out, dtype=self.x.dtype, device=self.x.device)
+        return self.rmatvec(eye[:, None, :].expand(-1, self.problems, -1)).permute(1, 0, 2)
