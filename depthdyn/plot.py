@@ -25,6 +25,7 @@ from matplotlib.colors import ListedColormap, to_rgba
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
+from matplotlib.ticker import MaxNLocator
 
 from .errors import ParameterError, ShapeError
 from .numeric.bridge import batch_coefficients
@@ -32,12 +33,13 @@ from .numeric.region import StabilityRegion, stability_region
 from .numeric.simulate import simulate
 from .numeric.spectra import roots
 from .recurrence import Recurrence
+from .style import MARGINAL, PALETTE, STABLE, family_label, new_figure, param_tex, styled
 from .symbolic.records import tex
 
 __all__ = ["plot_stability_region", "plot_root_locus", "plot_trajectories", "plot_spectrum"]
 
-_STABLE = "#bcd7ee"  # light fill of the strictly stable grid points
-_MARGINAL = "#6f9bd1"  # marginally stable (simple unit roots) but not strictly
+_STABLE, _MARGINAL = STABLE, MARGINAL  # fills: strictly stable; root condition only (simple unit roots)
+_BLUE, _VERMILION, _GREEN, _PURPLE, _ORANGE = PALETTE[:5]
 _OVERLAYS = ("auto", "locus", "conditions", "both", "none")
 _SCALES = ("linear", "log", "symlog")
 #: The structural size of a family shown in titles: (symbol, attribute of the Recurrence).
@@ -46,8 +48,11 @@ _STRUCTURE = {"smooth": ("k", "order"), "dense": ("k", "order"), "entangled": ("
 
 
 def _axes(ax) -> Axes:
+    """``ax``, or the axes of a new house-style figure (shown inline in Jupyter, see :func:`~depthdyn.style.new_figure`)."""
     if ax is None:
-        return Figure(figsize=(6.4, 4.8), layout="constrained").add_subplot()
+        axes = new_figure().add_subplot()
+        axes._depthdyn_own = True  # the legend may go below the axes: no neighbour to cover
+        return axes
     if not isinstance(ax, Axes):
         raise ParameterError(f"ax must be a matplotlib Axes or None, got {type(ax).__name__}")
     return ax
@@ -66,12 +71,7 @@ def _fmt(v) -> str:
 
 def _name_tex(name: str) -> str:
     """Mathtext (without the dollars) for a parameter or axis name: ``re(lam)`` -> ``\\mathrm{Re}\\,\\lambda``."""
-    if name[:3] in ("re(", "im(") and name.endswith(")"):
-        return f"\\mathrm{{{name[:2].capitalize()}}}\\,{_name_tex(name[3:-1])}"
-    try:
-        return tex(sp.Symbol(name))
-    except Exception:  # not a symbol name: shown as upright text
-        return f"\\mathrm{{{name}}}"
+    return param_tex(name)
 
 
 def _math(name: str) -> str:
@@ -103,6 +103,12 @@ def _same_plane(x_name: str, y_name: str) -> bool:
 def _legend(ax: Axes, handles=None) -> None:
     """Legend below the axes, where it hides no data (constrained layout makes room)."""
     handles = handles if handles is not None else ax.get_legend_handles_labels()[0]
+    if not handles:
+        return
+    if not getattr(ax, "_depthdyn_own", False):
+        # the caller's axes may sit in a grid: a legend outside them would cover the neighbours
+        ax.legend(handles=handles, loc="best", fontsize="x-small", framealpha=0.85)
+        return
     width = max(len(h.get_label()) for h in handles)
     ncols = min(1 if width > 40 else 2 if width > 22 else 3, len(handles))
     ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncols=ncols,
@@ -204,9 +210,55 @@ def _draw_conditions(ax: Axes, reg: StabilityRegion) -> list:
         text = sp.sstr(expr)  # the gid keeps the expression whole and parsable; the legend is mathtext
         # TeX cannot be cut: a long condition is named in the legend, written out in full in the gid
         label = f"${tex(expr)} = 0$" if len(text) <= 60 else f"$q_{{{i + 1}}} = 0$ (exact condition {i + 1})"
-        (line,) = ax.plot(*xy.T, color=f"C{(i + 1) % 10}", lw=1.4, zorder=3, label=label, gid=f"{text} = 0")
+        (line,) = ax.plot(*xy.T, color=PALETTE[(i + 1) % len(PALETTE)], lw=1.4, zorder=3, label=label, gid=f"{text} = 0")
         lines.append(line)
     return lines
+
+
+_BAND = 1e-7  # |radius - 1| counted as on the unit circle when shading the root-condition-only area
+_NOT_VALUES = ("tol", "method", "conditions", "convention", "threshold")
+
+
+def _radius_grid(rec, reg: StabilityRegion):
+    """Spectral radius on the region's grid (masked where not finite), or None where it cannot be had."""
+    from .errors import DepthdynError
+    from .numeric.spectra import spectral_radius
+
+    X, Y = np.asarray(reg.x, float)[None, :], np.asarray(reg.y, float)[:, None]
+    values = {k: v for k, v in reg.fixed.items() if k not in _NOT_VALUES}
+    lam = 0j
+    for name, grid in ((reg.x_name, X), (reg.y_name, Y)):
+        if name[:3] in ("re(", "im(") and name.endswith(")"):
+            lam = lam + (grid if name[:2] == "re" else 1j * grid)
+        else:
+            values[name] = grid + 0 * X * Y
+    if not np.isscalar(lam):
+        values[rec.lam] = lam + 0 * X * Y
+    try:
+        rho = spectral_radius(rec, values) if rec.is_scalar else \
+            spectral_radius(batch_coefficients(rec, values), matrix=True)
+    except (DepthdynError, ValueError, TypeError, ArithmeticError):
+        return None
+    rho = np.asarray(rho, float)
+    return np.ma.masked_invalid(rho) if rho.shape == np.shape(reg.strict) else None
+
+
+def _window(rec, fixed: dict) -> tuple:
+    """Grid axes of the complex ``lam`` plane from the exact boundary locus: the curve and a margin."""
+    from .numeric.region import boundary_locus
+
+    params = {k: v for k, v in fixed.items() if k not in _NOT_VALUES}
+    try:
+        z = np.concatenate([np.ravel(c) for c in boundary_locus(rec, 2048, **params)] or [np.zeros(0)])
+    except (ValueError, TypeError, ArithmeticError):
+        z = np.zeros(0)
+    z = z[np.isfinite(z) & (np.abs(z) < 1e3)]
+    if z.size == 0:
+        return None, None  # no locus: the caller names the axes
+    lo, hi = complex(z.real.min(), z.imag.min()), complex(z.real.max(), z.imag.max())
+    span = max(hi.real - lo.real, hi.imag - lo.imag, 0.5)
+    cx, cy, half = (lo.real + hi.real) / 2, (lo.imag + hi.imag) / 2, 0.65 * span
+    return (f"re({rec.lam})", cx - half, cx + half, 301), (f"im({rec.lam})", cy - half, cy + half, 301)
 
 
 def _array(value, what: str) -> np.ndarray:
@@ -215,6 +267,17 @@ def _array(value, what: str) -> np.ndarray:
         return np.asarray(value)
     except (TypeError, ValueError) as exc:
         raise ShapeError(f"cannot make an array of {what}: {exc}") from None
+
+
+def _interval_tex(iv) -> str:
+    """An interval in maths notation for a legend: ``$(-2.785, 0)$``, ``$(-\\infty, -1.936]$``."""
+    def end(v, value):
+        return ("-" if v < 0 else "") + "\\infty" if sp.Abs(v) == sp.oo else f"{value:.4g}"
+
+    if iv.is_empty:
+        return "$\\emptyset$"
+    left, right = "(" if iv.lo_open else "[", ")" if iv.hi_open else "]"
+    return f"${left}{end(iv.lo, iv.lo_value)}, {end(iv.hi, iv.hi_value)}{right}$"
 
 
 def _draw_numbers(ax: Axes, numbers, swap: bool) -> list:
@@ -229,8 +292,8 @@ def _draw_numbers(ax: Axes, numbers, swap: bool) -> list:
             return None
         return max(float(iv.lo_value), -far), min(float(iv.hi_value), far)
 
-    for iv, along_real, color, label in ((numbers.real_interval, True, "#d62728", "real interval"),
-                                         (numbers.imag_interval, False, "#2ca02c", "imaginary interval")):
+    for iv, along_real, color, label in ((numbers.real_interval, True, _VERMILION, "real interval"),
+                                         (numbers.imag_interval, False, _GREEN, "imaginary interval")):
         ends = seg(iv)
         if ends is None:
             continue
@@ -239,7 +302,7 @@ def _draw_numbers(ax: Axes, numbers, swap: bool) -> list:
         if swap:
             px, py = py, px
         (line,) = ax.plot(px, py, color=color, lw=4, solid_capstyle="butt", zorder=5,
-                          label=f"{label} {iv}", gid=label)
+                          label=f"{label} {_interval_tex(iv)}", gid=label)
         handles.append(line)
     if numbers.a_alpha_degrees is not None and numbers.a_alpha_degrees > 0:
         a, rays = np.radians(numbers.a_alpha_degrees), []
@@ -247,8 +310,9 @@ def _draw_numbers(ax: Axes, numbers, swap: bool) -> list:
             px, py = np.array([0, -far * np.cos(a)]), np.array([0, sgn * far * np.sin(a)])
             if swap:
                 px, py = py, px
-            (line,) = ax.plot(px, py, color="#9467bd", lw=1.4, ls="-.", zorder=5, gid="A(alpha) sector",
-                              label=f"A(alpha) sector, alpha = {numbers.a_alpha_degrees:.4f} deg" if k == 0
+            (line,) = ax.plot(px, py, color=_PURPLE, lw=1.4, ls="-.", zorder=5, gid="A(alpha) sector",
+                              label=f"$A(\\alpha)$ sector, $\\alpha = {numbers.a_alpha_degrees:.4f}^\\circ$"
+                              if k == 0
                               else "_nolegend_")
             rays.append(line)
         handles.append(rays[0])
@@ -256,6 +320,7 @@ def _draw_numbers(ax: Axes, numbers, swap: bool) -> list:
     return handles
 
 
+@styled
 def plot_stability_region(region_or_rec, ax=None, *, x=None, y=None, overlay: str = "auto", numbers=None,
                           color=None,
                           **fixed) -> Axes:
@@ -307,6 +372,8 @@ def plot_stability_region(region_or_rec, ax=None, *, x=None, y=None, overlay: st
     rec = None
     if isinstance(region_or_rec, Recurrence):
         rec = region_or_rec
+        if x is None and y is None and rec.lam:
+            x, y = _window(rec, fixed)
         if x is None or y is None:
             raise ParameterError("give both grid axes, e.g. x=('re(lam)', -3, 1, 401), y=('m', 0, 0.99, 100)")
         plane = any(isinstance(a, (tuple, list)) and a and str(a[0]).startswith("im(") for a in (x, y))
@@ -326,15 +393,26 @@ def plot_stability_region(region_or_rec, ax=None, *, x=None, y=None, overlay: st
     dx, dy = (xs[-1] - xs[0]) / (xs.size - 1), (ys[-1] - ys[0]) / (ys.size - 1)
     extent = (xs[0] - dx / 2, xs[-1] + dx / 2, ys[0] - dy / 2, ys[-1] + dy / 2)
     fills = ["white", _STABLE, _MARGINAL] if color is None else [(0, 0, 0, 0), to_rgba(color, 0.35), color]
-    ax.imshow(mask.astype(float), origin="lower", extent=extent, aspect="auto", interpolation="nearest",
-              cmap=ListedColormap(fills[:2]), vmin=0, vmax=1)
+    image = ax.imshow(mask.astype(float), origin="lower", extent=extent, aspect="auto", interpolation="nearest",
+                      cmap=ListedColormap(fills[:2]), vmin=0, vmax=1)
+    rho = _radius_grid(rec, reg) if rec is not None else None
+    if rho is not None:  # smooth edges: marching squares on the continuous spectral radius, not the mask
+        image.set_visible(False)  # still ax.images[0], the data of the figure
+        if mask.any():
+            ax.contourf(xs, ys, rho, levels=[-1.0, 1.0], colors=[fills[1]], zorder=0.5)
     share = f"{100 * mask.mean():.3g}%"
-    handles = [Patch(facecolor=_STABLE, edgecolor="0.6", label=f"strictly stable (grid, {share})")]
+    handles = [Patch(facecolor=fills[1], edgecolor="0.6", label=f"strictly stable (grid, {share})")]
     only = np.asarray(reg.marginal, dtype=bool) & ~mask.astype(bool)
-    if only.any():  # root condition without strict stability: usually a curve, drawn darker
-        ax.imshow(np.ma.masked_where(~only, only.astype(float)), origin="lower", extent=extent, aspect="auto",
-                  interpolation="nearest", cmap=ListedColormap(fills[2:]), vmin=0, vmax=1)
-        handles.append(Patch(facecolor=_MARGINAL, label="root condition only (grid)"))
+    if only.any():  # root condition without strict stability: a curve or an area, drawn darker
+        inner = only[1:-1, 1:-1] & only[:-2, 1:-1] & only[2:, 1:-1] & only[1:-1, :-2] & only[1:-1, 2:]
+        # ax.images[1]: the grid points; where they form an area its edge is drawn where the radius leaves 1
+        dots = ax.imshow(np.ma.masked_where(~only, only.astype(float)), origin="lower", extent=extent,
+                         aspect="auto", interpolation="nearest", cmap=ListedColormap(fills[2:]), vmin=0, vmax=1)
+        if rho is not None and inner.any():
+            dots.set_visible(False)
+            ax.contourf(xs, ys, np.ma.masked_where(mask.astype(bool), rho), levels=[1 - _BAND, 1 + _BAND],
+                        colors=[fills[2]], zorder=0.6)
+        handles.append(Patch(facecolor=fills[2], label="root condition only (grid)"))
     locus = overlay in ("locus", "both") or (overlay == "auto" and len(reg.boundary) > 0)
     if locus and reg.boundary:
         swap = reg.x_name.startswith("im(")
@@ -349,7 +427,7 @@ def plot_stability_region(region_or_rec, ax=None, *, x=None, y=None, overlay: st
         elif reg.conditions.never:
             handles.append(Line2D([], [], ls="none", label="exact: never strictly stable"))
     ax.set(xlim=extent[:2], ylim=extent[2:], xlabel=_math(reg.x_name), ylabel=_math(reg.y_name),
-           title=f"stability region: {reg.family}{_fixed_text(reg.fixed, rec=rec)}")
+           title=f"stability region: {family_label(reg.family)}{_fixed_text(reg.fixed, rec=rec)}")
     if _same_plane(reg.x_name, reg.y_name):
         ax.set_aspect("equal", adjustable="box")  # circles in the complex plane look round
     if numbers is not None and numbers is not False:
@@ -368,6 +446,7 @@ def plot_stability_region(region_or_rec, ax=None, *, x=None, y=None, overlay: st
     return ax
 
 
+@styled
 def plot_root_locus(rec, param: str, values, ax=None, *, colorbar: bool = True, **fixed) -> Axes:
     """Characteristic roots in the complex plane as one parameter moves.
 
@@ -409,18 +488,19 @@ def plot_root_locus(rec, param: str, values, ax=None, *, colorbar: bool = True, 
     ax = _axes(ax)
     _complex_plane(ax, "r")
     sc = ax.scatter(z.real.ravel(), z.imag.ravel(), c=c, cmap="viridis", s=10, zorder=3, label="roots")
-    ax.scatter(z[0].real, z[0].imag, marker="o", s=70, facecolors="none", edgecolors="tab:green",
+    ax.scatter(z[0].real, z[0].imag, marker="o", s=70, facecolors="none", edgecolors=_GREEN,
                linewidths=1.5, zorder=4, label=f"start: {_value_tex(param, vals[0])}")
-    ax.scatter(z[-1].real, z[-1].imag, marker="X", s=60, color="tab:red", zorder=4,
+    ax.scatter(z[-1].real, z[-1].imag, marker="X", s=60, color=_VERMILION, zorder=4,
                label=f"end: {_value_tex(param, vals[-1])}")
     if colorbar:
         ax.figure.colorbar(sc, ax=ax, label=_math(param) if real else f"index of {_math(param)}")
-    ax.set_title(f"root locus: {rec.name}, {_math(param)} from {_fmt(vals[0])} to {_fmt(vals[-1])}"
+    ax.set_title(f"root locus: {family_label(rec.name)}, {_math(param)} from {_fmt(vals[0])} to {_fmt(vals[-1])}"
                  f"{_fixed_text(fixed, rec=rec)}")
     _legend(ax)
     return ax
 
 
+@styled
 def plot_trajectories(rec, initial, L, /, ax=None, *, param: str | None = None, values=(), scale: str = "linear",
                       linthresh: float = 1.0, **fixed) -> Axes:
     """``x_l`` over depth, one line per parameter value.
@@ -475,7 +555,7 @@ def plot_trajectories(rec, initial, L, /, ax=None, *, param: str | None = None, 
         if vals.size:
             raise ParameterError("values need param=NAME to say which parameter they set")
         data = simulate(rec, initial, L, **fixed).values[:, None]
-        labels = [rec.name]
+        labels = [family_label(rec.name)]
     else:
         _check_param(rec, param, fixed)
         if vals.ndim != 1 or vals.size == 0:
@@ -493,7 +573,7 @@ def plot_trajectories(rec, initial, L, /, ax=None, *, param: str | None = None, 
     for j, label in enumerate(labels):
         ax.plot(layers, data[:, j], lw=1.4, marker="." if data.shape[0] <= 60 else None, label=label)
     ax.grid(True, color="0.9", lw=0.6)
-    title = f"{rec.name}: {ylabel} over depth{_fixed_text(fixed, rec.param_names, rec=rec)}"
+    title = f"{family_label(rec.name)}: {ylabel} over depth{_fixed_text(fixed, rec.param_names, rec=rec)}"
     if scale == "symlog":
         ax.set_yscale("symlog", linthresh=linthresh)
         ylabel += f" (symmetric log scale, linear in $[-{_fmt(linthresh)}, {_fmt(linthresh)}]$)"
@@ -501,10 +581,12 @@ def plot_trajectories(rec, initial, L, /, ax=None, *, param: str | None = None, 
         ax.set_yscale("log")
         ylabel += " (log scale)"
     ax.set(xlabel="layer $l$", ylabel=ylabel, title=title)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # layers are whole numbers
     ax.legend(loc="best", fontsize="small")
     return ax
 
 
+@styled
 def plot_spectrum(rec_or_matrix, ax=None, *, eigenvalues: bool = False, **fixed) -> Axes:
     """Eigenvalues of a one-step depth map in the complex plane, with the unit circle.
 
@@ -536,7 +618,7 @@ def plot_spectrum(rec_or_matrix, ax=None, *, eigenvalues: bool = False, **fixed)
     if isinstance(rec_or_matrix, Recurrence):
         rec = rec_or_matrix
         z = roots(batch_coefficients(rec, **fixed), matrix=not rec.is_scalar)
-        what = f"{rec.name}{_fixed_text(fixed, rec=rec)}"
+        what = f"{family_label(rec.name)}{_fixed_text(fixed, rec=rec)}"
     else:
         if fixed:
             raise ParameterError(f"parameter values {sorted(fixed)} need a Recurrence, not an array")
@@ -557,8 +639,8 @@ def plot_spectrum(rec_or_matrix, ax=None, *, eigenvalues: bool = False, **fixed)
     rho = float(np.abs(z).max())
     ax = _axes(ax)
     _complex_plane(ax, "z")
-    _circle(ax, rho, color="tab:red", lw=0.8, ls=":", label=f"spectral radius {rho:.4g}")
-    ax.scatter(z.real, z.imag, s=18, color="tab:blue", zorder=3, label=f"eigenvalues ({z.size})")
+    _circle(ax, rho, color=_VERMILION, lw=0.8, ls=":", label=f"spectral radius {rho:.4g}")
+    ax.scatter(z.real, z.imag, s=18, color=_BLUE, zorder=3, label=f"eigenvalues ({z.size})")
     ax.set_title(f"spectrum of the one-step map: {what}")
     _legend(ax)
     return ax
