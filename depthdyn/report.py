@@ -12,7 +12,8 @@ characteristic polynomial, roots, modes and exact stability conditions, and writ
   statements not checked and why; and one section per family whose figures say which
   recurrence they draw, from which source equation, and where it differs from it;
 * ``claims.json``: one JSON object per claim (as ``depthdyn verify --json``);
-* ``figures/*.png``.
+* ``figures/*.png`` (200 dpi, linked from ``report.md``) and ``figures/*.pdf`` (vector, for a paper),
+  drawn in the house style of :mod:`depthdyn.style`.
 
 Every file is written atomically (a temporary file in the same directory, then
 :func:`os.replace`); the previous ``report.md`` and ``claims.json`` are removed first and
@@ -24,10 +25,10 @@ unless ``force=True``. Figures are drawn on
 
 from __future__ import annotations
 
-import io
 import json
 import math
 import os
+import re
 import tempfile
 import time
 from collections.abc import Callable
@@ -45,8 +46,9 @@ __all__ = ["ReportSummary", "write_report", "atomic_write", "claim_directory", "
 #: Name of the marker file that says a directory was made by ``depthdyn report``.
 MARKER = ".depthdyn-report"
 _MARKER_TEXT = "This directory was written by `depthdyn report`; it may be overwritten by it.\n"
-_DPI = 100
 _SIZE = (6.4, 4.8)
+#: Figure formats written by default: PNG (linked from report.md) and PDF (vector).
+FORMATS = ("png", "pdf")
 
 
 # ------------------------------------------------------------------ files
@@ -147,14 +149,19 @@ class FigureSpec:
 def _fig():
     from matplotlib.figure import Figure
 
-    return Figure(figsize=_SIZE, layout="constrained")
+    from .style import house_style
+
+    with house_style():
+        fig = Figure(figsize=_SIZE, layout="constrained")
+    fig._depthdyn_report = True
+    return fig
 
 
 def _region(rec_fn, x, y, **fixed):
     def draw(fig):
         from .plot import plot_stability_region
 
-        plot_stability_region(rec_fn(), ax=fig.add_subplot(), x=x, y=y, **fixed)  # complex plane: equal aspect
+        plot_stability_region(rec_fn(), ax=_own_axes(fig), x=x, y=y, **fixed)  # complex plane: equal aspect
 
     return draw
 
@@ -163,7 +170,7 @@ def _traj(rec_fn, initial, L, param, values, yscale=None, **fixed):
     def draw(fig):
         from .plot import plot_trajectories
 
-        plot_trajectories(rec_fn(), initial, L, ax=fig.add_subplot(), param=param, values=values,
+        plot_trajectories(rec_fn(), initial, L, ax=_own_axes(fig), param=param, values=values,
                           scale=yscale or "linear", **fixed)
 
     return draw
@@ -173,9 +180,16 @@ def _locus(rec_fn, param, values, **fixed):
     def draw(fig):
         from .plot import plot_root_locus
 
-        plot_root_locus(rec_fn(), param, values, ax=fig.add_subplot(), **fixed)
+        plot_root_locus(rec_fn(), param, values, ax=_own_axes(fig), **fixed)
 
     return draw
+
+
+def _own_axes(fig):
+    """The single axes of a report figure: legends may go below it (no neighbour to cover)."""
+    ax = fig.add_subplot()
+    ax._depthdyn_own = True
+    return ax
 
 
 def _oscillator_traj(fig):
@@ -184,7 +198,7 @@ def _oscillator_traj(fig):
     from .plot import plot_trajectories
 
     beta, depth, layers = math.pi / 2, 16, 64
-    ax = fig.add_subplot()
+    ax = _own_axes(fig)
     for form in ("block", "explicit"):
         rec = oscillator(form=form, L=depth)
         plot_trajectories(rec, [1.0, 1.0], layers, ax=ax, param="beta", values=[beta])
@@ -369,11 +383,12 @@ def _specs() -> dict[str, list[FigureSpec]]:
         ],
         "smooth": [
             FigureSpec("smooth-region",
-                       _region(R["smooth"], ("re(lam)", -4.5, 0.5, 301), ("im(lam)", -2.5, 2.5, 301), h=1),
-                       "`C^2` smooth network (`h = 1`) in the complex `lam` plane: no `lam` is strictly "
-                       "stable "
-                       "(the product of the roots is 1); the boundary locus degenerates to the real segment "
-                       "`[-4, 0]`, the only place where both roots lie on the unit circle."),
+                       _region(R["smooth"], ("re(lam)", -9, 1, 301), ("h", 0.5, 2, 201)),
+                       "`C^2` smooth network over real `lam` and step `h`: no point is strictly stable (the "
+                       "product of the roots is 1, legend: exact 'never strictly stable'); the dark area is "
+                       "where the root condition holds (two simple roots on the unit circle), "
+                       "`-4 < h^2 lam < 0`. In the complex `lam` plane this set is only the real segment "
+                       "`(-4/h^2, 0)`: a picture of that plane would be empty."),
             FigureSpec("smooth-root-locus",
                        _locus(R["smooth"], "lam", np.linspace(-5.0, 1.0, 121), h=1),
                        "Roots of the `C^2` network (`h = 1`) as real `lam` moves from -5 to 1: a reciprocal "
@@ -539,16 +554,82 @@ def _derive(rec) -> dict:
 
 
 # ------------------------------------------------------------------ markdown
-def _cell(text: str, width: int = 90) -> str:
-    text = " ".join(str(text).split())
+_SETS = {"Interval.Ropen": "[]", "Interval.Lopen": "(]", "Interval.open": "()", "Interval": "[]",
+         "Union": None, "FiniteSet": "{}"}
+_SET_WORD = re.compile(r"(?<![\w.])(Interval\.Ropen|Interval\.Lopen|Interval\.open|Interval|Union|FiniteSet)\(")
+_INFINITY = re.compile(r"(?<![\w.])oo(?!\w)")
+
+
+def _split_args(text: str) -> list[str]:
+    """Top-level comma-separated arguments of a call's argument text."""
+    out, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        depth += ch in "([{"
+        depth -= ch in ")]}"
+        if ch == "," and depth == 0:
+            out.append(text[start:i].strip())
+            start = i + 1
+    return out + [text[start:].strip()]
+
+
+def _maths(text: str) -> str:
+    """SymPy's set spellings as maths: ``Interval.Ropen(-2, -1)`` -> ``[-2, -1)``, ``Union(A, B)`` -> ``A ∪ B``, ``oo`` -> ``∞``.
+
+    >>> _maths("x in Union(Interval.Ropen(-2, -1), Interval.open(0, oo)) or FiniteSet(3)")
+    'x in [-2, -1) ∪ (0, ∞) or {3}'
+    """
+    text = str(text)
+    while (match := _SET_WORD.search(text)) is not None:
+        depth, end = 0, None
+        for i in range(match.end() - 1, len(text)):
+            depth += text[i] == "("
+            depth -= text[i] == ")"
+            if depth == 0:
+                end = i
+                break
+        if end is None:  # unbalanced: leave the rest as it is
+            break
+        args = [_maths(a) for a in _split_args(text[match.end():end])]
+        kind = match.group(1)
+        if kind == "Union":
+            new = " ∪ ".join(args)
+        elif kind == "Interval" and len(args) == 4:  # Interval(a, b, left_open, right_open)
+            new = f"{'(' if args[2] == 'True' else '['}{args[0]}, {args[1]}{')' if args[3] == 'True' else ']'}"
+        else:
+            left, right = _SETS[kind]
+            new = f"{left}{', '.join(args[:2] if left != '{' else args)}{right}"
+        text = text[:match.start()] + new + text[end + 1:]
+    return _INFINITY.sub("∞", text.replace("EmptySet", "∅"))
+
+
+def _cell(text: str, width: int = 90, table: bool = True) -> str:
+    """One line of report text: whitespace collapsed, cut at ``width``, sets in maths notation.
+
+    Only inside a table is ``|`` escaped (GitHub tables need ``\\|`` even in code spans);
+    backslashes are never doubled (code spans show them as they are).
+    """
+    text = _maths(" ".join(str(text).split()))
     if len(text) > width:
         text = text[: width - 1] + "…"
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("`", "'")
+    text = text.replace("`", "'")
+    return text.replace("|", "\\|") if table else text
 
 
-def _code(text: str, width: int = 90) -> str:
-    cell = _cell(text, width)
+def _code(text: str, width: int = 90, table: bool = True) -> str:
+    cell = _cell(text, width, table)
     return f"`{cell}`" if cell else ""
+
+
+def _checked(results) -> int:
+    return len({r.statement_key or r.id for r in results})
+
+
+def _statement_tally(results) -> str:
+    from .claims import statement_verdicts
+
+    verdicts = list(statement_verdicts(results).values())
+    return (f"{verdicts.count('holds')} statements hold, {verdicts.count('fails')} fail, "
+            f"{verdicts.count('holds-with-caveat')} hold with a caveat")
 
 
 def _summary_md(results) -> list[str]:
@@ -557,6 +638,9 @@ def _summary_md(results) -> list[str]:
 
     table, cov = source_summary(results), coverage(results)
     lines = ["## What can I trust? Statements of each source", "",
+             "Counted in **source statements** (a sentence of a source counts once, however many readings "
+             "or parts it is checked by); the summary below also counts **claims** (one per reading or part).",
+             "",
              "| source | statements | holds | fails (false as printed) | holds with a caveat | not checked |",
              "|---|---|---|---|---|---|"]
     for key, row in table.items():
@@ -581,22 +665,23 @@ def _claims_md(results, counts) -> list[str]:
     from .claims import NOT_CHECKED, SOURCES
 
     fails = [r.to_json() for r in results if r.verdict == "fails"]
+    statements = len({r.statement_key or r.id for r in results if r.verdict == "fails"})
     lines = ["## False as printed", "",
-             f"{len(fails)} claims are false under the plain reading; each with the correct value or a "
-             "counterexample.", ""]
+             f"{len(fails)} claims (readings or parts of {statements} source statements) are false under the "
+             "plain reading; each with the correct value or a counterexample.", ""]
     for j in fails:
-        lines += [f"* **{j['id']}** ({j['source'][:3]} {j['section']}): {' '.join(j['statement'].split())}",
-                  f"  * as printed: `{_cell(j['stated'], 400)}`",
-                  f"  * correct / counterexample: `{_cell(j['computed'], 400)}`"]
+        lines += [f"* **{j['id']}** ({j['source'][:3]} {j['section']}): {_cell(j['statement'], 10**4, False)}",
+                  f"  * as printed: {_code(j['stated'], 400, False)}",
+                  f"  * correct / counterexample: {_code(j['computed'], 400, False)}"]
         if j["note"]:
-            lines.append(f"  * note: {' '.join(j['note'].split())}")
+            lines.append(f"  * note: {_cell(j['note'], 10**4, False)}")
     caveats = [r.to_json() for r in results if r.verdict == "holds-with-caveat"]
     lines += ["", "## True only with a caveat", ""]
     if not caveats:
         lines.append("None.")
     for j in caveats:
-        note = " ".join(j["note"].split()) or "see claims.json"
-        lines.append(f"* **{j['id']}** ({j['source'][:3]} {j['section']}): {' '.join(j['statement'].split())}. "
+        note = _cell(j["note"], 10**4, False) or "see claims.json"
+        lines.append(f"* **{j['id']}** ({j['source'][:3]} {j['section']}): {_cell(j['statement'], 10**4, False)}. "
                      f"*Condition:* {note}")
     lines += ["", "## All claims", "",
               f"{counts['total']} claims, each checked by computation with depthdyn (`depthdyn verify` prints "
@@ -654,16 +739,63 @@ class ReportSummary:
         return (f"{c.get('total', 0)} claims: {c.get('holds', 0)} hold, {c.get('fails', 0)} fail, "
                 f"{c.get('holds-with-caveat', 0)} hold with a caveat\n"
                 f"report:  {self.report}\nclaims:  {self.claims}\n"
-                f"figures: {len(self.figures)} PNG files in {self.out_dir / 'figures'}\n"
+                f"figures: {len(self.figures)} files (PNG and vector) in {self.out_dir / 'figures'}\n"
                 f"done in {self.seconds:.1f} s")
 
 
-def _render(spec: FigureSpec, path: Path) -> None:
+def exact_area(rec):
+    """Exact area of the strictly stable set in the complex ``lam`` plane, or None where not known here.
+
+    Known: a first-order scalar recurrence whose root is ``c0 + c1 lam`` (numbers ``c0``,
+    ``c1 != 0``): the stable set is the disc ``|c0 + c1 lam| < 1`` of radius ``1/|c1|``,
+    area ``pi / |c1|^2``.
+
+    >>> from depthdyn import residual, rezero
+    >>> exact_area(residual()), exact_area(rezero(a=2)), exact_area(rezero()) is None
+    (pi, pi/4, True)
+    """
+    from .symbolic.polynomial import charpoly
+
+    lam = rec.symbols.get(rec.lam) if rec.lam else None
+    if lam is None or not rec.is_scalar or rec.order != 1:
+        return None
+    r = sp.Symbol("r")
+    p = sp.Poly(sp.expand(charpoly(rec)), r)
+    if p.degree() != 1:
+        return None
+    root = sp.expand(-p.nth(0) / p.nth(1))
+    if root.free_symbols != {lam} or not root.is_polynomial(lam) or sp.degree(root, lam) != 1:
+        return None
+    return sp.pi / sp.Abs(root.coeff(lam, 1)) ** 2
+
+
+def _area_note(fig, rec) -> str:
+    """For a figure of the complex ``lam`` plane: the stable area, exact where known, else the grid's count."""
+    ax = fig.axes[0]
+    if not (ax.images and "Re" in ax.get_xlabel() and "Im" in ax.get_ylabel()):
+        return ""
+    mask = np.asarray(ax.images[0].get_array(), dtype=bool)
+    x0, x1, y0, y1 = ax.images[0].get_extent()
+    grid = float(mask.sum()) * (x1 - x0) * (y1 - y0) / mask.size
+    exact = exact_area(rec)
+    if exact is not None:
+        return (f" Strictly stable area in the `lam` plane: exactly `{sp.sstr(exact)}` = {float(exact):.6g} "
+                f"(a disc; the figure's grid counts {grid:.4g}).")
+    edge = mask[0].any() or mask[-1].any() or mask[:, 0].any() or mask[:, -1].any()
+    if not mask.any():
+        return " Strictly stable area in the `lam` plane: 0 (no grid point of the window is strictly stable)."
+    return (f" Strictly stable area in the `lam` plane: {'at least' if edge else 'approx.'} {grid:.4g} "
+            f"({'the set reaches the edge of the window' if edge else 'grid count'}; no exact formula here).")
+
+
+def render(spec: FigureSpec, formats=FORMATS, rec=None) -> tuple[dict, str]:
+    """Draw one report figure and return ``({format: bytes}, area note)``."""
+    from .style import figure_bytes
+
     fig = _fig()
     spec.draw(fig)
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=_DPI)
-    atomic_write(path, buf.getvalue())
+    note = _area_note(fig, rec) if rec is not None else ""
+    return {fmt: figure_bytes(fig, fmt) for fmt in formats}, note
 
 
 def write_report(out_dir="report", force: bool = False) -> ReportSummary:
@@ -714,9 +846,10 @@ def _build(out: Path) -> ReportSummary:
         for spec in specs[name]:
             number += 1
             rel = f"figures/{spec.stem}.png"
-            _render(spec, out / rel)
-            written.append(out / rel)
-            figures.append((number, rel, spec.caption))
+            files, note = render(spec, rec=rec)
+            for fmt, data in files.items():
+                written.append(atomic_write(out / f"figures/{spec.stem}.{fmt}", data))
+            figures.append((number, rel, spec.caption + note))
         sections += _family_md(name, fam, rec, _derive(rec), figures)
 
     from . import __version__
@@ -729,11 +862,13 @@ def _build(out: Path) -> ReportSummary:
         f"`depthdyn report --out {out.as_posix()}`; every number below is computed, none is copied.", "",
         *_summary_md(results),
         "## Summary", "",
-        f"* {counts['total']} claims from the five source documents and the literature: {tally}.",
+        f"* In claims: {counts['total']} claims (the readings and parts of {_checked(results)} checked source "
+        f"statements) from the five source documents and the literature: {tally}. In source statements, the "
+        "unit of the table above: " + _statement_tally(results) + ".",
         f"* {len(families)} families of the sources, each with its exact characteristic polynomial, roots, modes and "
-        f"Schur–Cohn stability conditions, and {len(written)} figures.",
+        f"Schur–Cohn stability conditions, and {number} figures.",
         "* Files: `claims.json` (one object per claim: id, source, section, statement, stated, computed, "
-        "verdict, method, note) and `figures/*.png`.", "",
+        "verdict, method, note), `figures/*.png` (200 dpi) and `figures/*.pdf` (vector, for a paper).", "",
         "Each family's figures name the recurrence they draw, its source equation and where the two differ.",
         "",
         "Stability below means all characteristic roots strictly inside the unit circle (`lam` real unless "

@@ -80,6 +80,10 @@ class Root(Record):
     factor: sp.Expr
     explicit: bool
 
+    def _sympy_(self) -> sp.Expr:
+        """``sympy.sympify(root)`` and SymPy arithmetic with a root use its value."""
+        return self.value
+
     def _text(self) -> str:
         return f"{sstr(self.value)} (multiplicity {self.multiplicity})"
 
@@ -111,6 +115,14 @@ class Roots(Record):
 
     def __len__(self) -> int:
         return len(self.roots)
+
+    def __getitem__(self, index):
+        """The ``index``-th distinct root (a :class:`Root`; a tuple of them for a slice), as iteration gives."""
+        return self.roots[index]
+
+    def _sympy_(self) -> sp.Tuple:
+        """``sympy.sympify(roots)``: the distinct root values, in order (multiplicities in the records)."""
+        return sp.Tuple(*(rt.value for rt in self.roots))
 
     def _text(self) -> str:
         return "\n".join(f"r = {rt}" for rt in self.roots)
