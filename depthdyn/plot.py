@@ -412,6 +412,10 @@ def plot_stability_region(region_or_rec, ax=None, *, x=None, y=None, overlay: st
             dots.set_visible(False)
             ax.contourf(xs, ys, np.ma.masked_where(mask.astype(bool), rho), levels=[1 - _BAND, 1 + _BAND],
                         colors=[fills[2]], zorder=0.6)
+        elif not inner.any():  # a curve: one pixel wide at print size, so marked by dots a reader sees
+            rows, cols = np.nonzero(only)
+            ax.scatter(xs[cols], ys[rows], s=4, marker="s", linewidths=0, color=fills[2], zorder=0.7,
+                       gid="root condition only")
         handles.append(Patch(facecolor=fills[2], label="root condition only (grid)"))
     locus = overlay in ("locus", "both") or (overlay == "auto" and len(reg.boundary) > 0)
     if locus and reg.boundary:

@@ -548,8 +548,8 @@ def _derive(rec) -> dict:
 
     out = {"recurrence": rec.equation(), "charpoly": sp.sstr(charpoly(rec))}
     out["roots"] = [f"r = {sp.sstr(rt.value)}  (multiplicity {rt.multiplicity})" for rt in roots(rec)]
-    out["modes"] = str(modes(rec))
-    out["stability"] = str(stability_conditions(rec))
+    out["modes"] = _maths(str(modes(rec)))
+    out["stability"] = _maths(str(stability_conditions(rec)))
     return out
 
 
@@ -665,10 +665,15 @@ def _claims_md(results, counts) -> list[str]:
     from .claims import NOT_CHECKED, SOURCES
 
     fails = [r.to_json() for r in results if r.verdict == "fails"]
-    statements = len({r.statement_key or r.id for r in results if r.verdict == "fails"})
+    from .claims import statement_verdicts
+
+    keys = {r.statement_key or r.id for r in results if r.verdict == "fails"}
+    whole = sum(v == "fails" for k, v in statement_verdicts(results).items() if k in keys)
     lines = ["## False as printed", "",
-             f"{len(fails)} claims (readings or parts of {statements} source statements) are false under the "
-             "plain reading; each with the correct value or a counterexample.", ""]
+             f"{len(fails)} claims are false under the plain reading, each below with the correct value or a "
+             f"counterexample. They are readings or parts of {len(keys)} source statements: {whole} of these "
+             f"fail under every reading (the table's 'fails'), the other {len(keys) - whole} hold under another "
+             "reading (counted there as 'holds with a caveat').", ""]
     for j in fails:
         lines += [f"* **{j['id']}** ({j['source'][:3]} {j['section']}): {_cell(j['statement'], 10**4, False)}",
                   f"  * as printed: {_code(j['stated'], 400, False)}",

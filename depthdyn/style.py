@@ -136,9 +136,17 @@ def figure_bytes(fig, fmt: str = "png", dpi: int = PNG_DPI) -> bytes:
         raise ParameterError(f"PNG figures are written at {PNG_DPI} dpi or more, got dpi={dpi}")
     metadata = {"png": {"Software": None}, "pdf": {"CreationDate": None, "Producer": None, "Creator": None},
                 "svg": {"Date": None, "Creator": None}}[fmt]
+    import logging
+
     buf = io.BytesIO()
-    with house_style():
-        fig.savefig(buf, format=fmt, dpi=dpi, metadata=metadata)
+    fonts = logging.getLogger("fontTools")
+    level = fonts.level
+    fonts.setLevel(logging.ERROR)  # its notes on the embedded fonts' timestamps are not ours to show
+    try:
+        with house_style():
+            fig.savefig(buf, format=fmt, dpi=dpi, metadata=metadata)
+    finally:
+        fonts.setLevel(level)
     return buf.getvalue()
 
 
