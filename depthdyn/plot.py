@@ -420,11 +420,12 @@ def plot_stability_region(region_or_rec, ax=None, *, x=None, y=None, overlay: st
     locus = overlay in ("locus", "both") or (overlay == "auto" and len(reg.boundary) > 0)
     if locus and reg.boundary:
         swap = reg.x_name.startswith("im(")
+        lines = []
         for k, z in enumerate(reg.boundary):
             px, py = (z.imag, z.real) if swap else (z.real, z.imag)
-            (line,) = ax.plot(px, py, color=color or "k", lw=1.6, ls=(0, (5, 3)), zorder=4,
-                              label="boundary locus" if k == 0 else "_nolegend_")
-        handles.append(line)
+            lines += ax.plot(px, py, color=color or "k", lw=1.6, ls=(0, (5, 3)), zorder=4,
+                             label="boundary locus" if k == 0 else "_nolegend_")
+        handles.append(lines[0])  # the labelled piece (a later one would show "_nolegend_" in the legend)
     if reg.conditions is not None:
         if overlay in ("conditions", "both") or (overlay == "auto" and not reg.boundary):
             handles += _draw_conditions(ax, reg)
