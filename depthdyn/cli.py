@@ -290,7 +290,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_family_arguments(region)
     region.add_argument("--x", required=True, metavar="NAME:LO:HI:N", help="x axis, e.g. re(lam):-5:1:400")
     region.add_argument("--y", required=True, metavar="NAME:LO:HI:N", help="y axis, e.g. m:0:0.99:200")
-    region.add_argument("--out", metavar="FILE.png", help="write the figure here")
+    region.add_argument("--out", metavar="FILE", help="write the figure here (.png at 200 dpi, .pdf or .svg)")
     stab = sub.add_parser("stability", help="stability intervals, A(alpha), zero-stability and order of a method")
     _add_family_arguments(stab)
     stab.add_argument("--variable", default="lam", metavar="NAME",
@@ -322,7 +322,7 @@ def _parser() -> argparse.ArgumentParser:
     cmp_.add_argument("--format", choices=("text", "markdown", "latex"), default="text",
                       help="table format when not --json (default text)")
     cmp_.add_argument("--json", action="store_true", help="emit one JSON object")
-    cmp_.add_argument("--out", metavar="FILE.png", help="write the overlay figure here")
+    cmp_.add_argument("--out", metavar="FILE", help="write the overlay figure here (.png, .pdf or .svg)")
     rep = sub.add_parser("report", help="write report.md, claims.json and the figures into a directory")
     rep.add_argument("--out", default="report", metavar="DIR", help="output directory (default: report)")
     rep.add_argument("--force", action="store_true",
@@ -424,12 +424,12 @@ def _axis(text: str, flag: str) -> tuple[str, float, float, int]:
 
 
 def _figure_path(text: str) -> Path:
-    """Check a ``--out FILE.png`` before any work is done."""
+    """Check a ``--out FILE.png|.pdf|.svg`` before any work is done."""
     path = Path(text)
     if len(os.fsencode(path.name)) > 255:
         raise ParameterError(f"--out: the file name is longer than 255 bytes ({len(path.name)} characters)")
-    if text.endswith(("/", os.sep)) or path.is_dir() or path.suffix.lower() != ".png":
-        raise ParameterError(f"--out must name a .png file (e.g. region.png), got {text!r}")
+    if text.endswith(("/", os.sep)) or path.is_dir() or path.suffix.lower() not in (".png", ".pdf", ".svg"):
+        raise ParameterError(f"--out must name a .png, .pdf or .svg file (e.g. region.pdf), got {text!r}")
     parent = path.parent
     if not parent.is_dir():
         raise ParameterError(f"--out: the directory {str(parent)!r} does not exist")
@@ -451,11 +451,12 @@ def _region(args) -> int:
         from .plot import plot_stability_region
         from .report import atomic_write
 
-        fig = Figure(figsize=(6.4, 4.8), layout="constrained")
-        plot_stability_region(reg, ax=fig.add_subplot())
-        buf = io.BytesIO()
-        fig.savefig(buf, format="png", dpi=120)
-        atomic_write(out, buf.getvalue())
+        from .style import figure_bytes, figure_format, new_figure
+
+        ax = new_figure().add_subplot()
+        ax._depthdyn_own = True  # one axes: the legend goes below it
+        plot_stability_region(reg, ax=ax, recurrence=rec)
+        atomic_write(out, figure_bytes(ax.figure, figure_format(out)))
     report = {
         "family": rec.name,
         "x": {"name": x[0], "lo": x[1], "hi": x[2], "n": x[3]},
@@ -536,15 +537,17 @@ def _compare(args) -> int:
     box = [parse_expr(v) for v in args.box.split(",")]
     if len(box) != 4 or not all(v.is_real for v in box):
         raise ParameterError(f"--box expects four real numbers RE_LO,RE_HI,IM_LO,IM_HI, got {args.box!r}")
+    out = _figure_path(args.out) if args.out else None
     table = compare(*args.families, box=[float(v) for v in box], n=args.grid)
-    if args.out:
-        from matplotlib.figure import Figure
-
+    if out is not None:
         from .compare import plot_comparison
+        from .report import atomic_write
+        from .style import figure_bytes, figure_format, new_figure
 
-        fig = Figure(figsize=(6.4, 5.6), layout="constrained")
-        plot_comparison(table, ax=fig.add_subplot())
-        fig.savefig(args.out, dpi=120)
+        ax = new_figure((6.4, 5.6)).add_subplot()
+        ax._depthdyn_own = True  # one axes: the legend goes below it
+        plot_comparison(table, ax=ax)
+        atomic_write(out, figure_bytes(ax.figure, figure_format(out)))
     if args.json:
         json.dump({**table.to_json(), "figure": args.out}, sys.stdout, indent=2)
         sys.stdout.write("\n")

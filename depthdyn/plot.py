@@ -322,7 +322,7 @@ def _draw_numbers(ax: Axes, numbers, swap: bool) -> list:
 
 @styled
 def plot_stability_region(region_or_rec, ax=None, *, x=None, y=None, overlay: str = "auto", numbers=None,
-                          color=None,
+                          color=None, recurrence=None,
                           **fixed) -> Axes:
     """Draw a stability region: the grid mask with the exact boundary over it.
 
@@ -349,6 +349,9 @@ def plot_stability_region(region_or_rec, ax=None, *, x=None, y=None, overlay: st
     color : matplotlib colour, optional
         Draw in this colour over what ``ax`` holds (to overlay several regions): the
         stable fill translucent, unstable points transparent, the locus in the colour.
+    recurrence : Recurrence, optional
+        The recurrence a given region was computed from: with it the fill's edges are drawn
+        smooth, as for a recurrence (contours of the spectral radius on the grid).
     **fixed
         Values of the parameters not on an axis, and ``tol``, ``method``, ``conditions``
         for :func:`~depthdyn.numeric.region.stability_region` (only with a recurrence).
@@ -356,7 +359,8 @@ def plot_stability_region(region_or_rec, ax=None, *, x=None, y=None, overlay: st
     Returns
     -------
     matplotlib.axes.Axes
-        The strictly stable grid points are an image (``ax.images[0]``, data = the mask);
+        The strictly stable grid points are an image (``ax.images[0]``, data = the mask;
+        hidden when the fill is drawn smooth from the spectral radius, with a recurrence);
         locus curves are lines labelled ``boundary locus``; each condition's boundary piece
         is a line whose ``gid`` is ``"<expr> = 0"`` (SymPy text) and whose label is its
         mathtext (``$- \\eta \\lambda = 0$``). Axis labels are mathtext; a complex plane
@@ -383,6 +387,10 @@ def plot_stability_region(region_or_rec, ax=None, *, x=None, y=None, overlay: st
         reg = region_or_rec
         if x is not None or y is not None or fixed:
             raise ParameterError("x, y and parameter values go with a Recurrence; this region is computed")
+        if recurrence is not None:
+            if not isinstance(recurrence, Recurrence):
+                raise ParameterError(f"recurrence must be a Recurrence, got {type(recurrence).__name__}")
+            rec = recurrence
     else:
         raise ParameterError(f"expected a StabilityRegion or Recurrence, got {type(region_or_rec).__name__}")
     mask, xs, ys = np.asarray(reg.strict), np.asarray(reg.x), np.asarray(reg.y)
@@ -395,7 +403,7 @@ def plot_stability_region(region_or_rec, ax=None, *, x=None, y=None, overlay: st
     fills = ["white", _STABLE, _MARGINAL] if color is None else [(0, 0, 0, 0), to_rgba(color, 0.35), color]
     image = ax.imshow(mask.astype(float), origin="lower", extent=extent, aspect="auto", interpolation="nearest",
                       cmap=ListedColormap(fills[:2]), vmin=0, vmax=1)
-    rho = _radius_grid(rec, reg) if rec is not None else None
+    rho = _radius_grid(rec, reg) if rec is not None and rec.name == reg.family else None
     if rho is not None:  # smooth edges: marching squares on the continuous spectral radius, not the mask
         image.set_visible(False)  # still ax.images[0], the data of the figure
         if mask.any():

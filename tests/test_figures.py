@@ -237,3 +237,18 @@ def test_jupyter_kernel_gets_a_pyplot_figure(monkeypatch):
         assert ax.figure in [plt.figure(n) for n in plt.get_fignums()]
     finally:
         plt.close("all")
+
+
+# ------------------------------------------------------------------ the CLI writes vector figures
+def test_cli_region_pdf_and_compare_svg(tmp_path, capsys):
+    from depthdyn.cli import main
+
+    pdf, svg = tmp_path / "x.pdf", tmp_path / "x.svg"
+    assert main(["region", "momentum", "-p", "eta=1", "--x", "re(lam):-5:1:41", "--y", "m:0:0.99:21",
+                 "--out", str(pdf)]) == 0
+    assert pdf.read_bytes().startswith(b"%PDF-")
+    assert main(["compare", "residual", "rk4", "--grid", "41", "--out", str(svg)]) == 0
+    assert b"<svg" in svg.read_bytes()[:2000]
+    assert main(["compare", "residual", "--grid", "41", "--out", str(tmp_path / "x.txt")]) == 2
+    assert not (tmp_path / "x.txt").exists()
+    capsys.readouterr()
