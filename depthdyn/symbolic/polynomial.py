@@ -26,6 +26,7 @@ import sympy as sp
 from ..budget import REFINE_SECONDS, at_most, bounded, part, require
 from ..recurrence import REALS, r
 from .records import Record, sstr, tex
+from .records import symbol as _symbol  # lam prints as \lambda in sympy.latex
 
 __all__ = [
     "charpoly",
@@ -68,7 +69,7 @@ def real_lam(rec, expr):
     lam = rec.lam_symbol
     if lam is None or lam.is_real:
         return expr
-    return expr.xreplace({lam: sp.Symbol(lam.name, real=True)})
+    return expr.xreplace({lam: _symbol(lam.name, real=True)})
 
 
 @dataclass(frozen=True)
@@ -706,7 +707,7 @@ def root_structure(rec) -> RootStructure:
         return RootStructure(sp.Integer(1), ((sp.true, "one real root" if real else "one root"),))
     full, reduced, repeated = _reduced_discriminant(rec)
     full, reduced = (real_lam(rec, _tidy(e)) for e in (full, reduced))
-    domains = {sp.Symbol(p.name, real=True) if p.name == rec.lam else p.symbol:
+    domains = {_symbol(p.name, real=True) if p.name == rec.lam else p.symbol:
                (p.domain.intersect(REALS) if p.name == rec.lam else p.domain) for p in rec.params}
     distinct = sum(sp.degree(f, r) for f, _ in repeated) + _squarefree_rest(rec, repeated)
     if repeated:
