@@ -9,8 +9,7 @@ import numpy as np
 import sympy as sp
 
 from depthdyn import dense, smooth
-from depthdyn.claims import NOT_CHECKED, claims, statement_verdicts
-from depthdyn.claims import hauser, tables
+from depthdyn.claims import NOT_CHECKED, claims, hauser, statement_verdicts, tables
 
 
 def _claim(cid):

@@ -62,7 +62,7 @@ def drawn():
 
 def test_every_report_figure_renders_as_pdf_and_svg(drawn):
     assert len(drawn) >= 30
-    for name, spec, fig, _ in drawn:
+    for _name, spec, fig, _ in drawn:
         pdf, svg = figure_bytes(fig, "pdf"), figure_bytes(fig, "svg")
         assert pdf.startswith(b"%PDF-") and pdf.rstrip().endswith(b"%%EOF"), spec.stem
         assert b"<svg" in svg[:2000] and svg.rstrip().endswith(b"</svg>"), spec.stem

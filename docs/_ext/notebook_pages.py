@@ -35,7 +35,8 @@ def _join(source) -> str:
 
 def render(nb_path: Path, out_dir: Path, execute: bool = True) -> dict:
     """Execute one notebook and write its MyST page, PNG outputs and executed copy; return the executed notebook."""
-    from nbexec import execute as run, requirements_met
+    from nbexec import execute as run
+    from nbexec import requirements_met
 
     nb = json.loads(nb_path.read_text(encoding="utf-8"))
     ran = execute and requirements_met(nb)

@@ -1,19 +1,4 @@
-r"""Pictures: stability regions, root loci, trajectories over depth and spectra.
-
-Every function takes ``ax=None`` and returns the :class:`matplotlib.axes.Axes` it drew
-into; without ``ax`` it makes a new :class:`matplotlib.figure.Figure` (never through
-``pyplot``, so no global state is touched and nothing is shown). The numbers come from
-:mod:`depthdyn.numeric`; these functions only draw them. ``import depthdyn`` does not
-import this module (nor matplotlib).
-
->>> from depthdyn import momentum
->>> ax = plot_stability_region(momentum(), x=("re(lam)", -5, 1, 61), y=("m", 0, 0.99, 30), eta=1)
->>> ax.get_xlabel(), ax.get_ylabel(), ax.get_title()
-('$\\mathrm{Re}\\,\\lambda$', '$m$', 'stability region: momentum ($\\eta = 1$)')
-
-Labels, legends and titles are matplotlib mathtext (``$\lambda$``, ``$\eta = 1$``), so the
-figures go into a paper as they are; a plain parameter name is printed as its letter.
-"""
+"""The stability-region picture: the fill (smooth from the spectral radius), the exact boundary over it."""
 
 from __future__ import annotations
 
@@ -22,120 +7,30 @@ import sympy as sp
 from contourpy import contour_generator
 from matplotlib.axes import Axes
 from matplotlib.colors import ListedColormap, to_rgba
-from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
-from matplotlib.ticker import MaxNLocator
 
-from .errors import ParameterError, ShapeError
-from .numeric.bridge import batch_coefficients
-from .numeric.region import StabilityRegion, stability_region
-from .numeric.simulate import simulate
-from .numeric.spectra import roots
-from .recurrence import Recurrence
-from .style import MARGINAL, PALETTE, STABLE, family_label, new_figure, param_tex, styled
-from .symbolic.records import tex
+from ..errors import ParameterError, ShapeError
+from ..numeric.bridge import batch_coefficients
+from ..numeric.region import StabilityRegion, stability_region
+from ..recurrence import Recurrence
+from ..style import PALETTE, family_label, styled
+from ..symbolic.records import tex
+from ._common import (
+    _GREEN,
+    _MARGINAL,
+    _OVERLAYS,
+    _PURPLE,
+    _STABLE,
+    _VERMILION,
+    _axes,
+    _fixed_text,
+    _legend,
+    _math,
+    _same_plane,
+)
 
-__all__ = ["plot_stability_region", "plot_root_locus", "plot_trajectories", "plot_spectrum"]
-
-_STABLE, _MARGINAL = STABLE, MARGINAL  # fills: strictly stable; root condition only (simple unit roots)
-_BLUE, _VERMILION, _GREEN, _PURPLE, _ORANGE = PALETTE[:5]
-_OVERLAYS = ("auto", "locus", "conditions", "both", "none")
-_SCALES = ("linear", "log", "symlog")
-#: The structural size of a family shown in titles: (symbol, attribute of the Recurrence).
-_STRUCTURE = {"smooth": ("k", "order"), "dense": ("k", "order"), "entangled": ("n", "dim"),
-              "hyper_connection": ("n", "dim")}
-
-
-def _axes(ax) -> Axes:
-    """``ax``, or the axes of a new house-style figure (shown inline in Jupyter, see :func:`~depthdyn.style.new_figure`)."""
-    if ax is None:
-        axes = new_figure().add_subplot()
-        axes._depthdyn_own = True  # the legend may go below the axes: no neighbour to cover
-        return axes
-    if not isinstance(ax, Axes):
-        raise ParameterError(f"ax must be a matplotlib Axes or None, got {type(ax).__name__}")
-    return ax
-
-
-def _fmt(v) -> str:
-    if isinstance(v, str):  # an exact spelling the caller gave ("1/2"): shown as given
-        return v
-    a = np.asarray(v)
-    if a.dtype.kind in "US":
-        return f"[{a.flat[0]} .. {a.flat[-1]}]" if a.ndim else str(a)
-    if a.ndim:
-        return f"[{_fmt(a.flat[0])} .. {_fmt(a.flat[-1])}]"
-    return f"{complex(a).real:g}" if complex(a).imag == 0 else f"{complex(a):g}"
-
-
-def _name_tex(name: str) -> str:
-    """Mathtext (without the dollars) for a parameter or axis name: ``re(lam)`` -> ``\\mathrm{Re}\\,\\lambda``."""
-    return param_tex(name)
-
-
-def _math(name: str) -> str:
-    """A parameter or axis name as a mathtext label."""
-    return f"${_name_tex(name)}$"
-
-
-def _value_tex(name: str, v) -> str:
-    return f"${_name_tex(name)} = {_fmt(v)}$"
-
-
-def _fixed_text(fixed: dict, names=None, rec=None) -> str:
-    """`` (k = 2, $\\eta = 1$)``: the family's structural size and the fixed parameter values."""
-    items = []
-    if rec is not None and rec.name in _STRUCTURE:
-        sym, attr = _STRUCTURE[rec.name]
-        items.append(f"${sym} = {getattr(rec, attr)}$")
-    items += [_value_tex(k, v) for k, v in fixed.items()
-              if (names is None or k in names) and k not in ("tol", "method", "conditions", "convention",
-                                                             "threshold")]
-    return f" ({', '.join(items)})" if items else ""
-
-
-def _same_plane(x_name: str, y_name: str) -> bool:
-    """The axes are the real and imaginary parts of one parameter: a complex plane."""
-    return ({x_name[:3], y_name[:3]} == {"re(", "im("} and x_name[3:] == y_name[3:])
-
-
-def _legend(ax: Axes, handles=None) -> None:
-    """Legend below the axes, where it hides no data (constrained layout makes room)."""
-    handles = handles if handles is not None else ax.get_legend_handles_labels()[0]
-    if not handles:
-        return
-    if not getattr(ax, "_depthdyn_own", False):
-        # the caller's axes may sit in a grid: a legend outside them would cover the neighbours
-        ax.legend(handles=handles, loc="best", fontsize="x-small", framealpha=0.85)
-        return
-    width = max(len(h.get_label()) for h in handles)
-    ncols = min(1 if width > 40 else 2 if width > 22 else 3, len(handles))
-    ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncols=ncols,
-              fontsize="small", frameon=False)
-
-
-def _circle(ax: Axes, radius: float, **style) -> None:
-    t = np.linspace(0, 2 * np.pi, 721)
-    ax.plot(radius * np.cos(t), radius * np.sin(t), **style)
-
-
-def _complex_plane(ax: Axes, what: str) -> None:
-    """Unit circle (a dashed line labelled ``unit circle``), the axes through 0, equal aspect."""
-    _circle(ax, 1.0, color="0.35", lw=0.9, ls="--", label="unit circle")
-    ax.axhline(0, color="0.8", lw=0.6, zorder=0)
-    ax.axvline(0, color="0.8", lw=0.6, zorder=0)
-    ax.set(aspect="equal", xlabel=f"$\\mathrm{{Re}}\\,{what}$" if what else "real part",
-           ylabel=f"$\\mathrm{{Im}}\\,{what}$" if what else "imaginary part")
-    ax.set_adjustable("datalim")
-
-
-def _check_param(rec, param: str, fixed: dict) -> None:
-    if not isinstance(rec, Recurrence):
-        raise ParameterError(f"expected a Recurrence, got {type(rec).__name__}")
-    rec.param(param)  # UnknownParameterError with the known names
-    if param in fixed:
-        raise ParameterError(f"{param} is the moving parameter; do not also fix it")
+__all__ = ["plot_stability_region"]
 
 
 def _condition_symbol(axis: str, names: set) -> str:
@@ -221,8 +116,8 @@ _NOT_VALUES = ("tol", "method", "conditions", "convention", "threshold")
 
 def _radius_grid(rec, reg: StabilityRegion):
     """Spectral radius on the region's grid (masked where not finite), or None where it cannot be had."""
-    from .errors import DepthdynError
-    from .numeric.spectra import spectral_radius
+    from ..errors import DepthdynError
+    from ..numeric.spectra import spectral_radius
 
     X, Y = np.asarray(reg.x, float)[None, :], np.asarray(reg.y, float)[:, None]
     values = {k: v for k, v in reg.fixed.items() if k not in _NOT_VALUES}
@@ -245,7 +140,7 @@ def _radius_grid(rec, reg: StabilityRegion):
 
 def _window(rec, fixed: dict) -> tuple:
     """Grid axes of the complex ``lam`` plane from the exact boundary locus: the curve and a margin."""
-    from .numeric.region import boundary_locus
+    from ..numeric.region import boundary_locus
 
     params = {k: v for k, v in fixed.items() if k not in _NOT_VALUES}
     try:
@@ -260,13 +155,6 @@ def _window(rec, fixed: dict) -> tuple:
     cx, cy, half = (lo.real + hi.real) / 2, (lo.imag + hi.imag) / 2, 0.65 * span
     return (f"re({rec.lam})", cx - half, cx + half, 301), (f"im({rec.lam})", cy - half, cy + half, 301)
 
-
-def _array(value, what: str) -> np.ndarray:
-    """``np.asarray`` with a typed error for ragged input."""
-    try:
-        return np.asarray(value)
-    except (TypeError, ValueError) as exc:
-        raise ShapeError(f"cannot make an array of {what}: {exc}") from None
 
 
 def _interval_tex(iv) -> str:
@@ -450,210 +338,10 @@ def plot_stability_region(region_or_rec, ax=None, *, x=None, y=None, overlay: st
         if numbers is True:
             if not isinstance(region_or_rec, Recurrence):
                 raise ParameterError("numbers=True needs a Recurrence; pass the StabilityNumbers for a region")
-            from .symbolic.numbers import stability_numbers
+            from ..symbolic.numbers import stability_numbers
 
             numbers = stability_numbers(region_or_rec, **{k: v for k, v in fixed.items()
                                                            if k in region_or_rec.param_names})
         handles += _draw_numbers(ax, numbers, swap=reg.x_name.startswith("im("))
     _legend(ax, handles)
-    return ax
-
-
-@styled
-def plot_root_locus(rec, param: str, values, ax=None, *, colorbar: bool = True, **fixed) -> Axes:
-    """Characteristic roots in the complex plane as one parameter moves.
-
-    Parameters
-    ----------
-    rec : Recurrence
-    param : str
-        The moving parameter.
-    values : array_like
-        1-D values of ``param`` (real values colour the points; complex ones colour by index).
-    ax : matplotlib.axes.Axes, optional
-    colorbar : bool
-        Add a colour bar for the parameter value (it takes space from ``ax``'s figure).
-    **fixed
-        Values of every other parameter.
-
-    Returns
-    -------
-    matplotlib.axes.Axes
-        ``ax.collections[0]`` holds all roots: offsets ``(Re r, Im r)`` in the order of
-        ``roots(...).reshape(-1)`` (value-major). Start and end roots are marked, the unit
-        circle is a dashed line labelled ``unit circle``.
-
-    Examples
-    --------
-    >>> from depthdyn import momentum
-    >>> ax = plot_root_locus(momentum(), "m", [0.0, 0.5, 0.9], lam=-0.5, eta=1)
-    >>> ax.collections[0].get_offsets().shape
-    (6, 2)
-    """
-    _check_param(rec, param, fixed)
-    vals = _array(values, "values")
-    if vals.ndim != 1 or vals.size == 0:
-        raise ShapeError(f"values must be a non-empty 1-D array, got shape {vals.shape}")
-    z = roots(batch_coefficients(rec, {param: vals, **fixed}), matrix=not rec.is_scalar)
-    n = z.shape[-1]
-    real = not np.iscomplexobj(vals) or not np.any(np.imag(vals))
-    c = np.repeat(np.real(vals) if real else np.arange(vals.size), n)
-    ax = _axes(ax)
-    _complex_plane(ax, "r")
-    sc = ax.scatter(z.real.ravel(), z.imag.ravel(), c=c, cmap="viridis", s=10, zorder=3, label="roots")
-    ax.scatter(z[0].real, z[0].imag, marker="o", s=70, facecolors="none", edgecolors=_GREEN,
-               linewidths=1.5, zorder=4, label=f"start: {_value_tex(param, vals[0])}")
-    ax.scatter(z[-1].real, z[-1].imag, marker="X", s=60, color=_VERMILION, zorder=4,
-               label=f"end: {_value_tex(param, vals[-1])}")
-    if colorbar:
-        ax.figure.colorbar(sc, ax=ax, label=_math(param) if real else f"index of {_math(param)}")
-    ax.set_title(f"root locus: {family_label(rec.name)}, {_math(param)} from {_fmt(vals[0])} to {_fmt(vals[-1])}"
-                 f"{_fixed_text(fixed, rec=rec)}")
-    _legend(ax)
-    return ax
-
-
-@styled
-def plot_trajectories(rec, initial, L, /, ax=None, *, param: str | None = None, values=(), scale: str = "linear",
-                      linthresh: float = 1.0, **fixed) -> Axes:
-    """``x_l`` over depth, one line per parameter value.
-
-    Parameters
-    ----------
-    rec : Recurrence
-    initial : array_like
-        Initial values, as for :func:`~depthdyn.numeric.simulate.simulate` (shared by all lines).
-    L : int
-        Number of layers (positional-only: a parameter called ``L`` goes in ``**fixed``).
-    ax : matplotlib.axes.Axes, optional
-    param : str, optional
-        The parameter that differs between the lines; omitted: a single line.
-    values : sequence
-        Its values, one line each.
-    scale : {"linear", "log", "symlog"}
-        The y scale: ``log`` for trajectories that grow or decay geometrically (``|x_l|``
-        of matrix families, positive ``x_l``), ``symlog`` for sign-alternating ones
-        (logarithmic beyond ``linthresh``, linear inside; the y label says so).
-    linthresh : float
-        The linear range ``[-linthresh, linthresh]`` of ``symlog``.
-    **fixed
-        Values of the other parameters, and ``convention`` / ``threshold`` for ``simulate``.
-
-    Returns
-    -------
-    matplotlib.axes.Axes
-        One line per value labelled ``$param = value$`` (mathtext), ``y`` data the simulated
-        ``x_l`` (its real part if complex; the Euclidean norm ``|x_l|`` for matrix families).
-
-    Raises
-    ------
-    SimulationOverflowError
-        When a trajectory overflows (see ``simulate``).
-
-    Examples
-    --------
-    >>> from depthdyn import momentum
-    >>> ax = plot_trajectories(momentum(), [1.0, 1.0], 20, param="m", values=[0.0, 0.9], lam=-0.3, eta=1)
-    >>> [line.get_label() for line in ax.get_lines()]
-    ['$m = 0$', '$m = 0.9$']
-    """
-    if not isinstance(rec, Recurrence):
-        raise ParameterError(f"expected a Recurrence, got {type(rec).__name__}")
-    if scale not in _SCALES:
-        raise ParameterError(f"scale must be one of {_SCALES}, got {scale!r}")
-    if not (np.isfinite(linthresh) and linthresh > 0):
-        raise ParameterError(f"linthresh must be a positive number, got {linthresh!r}")
-    vals = _array(values, "values")
-    if param is None:
-        if vals.size:
-            raise ParameterError("values need param=NAME to say which parameter they set")
-        data = simulate(rec, initial, L, **fixed).values[:, None]
-        labels = [family_label(rec.name)]
-    else:
-        _check_param(rec, param, fixed)
-        if vals.ndim != 1 or vals.size == 0:
-            raise ShapeError(f"values must be a non-empty 1-D sequence, got shape {vals.shape}")
-        data = simulate(rec, initial, L, values={param: vals}, **fixed).values
-        labels = [_value_tex(param, v) for v in vals]
-    if not rec.is_scalar:
-        data = np.linalg.norm(data, axis=-1)
-    ylabel = "$|x_l|$" if not rec.is_scalar else "$\\mathrm{Re}\\,x_l$" if np.iscomplexobj(data) else "$x_l$"
-    data = np.real(data)
-    if scale == "log" and not np.all(data > 0):
-        raise ParameterError("scale='log' needs positive values; use scale='symlog' for sign changes")
-    ax = _axes(ax)
-    layers = np.arange(data.shape[0])
-    for j, label in enumerate(labels):
-        ax.plot(layers, data[:, j], lw=1.4, marker="." if data.shape[0] <= 60 else None, label=label)
-    ax.grid(True, color="0.9", lw=0.6)
-    title = f"{family_label(rec.name)}: {ylabel} over depth{_fixed_text(fixed, rec.param_names, rec=rec)}"
-    if scale == "symlog":
-        ax.set_yscale("symlog", linthresh=linthresh)
-        ylabel += f" (symmetric log scale, linear in $[-{_fmt(linthresh)}, {_fmt(linthresh)}]$)"
-    elif scale == "log":
-        ax.set_yscale("log")
-        ylabel += " (log scale)"
-    ax.set(xlabel="layer $l$", ylabel=ylabel, title=title)
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # layers are whole numbers
-    ax.legend(loc="best", fontsize="small")
-    return ax
-
-
-@styled
-def plot_spectrum(rec_or_matrix, ax=None, *, eigenvalues: bool = False, **fixed) -> Axes:
-    """Eigenvalues of a one-step depth map in the complex plane, with the unit circle.
-
-    Parameters
-    ----------
-    rec_or_matrix : Recurrence or array_like
-        A recurrence (its roots = eigenvalues of the block-companion one-step map, e.g.
-        ``Gamma + lam I`` for ``entangled``, ``H_res + lam H_post^T H_pre`` for
-        ``hyper_connection``), a square matrix, or eigenvalues: 1-D, >= 3-D (such as
-        :func:`~depthdyn.numeric.conv.conv_spectrum` output), any shape with ``eigenvalues=True``.
-    ax : matplotlib.axes.Axes, optional
-    eigenvalues : bool
-        Read a 2-D array as eigenvalues rather than as a matrix.
-    **fixed
-        Parameter values (recurrence only); arrays give the union of the spectra.
-
-    Returns
-    -------
-    matplotlib.axes.Axes
-        ``ax.collections[0]`` holds the eigenvalues as offsets ``(Re, Im)``; the unit
-        circle and the spectral-radius circle are lines.
-
-    Examples
-    --------
-    >>> ax = plot_spectrum([[0.0, -1.0], [1.0, 0.0]])
-    >>> sorted(ax.collections[0].get_offsets()[:, 1].tolist())
-    [-1.0, 1.0]
-    """
-    if isinstance(rec_or_matrix, Recurrence):
-        rec = rec_or_matrix
-        z = roots(batch_coefficients(rec, **fixed), matrix=not rec.is_scalar)
-        what = f"{family_label(rec.name)}{_fixed_text(fixed, rec=rec)}"
-    else:
-        if fixed:
-            raise ParameterError(f"parameter values {sorted(fixed)} need a Recurrence, not an array")
-        a = _array(rec_or_matrix, "the matrix")
-        if a.dtype.kind not in "iufc":
-            raise ParameterError(f"expected a Recurrence or an array, got {type(rec_or_matrix).__name__}")
-        if not np.all(np.isfinite(a)):
-            raise ParameterError("the array must be finite (no NaN or inf)")
-        if a.ndim == 2 and not eigenvalues:
-            if a.shape[0] != a.shape[1]:
-                raise ShapeError(f"a matrix must be square, got {a.shape}; pass eigenvalues=True for values")
-            z, what = np.linalg.eigvals(a), f"{a.shape[0]} x {a.shape[0]} matrix"
-        else:
-            z, what = a, f"{a.size} eigenvalues"
-    z = np.asarray(z, dtype=complex).ravel()
-    if z.size == 0:
-        raise ShapeError("no eigenvalues to draw")
-    rho = float(np.abs(z).max())
-    ax = _axes(ax)
-    _complex_plane(ax, "z")
-    _circle(ax, rho, color=_VERMILION, lw=0.8, ls=":", label=f"spectral radius {rho:.4g}")
-    ax.scatter(z.real, z.imag, s=18, color=_BLUE, zorder=3, label=f"eigenvalues ({z.size})")
-    ax.set_title(f"spectrum of the one-step map: {what}")
-    _legend(ax)
     return ax
