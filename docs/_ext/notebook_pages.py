@@ -5,7 +5,9 @@ executed (:mod:`nbexec`: in this process, as a Jupyter kernel with the inline ba
 it; a failing ``assert`` stops the build) and turned into ``docs/_notebooks/<name>.md``:
 markdown cells verbatim, code cells as Python code blocks, and their outputs (printed text,
 LaTeX of results, and PNG figures written next to the page); the executed notebook is
-written beside it as ``<name>.ipynb``. A notebook whose optional modules (its
+written beside it as ``<name>.ipynb``. Executed notebooks are kept in ``docs/_build/notebook-cache``
+under a hash of the notebook, the package source and the executor, so a build runs a notebook again only
+when one of them changed. A notebook whose optional modules (its
 ``depthdyn.requires`` metadata) are missing is shown without outputs, with a note. The
 notebooks are stored without outputs. The marker ``<!-- notebook-pages -->`` in
 ``docs/notebooks.md`` is replaced by a toctree of the generated pages, so a new notebook
@@ -20,6 +22,19 @@ import shutil
 from pathlib import Path
 
 GENERATED = "_notebooks"
+#: Executed notebooks by a hash of the notebook, the package source and the executor: a build
+#: executes a notebook again only when one of them changed (docs/_build is ignored by git).
+CACHE_DIR = Path(__file__).resolve().parents[1] / "_build" / "notebook-cache"
+
+
+def _key(nb_path: Path) -> str:
+    import hashlib
+
+    root = Path(__file__).resolve().parents[2]
+    digest = hashlib.sha256(nb_path.read_bytes())
+    for path in sorted((root / "depthdyn").rglob("*.py")) + [Path(__file__).with_name("nbexec.py")]:
+        digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:20]
 
 
 def _fence(text: str, lang: str) -> str:
@@ -41,7 +56,15 @@ def render(nb_path: Path, out_dir: Path, execute: bool = True) -> dict:
     nb = json.loads(nb_path.read_text(encoding="utf-8"))
     ran = execute and requirements_met(nb)
     if ran:
-        nb = run(nb, nb_path.parent, nb_path.name)
+        cached = CACHE_DIR / f"{nb_path.stem}-{_key(nb_path)}.ipynb"
+        if cached.is_file():  # same notebook, same package source: the same outputs
+            nb = json.loads(cached.read_text(encoding="utf-8"))
+        else:
+            nb = run(nb, nb_path.parent, nb_path.name)
+            CACHE_DIR.mkdir(exist_ok=True)
+            for old in CACHE_DIR.glob(f"{nb_path.stem}-*.ipynb"):
+                old.unlink()
+            cached.write_text(json.dumps(nb, indent=1) + "\n", encoding="utf-8")
         (out_dir / nb_path.name).write_text(json.dumps(nb, indent=1) + "\n", encoding="utf-8")
     stem = nb_path.stem
     parts: list[str] = []
