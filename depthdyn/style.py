@@ -82,7 +82,14 @@ def styled(fn):
     @wraps(fn)
     def wrapper(*args, **kwargs):
         with house_style():
-            return fn(*args, **kwargs)
+            out = fn(*args, **kwargs)
+        axes = out if hasattr(out, "findobj") else None
+        if axes is not None:  # texts made before the call (a caller's axes: title, labels) get the maths font too
+            from matplotlib.text import Text
+
+            for text in axes.findobj(Text):
+                text.set_math_fontfamily(RC["mathtext.fontset"])
+        return out
 
     return wrapper
 

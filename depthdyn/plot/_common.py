@@ -26,6 +26,8 @@ def _axes(ax) -> Axes:
         return axes
     if not isinstance(ax, Axes):
         raise ParameterError(f"ax must be a matplotlib Axes or None, got {type(ax).__name__}")
+    if not (ax.lines or ax.collections or ax.images or ax.patches):  # an empty axes takes the house colours
+        ax.set_prop_cycle(color=list(PALETTE))
     return ax
 
 
