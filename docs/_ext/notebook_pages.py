@@ -61,7 +61,7 @@ def render(nb_path: Path, out_dir: Path, execute: bool = True) -> dict:
             nb = json.loads(cached.read_text(encoding="utf-8"))
         else:
             nb = run(nb, nb_path.parent, nb_path.name)
-            CACHE_DIR.mkdir(exist_ok=True)
+            CACHE_DIR.mkdir(parents=True, exist_ok=True)
             for old in CACHE_DIR.glob(f"{nb_path.stem}-*.ipynb"):
                 old.unlink()
             cached.write_text(json.dumps(nb, indent=1) + "\n", encoding="utf-8")
