@@ -49,7 +49,8 @@ def test_every_linked_figure_is_a_png(report):
         path = out / rel
         assert path.is_file(), rel
         assert path.read_bytes()[:8] == PNG, rel
-    assert sorted(str(p.relative_to(out)) for p in summ.figures) == sorted(links)
+    assert sorted(str(p.relative_to(out)) for p in summ.figures if p.suffix == ".png") == sorted(links)
+    assert {p.suffix for p in summ.figures} == {".png", ".pdf"}  # each PNG with its vector twin
 
 
 def test_each_figure_has_a_caption(report):
