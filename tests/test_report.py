@@ -203,11 +203,11 @@ def test_interrupted_rerun_leaves_no_stale_pair(tmp_path, monkeypatch):
     monkeypatch.setattr(claims_pkg, "run_claims", lambda source=None: [])
     calls = []
 
-    def killed(spec, path):
-        calls.append(path)
+    def killed(spec, *args, **kwargs):
+        calls.append(spec.stem)
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(report_mod, "_render", killed)
+    monkeypatch.setattr(report_mod, "render", killed)
     with pytest.raises(KeyboardInterrupt):
         write_report(out)
     assert calls  # the run got as far as the figures
