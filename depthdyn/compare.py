@@ -490,20 +490,22 @@ def plot_comparison(table: ComparisonTable, ax=None):
     from matplotlib.patches import Patch
 
     from .plot import _axes, _legend, _math, plot_stability_region
+    from .style import PALETTE, family_label, house_style
 
     if not isinstance(table, ComparisonTable):
         raise ParameterError(f"expected a ComparisonTable (from compare), got {type(table).__name__}")
-    ax = _axes(ax)
-    handles = []
-    for k, row in enumerate(table.rows):
-        color = f"C{k % 10}"
-        drawn = len(ax.images)
-        plot_stability_region(row.region, ax=ax, color=color)
-        for image in ax.images[drawn:]:
-            image.set_zorder(-row.area)  # larger regions beneath, so every fill stays visible
-        handles.append(Patch(facecolor=color, alpha=0.45, edgecolor=color, label=row.label))
-    lo, hi, ilo, ihi = table.box
-    ax.set(xlim=(lo, hi), ylim=(ilo, ihi), aspect="equal", xlabel=_math("re(lam)"), ylabel=_math("im(lam)"),
-           title="stability regions (strictly stable, filled)")
-    _legend(ax, handles)
+    with house_style():
+        ax = _axes(ax)
+        handles = []
+        for k, row in enumerate(table.rows):
+            color = PALETTE[k % len(PALETTE)]
+            drawn, filled = len(ax.images), len(ax.collections)
+            plot_stability_region(row.region, ax=ax, color=color, recurrence=row.recurrence)  # smooth edges
+            for artist in [*ax.images[drawn:], *ax.collections[filled:]]:
+                artist.set_zorder(-row.area)  # larger regions beneath, so every fill stays visible
+            handles.append(Patch(facecolor=color, alpha=0.45, edgecolor=color, label=family_label(row.label)))
+        lo, hi, ilo, ihi = table.box
+        ax.set(xlim=(lo, hi), ylim=(ilo, ihi), aspect="equal", xlabel=_math("re(lam)"), ylabel=_math("im(lam)"),
+               title="stability regions (strictly stable, filled)")
+        _legend(ax, handles)
     return ax

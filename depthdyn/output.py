@@ -11,7 +11,6 @@ a :class:`matplotlib.figure.Figure` in memory and writes it atomically. Write fa
 
 from __future__ import annotations
 
-import io
 import os
 import tempfile
 from contextlib import suppress
@@ -91,19 +90,21 @@ def claim_directory(
     return out
 
 
-def save_figure(fig, path, *, dpi: int = 100) -> Path:
-    """Render ``fig`` (format from the file suffix, PNG by default) and write it atomically.
+def save_figure(fig, path) -> Path:
+    """Render ``fig`` in the house format for the file suffix (PNG at 200 dpi, PDF or SVG; see
+    :func:`depthdyn.style.figure_bytes`) and write it atomically.
 
     Raises
     ------
     ParameterError
-        The file cannot be written (missing directory, no permission, a full disk).
+        Another suffix, or the file cannot be written (missing directory, no permission, a
+        full disk).
     """
+    from .style import figure_bytes, figure_format  # matplotlib, on first use
+
     path = Path(path)
-    fmt = path.suffix.lower().lstrip(".") or "png"
-    buf = io.BytesIO()
-    fig.savefig(buf, format=fmt, dpi=dpi)
+    data = figure_bytes(fig, figure_format(path.name if path.suffix else "png"))
     try:
-        return atomic_write(path, buf.getvalue())
+        return atomic_write(path, data)
     except OSError as exc:
         raise ParameterError(f"cannot write {path}: {exc.strerror or exc}") from None

@@ -24,6 +24,7 @@ import sympy as sp
 
 from .errors import DomainError, ParameterError, ParseError, ShapeError, UnknownParameterError
 from .parse import as_sympy, parse_value
+from .symbolic.records import symbol as _symbol
 from .symbolic.records import tex
 
 __all__ = [
@@ -123,12 +124,12 @@ def _decide(cond, what: str) -> bool:
 def _symbol_for(name: str, domain: sp.Set) -> sp.Symbol:
     # assumptions let SymPy simplify, e.g. sqrt(beta**2) = beta for beta >= 0
     if domain == COMPLEXES or not domain.is_subset(REALS):
-        return sp.Symbol(name)
+        return _symbol(name)
     if domain.is_subset(sp.Interval.open(0, sp.oo)):
-        return sp.Symbol(name, positive=True)
+        return _symbol(name, positive=True)
     if domain.is_subset(sp.Interval(0, sp.oo)):
-        return sp.Symbol(name, nonnegative=True)
-    return sp.Symbol(name, real=True)
+        return _symbol(name, nonnegative=True)
+    return _symbol(name, real=True)
 
 
 @dataclass(frozen=True)

@@ -28,14 +28,14 @@ PACKAGE = Path(__file__).resolve().parent.parent / "depthdyn"
 #: from any layer below; a module's layer is that of its longest matching prefix.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("base", ("depthdyn.errors", "depthdyn.parse", "depthdyn.budget", "depthdyn.output", "depthdyn.version",
-              "depthdyn.symbolic.records", "depthdyn.symbolic.structure")),
+              "depthdyn.symbolic.records", "depthdyn.symbolic.structure", "depthdyn.style")),
     ("recurrence", ("depthdyn.recurrence",)),
     # the factories and their registry; depthdyn.rules (update rules -> recurrences) sits with them
     ("families", ("depthdyn.families", "depthdyn.literature", "depthdyn.multistep", "depthdyn.rules")),
     ("symbolic", ("depthdyn.symbolic",)),
     ("numeric", ("depthdyn.numeric",)),
     ("analyses", ("depthdyn.claims", "depthdyn.compare", "depthdyn.plot", "depthdyn.products")),
-    ("report", ("depthdyn.report",)),
+    ("report", ("depthdyn.report", "depthdyn.report_figures", "depthdyn.report_text")),
     ("nn", ("depthdyn.nn",)),  # the torch layer may use everything below the command line
     ("front", ("depthdyn.cli", "depthdyn.__main__", "depthdyn.products.command")),
 )
@@ -45,7 +45,7 @@ ROOT = "depthdyn"
 MAX_LINES = 600
 #: Modules allowed over MAX_LINES for now: both are being restructured (the command line into
 #: a package with lazy imports, the report's formatting); empty this once they are.
-OVERSIZE_ALLOWED = {"depthdyn/report.py"}
+OVERSIZE_ALLOWED: set[str] = set()
 
 
 # ------------------------------------------------------------------ the checker

@@ -119,7 +119,7 @@ def test_success_and_disagreement(capsys, monkeypatch):
     [
         (".", ".png"),
         ("{tmp}", ".png"),
-        ("{tmp}/figure.pdf", ".png"),
+        ("{tmp}/figure.txt", ".png, .pdf or .svg"),
         ("{tmp}/.png", ".png"),
         ("{tmp}/missing/figure.png", "does not exist"),
         ("{tmp}/" + "x" * 300 + ".png", "longer than 255"),

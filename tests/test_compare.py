@@ -13,6 +13,7 @@ import depthdyn as dd  # noqa: E402
 from depthdyn.cli import main  # noqa: E402
 from depthdyn.compare import _disagreements, numeric_numbers, parse_spec, stability_facts  # noqa: E402
 from depthdyn.errors import ParameterError, UnknownFamilyError  # noqa: E402
+from depthdyn.style import PALETTE, family_label  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -103,12 +104,12 @@ def test_overlay_figure(table):
     ax = dd.plot_comparison(table)
     assert len(ax.images) >= len(table.rows)  # one strict mask each (plus root-condition-only points)
     labels = [t.get_text() for t in ax.get_legend().get_texts()]
-    assert labels == [row.label for row in table.rows]
+    assert labels == [family_label(row.label) for row in table.rows]  # typeset: "momentum, $m = 1/2$"
     assert ax.get_aspect() == 1.0 and ax.get_xlim() == (-5.0, 1.0)
     assert (ax.get_xlabel(), ax.get_ylabel()) == (r"$\mathrm{Re}\,\lambda$", r"$\mathrm{Im}\,\lambda$")
-    # each family's own colour: the residual's fill is C0 with some transparency
+    # each family's own colour of the house palette: the residual's fill is its first, with some transparency
     rgba = ax.images[0].cmap(1.0)
-    assert rgba[3] < 1 and np.allclose(rgba[:3], matplotlib.colors.to_rgb("C0"))
+    assert rgba[3] < 1 and np.allclose(rgba[:3], matplotlib.colors.to_rgb(PALETTE[0]))
 
 
 def test_spec_parsing():

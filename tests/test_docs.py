@@ -29,6 +29,10 @@ def test_docs_build_without_warnings(tmp_path):
     for nb in sorted((DOCS.parent / "notebooks").glob("*.ipynb")):
         assert (out / "_notebooks" / f"{nb.stem}.html").is_file()
         assert f"_notebooks/{nb.stem}.html" in listing
+        # executed at build time: the page shows the notebook's figures
+        page = (out / "_notebooks" / f"{nb.stem}.html").read_text(encoding="utf-8")
+        assert re.search(r'<img [^>]*src="[^"]*_fig1\.png"', page), nb.stem
+    assert re.search(r'<img [^>]*src="[^"]*stability-bdf3\.png"', (out / "stability.html").read_text(encoding="utf-8"))
 
     # the gallery: every registry family, with a region figure where it has a lam
     from depthdyn.compare import resolve_spec

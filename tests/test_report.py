@@ -49,7 +49,8 @@ def test_every_linked_figure_is_a_png(report):
         path = out / rel
         assert path.is_file(), rel
         assert path.read_bytes()[:8] == PNG, rel
-    assert sorted(str(p.relative_to(out)) for p in summ.figures) == sorted(links)
+    assert sorted(str(p.relative_to(out)) for p in summ.figures if p.suffix == ".png") == sorted(links)
+    assert {p.suffix for p in summ.figures} == {".png", ".pdf"}  # each PNG with its vector twin
 
 
 def test_each_figure_has_a_caption(report):
@@ -202,12 +203,44 @@ def test_interrupted_rerun_leaves_no_stale_pair(tmp_path, monkeypatch):
     monkeypatch.setattr(claims_pkg, "run_claims", lambda source=None: [])
     calls = []
 
-    def killed(spec, path):
-        calls.append(path)
+    def killed(spec, *args, **kwargs):
+        calls.append(spec.stem)
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(report_mod, "_render", killed)
+    monkeypatch.setattr(report_mod, "render", killed)
     with pytest.raises(KeyboardInterrupt):
         write_report(out)
     assert calls  # the run got as far as the figures
     assert not (out / "report.md").exists() and not (out / "claims.json").exists()
+
+
+# ------------------------------------------------------------------ readable text and vector figures
+def test_report_text_is_maths_not_code(report):
+    summ, out = report
+    md = summ.report.read_text(encoding="utf-8")
+    assert "Interval." not in md and "Union(" not in md  # sets in maths notation
+    debris = [line for line in md.splitlines() if "\\|" in line and not line.startswith("|")]
+    assert not debris, debris[:3]  # "\|" only where a table needs it
+    first = md.split("## False as printed")[0]
+    assert "**source statements**" in first and "In claims:" in first and "In source statements" in first
+    assert "Strictly stable area in the `lam` plane: exactly `pi`" in md
+
+
+def test_every_png_has_a_pdf(report):
+    summ, out = report
+    pngs = sorted((out / "figures").glob("*.png"))
+    assert pngs and all(p.with_suffix(".pdf").read_bytes().startswith(b"%PDF-") for p in pngs)
+
+
+def test_maths_notation_and_cells():
+    from depthdyn.report_text import _cell, _maths
+
+    assert _maths("Interval.Ropen(-2, -1)") == "[-2, -1)"
+    assert _maths("Interval.Lopen(0, 1)") == "(0, 1]"
+    assert _maths("Interval(0, oo)") == "[0, ∞)" and _maths("Interval(-oo, 0)") == "(-∞, 0]"
+    assert _maths("Interval(a, b, True, False)") == "(a, b]"
+    assert _maths("Union(Interval.open(-oo, -1), FiniteSet(0))") == "(-∞, -1) ∪ {0}"
+    assert _maths("zoo and oo_x and foo") == "zoo and oo_x and foo"  # only the word oo
+    assert _maths("Interval.open(0, (1") == "Interval.open(0, (1"  # unbalanced: left as it is
+    assert _cell("|r| < 1") == "\\|r\\| < 1" and _cell("|r| < 1", table=False) == "|r| < 1"
+    assert _cell("a\\b", table=False) == "a\\b"  # backslashes kept as they are

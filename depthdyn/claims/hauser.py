@@ -18,7 +18,7 @@ from functools import partial
 
 import sympy as sp
 
-from ..families import dense
+from ..families import dense, smooth
 from ..symbolic.statespace import realisation, signed_pascal
 from .base import Claim, Outcome, compare_exact, ensure, stated_expr, verdict
 from .hauser_smooth import (
@@ -30,7 +30,6 @@ from .hauser_smooth import (
     at,
     binom_sum,
     claim,
-    dimension_check,
     h,
     q,
     r_symbol,
@@ -302,17 +301,90 @@ _add("002-s2.3-k1", "§2.3", "for k = 1 the dense network collapses to the resid
      "residual with lam -> h*lam", "charpoly of dense(k=1) vs residual()", partial(as_residual, dense))
 
 
+def _eq9_dimension(k: int, d: int) -> int:
+    """State dimension of eq. 9's row n = 0 built here from its text, not from :func:`dense`.
+
+    ``x^(l+1) = x^(l+1-k) + h sum_j W_j x^(l-j)`` with a generic d x d weight ``W_j`` per lag
+    (``sigma^(l-j)`` linearised): the update reads the lags ``l, ..., l+1-k``; the state needs
+    every lag from the newest to the oldest whose coefficient matrix is not singular for
+    generic weights (a singular oldest coefficient would let a smaller state do), d numbers each.
+    """
+    Ws = [sp.Matrix(d, d, lambda i, j, t=t: sp.Symbol(f"w{t}_{i}{j}")) for t in range(k)]
+    coeff = {lag: sp.zeros(d, d) for lag in range(k)}  # lag t: the coefficient of x^(l-t)
+    coeff[k - 1] += sp.eye(d)  # the skip from x^(l+1-k)
+    for j, W in enumerate(Ws):
+        coeff[j] += h * W
+    used = [t for t in range(k) if coeff[t] != sp.zeros(d, d)]
+    oldest = max(used)
+    while oldest > 0 and sp.expand(coeff[oldest].det()) == 0:  # a singular oldest lag is not needed whole
+        oldest -= 1
+    return (oldest + 1) * d
+
+
 def _dense_dimension(cl):
-    out = dimension_check(dense, cl)
-    polys = "; ".join(sp.sstr(sp.factor(dense(k=k).charpoly())) for k in range(1, 5))
-    return Outcome(out.computed, out.verdict,
-                   f"{out.note}; charpolys {polys}: beside the residual mode r = 1 + h lam, k - 1 roots of unity")
+    rows, bad = [], []
+    for k in range(1, 5):
+        for d in (1, 2):
+            got = _eq9_dimension(k, d)
+            want = stated_expr(cl.stated, "k", "d").xreplace({sp.Symbol("k"): k, sp.Symbol("d"): d})
+            rows.append(f"k={k}, d={d}: {got}")
+            if got != want:
+                bad.append(f"k = {k}, d = {d}: {got} state numbers, stated {want}")
+    return Outcome("; ".join(bad[:2]) if bad else "; ".join(rows), verdict(not bad),
+                   "eq. 9's n = 0 row built from its text with a generic weight per lag: k lags of d numbers, "
+                   "the oldest with the coefficient I + h W_(k-1), invertible for generic W")
 
 
 _add("002-s2.3-dimension", "§2.3",
      "k lags increase the dense network's state dimension by a multiple of k", "k*d",
-     "number of initial values of dense(k).kron(d) (charpoly degree less zero roots), k = 1..4, d = 1, 2",
+     "eq. 9's n = 0 row written out with generic d x d weights per lag, k = 1..4, d = 1, 2: lags read and "
+     "the generic rank of the oldest lag's coefficient",
      _dense_dimension)
+
+
+def _ck_unstable(cl):
+    """Every lam != 0 puts a root of smooth(k)'s characteristic polynomial outside the unit circle.
+
+    Two exact facts per k: the product of the roots has modulus |a_0/a_k| = 1, and the
+    polynomial is self-inversive (a_j = c conj(a_(k-j)), |c| = 1; true whenever all roots lie on
+    the unit circle) only at lam = 0. So for lam != 0 some root is off the circle, and with
+    modulus product 1 one lies outside.
+    """
+    a, b = sp.symbols("a b", real=True)
+    lam_c = a + sp.I * b
+    bad, rows = [], []
+    for k in cl.premises["ks"]:
+        rec = smooth(k=k, h=1)
+        p = sp.Poly(sp.expand(rec.charpoly().xreplace({rec.lam_symbol: lam_c})), r_symbol)
+        c = [sp.expand(p.nth(j)) for j in range(k + 1)]  # c[j]: coefficient of r^j
+        product = sp.simplify(sp.Abs(c[0] / c[k]))
+        unit = c[k] / sp.conjugate(c[0])
+        eqs = set()
+        for j in range(k + 1):
+            e = sp.expand(c[j] - unit * sp.conjugate(c[k - j]))
+            eqs |= {sp.expand(sp.re(e)), sp.expand(sp.im(e))} - {0}
+        sols = sp.solve(list(eqs), [a, b], dict=True) if eqs else [{}]
+        nonzero = [sl for sl in sols if sl.get(a, a) != 0 or sl.get(b, b) != 0]
+        rows.append(f"k = {k}: |root product| = {product}, self-inversive only at "
+                    f"{'lam = 0' if not nonzero else sols}")
+        if product != 1 or nonzero:
+            bad.append(f"k = {k}: all roots can lie on the unit circle for lam != 0 ({nonzero})"
+                       if nonzero else f"k = {k}: |root product| = {product}")
+    import numpy as np
+
+    small = smooth(k=3, h=1).charpoly().xreplace({smooth().lam_symbol: sp.Rational(-1, 1000)})
+    radius = float(np.abs(np.roots([float(v) for v in sp.Poly(small, r_symbol).all_coeffs()])).max())
+    return Outcome("; ".join(bad) if bad else "; ".join(rows), verdict(not bad),
+                   "k = 2 differs: real lam in (-4/h^2, 0) keeps both roots on the circle (marginal); "
+                   f"numerically, k = 3 at lam = -1/1000 has spectral radius {radius:.4f}")
+
+
+_add("002-ck-unstable", "§2.2, §3 (the C^k network's spectrum)",
+     "C^k smooth networks with k >= 3 are unstable for every lam != 0 (a characteristic root outside the "
+     "unit circle); 002 states nothing about it: the sentence is ours, about 002's network",
+     "unstable for every lam != 0", "exact, k = 3..6 (h = 1; h > 0 only rescales lam): |root product| = 1, "
+     "and the self-inversive conditions on the coefficients, solved over lam = a + i b, allow only lam = 0",
+     _ck_unstable, premises={"ks": (3, 4, 5, 6)}, mutant={"premises": {"ks": (2, 3)}}, reading_of="002-ck-spectrum")
 
 
 # ============================================================== eq. 15 and eq. 23 as printed

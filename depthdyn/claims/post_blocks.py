@@ -12,6 +12,7 @@ from functools import partial
 import sympy as sp
 
 from ..families import momentum, oscillator, residual
+from ..families.literature import momentum_sander
 from ..symbolic.polynomial import discriminant, roots, vieta
 from ..symbolic.solve import closed_form, depth_limit
 from ..symbolic.stability import root_condition
@@ -212,6 +213,45 @@ _add("000-s2-damped-oscillator", "§2",
      "in finite differences the recurrence is a damped driven oscillator with damping gamma = 1 - m",
      "(r - 1)**2 + (1 - m)*(r - 1) - eta*lam*r",
      "characteristic polynomial of momentum() vs the stated difference form (x_l = r^l)", _damped)
+
+
+def _sander_block(gamma, lam):
+    """Sander et al.'s Momentum ResNet rule v' = gamma v + (1 - gamma) f(x), x' = x + v', with f(x) = lam x,
+    as the Jacobian of the update on (x, v), built here from the rule (not from a family)."""
+    x, v = sp.symbols("x v")
+    new_v = gamma * v + (1 - gamma) * lam * x
+    return sp.Matrix([x + new_v, new_v]).jacobian([x, v])
+
+
+def _momentum_resnets(cl):
+    rec = momentum()
+    m, eta, lam = (rec.symbols[k] for k in ("m", "eta", "lam"))
+    gamma = sp.Symbol("gamma", nonnegative=True)
+    mapping = {}
+    for part in cl.stated.split(","):
+        name, _, value = part.partition("=")
+        mapping[rec.symbols[name.strip()]] = stated_expr(value.strip(), "gamma").xreplace(
+            {sp.Symbol("gamma"): gamma})
+    block = realisation(rec, "block").A
+    forward = compare_exact(_sander_block(gamma, lam), block.xreplace(mapping))  # every Momentum ResNet is a block
+    # and back: a block with m < 1 is a Momentum ResNet with gamma = m and f scaled by eta / (1 - m)
+    backward = compare_exact(_sander_block(m, eta * lam / (1 - m)), block)
+    family = compare_exact(momentum_sander().native[0].A.xreplace({momentum_sander().symbols["gamma"]: gamma}),
+                           _sander_block(gamma, momentum_sander().lam_symbol))
+    ok = forward.holds and backward.holds and family.holds
+    return Outcome(f"Sander's block on (x, v) {sp.sstr(_sander_block(gamma, lam).tolist())}; the post's block at "
+                   f"the stated map {sp.sstr(block.xreplace(mapping).tolist())}", verdict(ok),
+                   "equivalent up to the scale of f: a Momentum ResNet is the block with eta = 1 - m; a block with "
+                   "m < 1 is a Momentum ResNet with gamma = m and f scaled by eta/(1 - m) (f is learned). "
+                   f"The registry's momentum_sander agrees with the rule: {family.holds}")
+
+
+_add("000-s2-momentum-resnets", "§2 prior work",
+     "Sander et al.'s Momentum ResNets are equivalent to this second-order form",
+     "m = gamma, eta = 1 - gamma",
+     "the Momentum ResNet rule (Sander et al. 2021) written out as its (x, v) update matrix, against "
+     "realisation(momentum(), 'block') under the stated map, and back with f rescaled",
+     _momentum_resnets, mutant={"stated": "m = 1 - gamma, eta = gamma"})
 
 
 # ============================================================== §3 the oscillator toy

@@ -35,9 +35,6 @@ NOT_CHECKED: tuple[Unchecked, ...] = (
     Unchecked("000-s5-lstm-table", "000", "§5 table", "the LSTM <-> second-order residual correspondence "
               "(cell state <-> velocity, forget gate <-> carry m, ...)", "an analogy between names, not a "
               "statement with a truth value; the structural part (a gated carry plus injection) is 000-s2-*"),
-    Unchecked("000-s2-momentum-resnets", "000", "§2 prior work", "Sander et al.'s Momentum ResNets are "
-              "equivalent to this second-order form", "needs Sander et al.'s equations, which the post does "
-              "not print"),
     Unchecked("000-s7-architecture-table", "000", "§7 table", "RNNs, LSTMs, linear attention and state-space "
               "models as recurrence types", "a classification without equations for the architectures named"),
     Unchecked("000-s8-diagnostics", "000", "§8", "the norm profile is smoother, cos-similarity flips less and "
@@ -59,12 +56,6 @@ NOT_CHECKED: tuple[Unchecked, ...] = (
               "other papers' numbers, quoted"),
     Unchecked("002-s4-experiments", "002", "§4.1-4.3", "C^1 cannot and C^k (k > 1) can separate the data; "
               "perturbation ratios 0.0389 and 1.31", _TRAINED),
-    Unchecked("002-ck-spectrum", "002", "§2.2, §3", "the spectrum of the C^k network for k >= 3", "002 "
-              "states nothing about it. Our own analysis (docs/theory.md §4): the root product is 1 for "
-              "k >= 2, so C^k is never strictly stable; for k >= 3 the roots near 1 are "
-              "r = 1 + (h^k lam)^(1/k) w with the k-th roots of unity w, one of which has a positive "
-              "real part, so a root leaves the unit circle for every small lam != 0 (k = 3, lam = "
-              "-1/1000: spectral radius 1.05). A finding about the family, not a claim of the source"),
     Unchecked("002-s3-manifolds", "002", "§1, §3", "data manifolds in the plane can pass over each other in a "
               "higher-dimensional embedding", "a topological picture without a statement to compute; the "
               "dimension count it rests on is 002-s2-dimension"),

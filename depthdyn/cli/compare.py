@@ -6,6 +6,7 @@ import sys
 
 from ..errors import ParameterError
 from .common import emit_json
+from .region import _figure_path
 
 
 def add_arguments(cmd) -> None:
@@ -17,7 +18,7 @@ def add_arguments(cmd) -> None:
     cmd.add_argument("--format", choices=("text", "markdown", "latex"), default="text",
                      help="table format when not --json (default text)")
     cmd.add_argument("--json", action="store_true", help="emit one JSON object")
-    cmd.add_argument("--out", metavar="FILE.png", help="write the overlay figure here")
+    cmd.add_argument("--out", metavar="FILE", help="write the overlay figure here (.png, .pdf or .svg)")
 
 
 def run(args) -> int:
@@ -27,16 +28,17 @@ def run(args) -> int:
     box = [parse_expr(v) for v in args.box.split(",")]
     if len(box) != 4 or not all(v.is_real for v in box):
         raise ParameterError(f"--box expects four real numbers RE_LO,RE_HI,IM_LO,IM_HI, got {args.box!r}")
+    out = _figure_path(args.out) if args.out else None  # checked before the work
     table = compare(*args.families, box=[float(v) for v in box], n=args.grid)  # under main()'s budget
-    if args.out:
-        from matplotlib.figure import Figure
-
+    if out is not None:
         from ..compare import plot_comparison
         from ..output import save_figure
+        from ..style import new_figure
 
-        fig = Figure(figsize=(6.4, 5.6), layout="constrained")
-        plot_comparison(table, ax=fig.add_subplot())
-        save_figure(fig, args.out, dpi=120)
+        ax = new_figure((6.4, 5.6)).add_subplot()
+        ax._depthdyn_own = True  # one axes: the legend goes below it
+        plot_comparison(table, ax=ax)
+        save_figure(ax.figure, out)
     if args.json:
         emit_json({**table.to_json(), "figure": args.out})
     else:

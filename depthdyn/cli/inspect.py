@@ -263,4 +263,4 @@ def _figure(placed, out: str) -> None:
 
     fig = Figure(figsize=(6.4, 4.8), layout="constrained")
     plot_placement(placed, fig.add_subplot())
-    save_figure(fig, Path(out), dpi=120)
+    save_figure(fig, Path(out))

@@ -29,7 +29,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("--at", metavar="NAME=VALUE,...", help="a parameter point for the numbers")
     parser.add_argument("--x", metavar="NAME:LO:HI:N", help="x axis of the region figure, e.g. a:-3:1:301")
     parser.add_argument("--y", metavar="NAME:LO:HI:N", help="y axis of the region figure")
-    parser.add_argument("--out", metavar="FILE.png", help="write the region figure here (needs --x, --y)")
+    parser.add_argument("--out", metavar="FILE", help="write the region figure here, .png, .pdf or .svg (needs --x, --y)")
     parser.add_argument("--json", action="store_true", help="emit one JSON object")
 
 
@@ -137,15 +137,16 @@ def _region(pattern, x, y, at: dict, out) -> dict:
     fixed = {k: v for k, v in at.items() if k not in (x[0], y[0])}
     reg = stability_region(pattern, x, y, conditions=False, **fixed)
     if out:
-        from matplotlib.figure import Figure
-
         from ..output import save_figure
         from ..plot import plot_stability_region
+        from ..style import new_figure
         from .region import _figure_path
 
-        fig = Figure(figsize=(6.4, 4.8), layout="constrained")
-        plot_stability_region(reg, ax=fig.add_subplot())
-        save_figure(fig, _figure_path(out), dpi=120)
+        path = _figure_path(out)
+        ax = new_figure().add_subplot()
+        ax._depthdyn_own = True  # one axes: the legend goes below it
+        plot_stability_region(reg, ax=ax)
+        save_figure(ax.figure, path)
     return {"x": x[0], "y": y[0], "stable_fraction": float(np.asarray(reg.strict).mean()), "figure": out}
 
 

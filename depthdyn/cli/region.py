@@ -14,7 +14,7 @@ def add_arguments(cmd) -> None:
     add_family_arguments(cmd)
     cmd.add_argument("--x", required=True, metavar="NAME:LO:HI:N", help="x axis, e.g. re(lam):-5:1:400")
     cmd.add_argument("--y", required=True, metavar="NAME:LO:HI:N", help="y axis, e.g. m:0:0.99:200")
-    cmd.add_argument("--out", metavar="FILE.png", help="write the figure here")
+    cmd.add_argument("--out", metavar="FILE", help="write the figure here (.png at 200 dpi, .pdf or .svg)")
 
 
 def _bound(text: str, flag: str) -> float:
@@ -47,12 +47,12 @@ def _axis(text: str, flag: str) -> tuple[str, float, float, int]:
 
 
 def _figure_path(text: str) -> Path:
-    """Check a ``--out FILE.png`` before any work is done."""
+    """Check a ``--out FILE.png|.pdf|.svg`` before any work is done."""
     path = Path(text)
     if len(os.fsencode(path.name)) > 255:
         raise ParameterError(f"--out: the file name is longer than 255 bytes ({len(path.name)} characters)")
-    if text.endswith(("/", os.sep)) or path.is_dir() or path.suffix.lower() != ".png":
-        raise ParameterError(f"--out must name a .png file (e.g. region.png), got {text!r}")
+    if text.endswith(("/", os.sep)) or path.is_dir() or path.suffix.lower() not in (".png", ".pdf", ".svg"):
+        raise ParameterError(f"--out must name a .png, .pdf or .svg file (e.g. region.pdf), got {text!r}")
     parent = path.parent
     if not parent.is_dir():
         raise ParameterError(f"--out: the directory {str(parent)!r} does not exist")
@@ -80,14 +80,14 @@ def run(args) -> int:
         require_values(rec, axes, "the region is drawn over --x and --y with every other parameter fixed")
     reg = stability_region(rec, x, y, conditions=True)
     if out is not None:
-        from matplotlib.figure import Figure
-
         from ..output import save_figure
         from ..plot import plot_stability_region
+        from ..style import new_figure
 
-        fig = Figure(figsize=(6.4, 4.8), layout="constrained")
-        plot_stability_region(reg, ax=fig.add_subplot())
-        save_figure(fig, out, dpi=120)
+        ax = new_figure().add_subplot()
+        ax._depthdyn_own = True  # one axes: the legend goes below it
+        plot_stability_region(reg, ax=ax, recurrence=rec)
+        save_figure(ax.figure, out)
     report = {
         "family": rec.name,
         "x": {"name": x[0], "lo": x[1], "hi": x[2], "n": x[3]},

@@ -16,8 +16,15 @@ def add_arguments(cmd) -> None:
 
 
 def run(args) -> int:
-    from ..claims import (NOT_CHECKED, coverage, format_table, resolve_sources, run_claims, source_summary,
-                          summary)
+    from ..claims import (
+        NOT_CHECKED,
+        coverage,
+        format_table,
+        resolve_sources,
+        run_claims,
+        source_summary,
+        summary,
+    )
 
     results = run_claims(args.source)
     if args.trained:

@@ -296,7 +296,7 @@ def dense(*, k: int = 2, **values) -> Recurrence:
         lam="lam",
         name="dense",
         description=f"dense network with {k} lags: x[l+1] = x[l+1-{k}] + h lam sum_j x[l-j]",
-        source="002 eq. 9",
+        source="002 eq. 9, its n = 0 row imposed at every layer (not eq. 9's system, whose state space is eq. 15)",
     )
     return finish(rec, values)
 

@@ -26,6 +26,7 @@ import sympy as sp
 from ..budget import REFINE_SECONDS, at_most, bounded, part
 from ..recurrence import REALS, r
 from .records import Record, sstr, tex
+from .records import symbol as _symbol  # lam prints as \lambda in sympy.latex
 from .sparse import (
     degree_r,
     discriminant,
@@ -80,7 +81,7 @@ def real_lam(rec, expr):
     lam = rec.lam_symbol
     if lam is None or lam.is_real:
         return expr
-    return expr.xreplace({lam: sp.Symbol(lam.name, real=True)})
+    return expr.xreplace({lam: _symbol(lam.name, real=True)})
 
 
 @dataclass(frozen=True)
@@ -91,6 +92,10 @@ class Root(Record):
     multiplicity: int
     factor: sp.Expr
     explicit: bool
+
+    def _sympy_(self) -> sp.Expr:
+        """``sympy.sympify(root)`` and SymPy arithmetic with a root use its value."""
+        return self.value
 
     def _text(self) -> str:
         return f"{sstr(self.value)} (multiplicity {self.multiplicity})"
@@ -123,6 +128,14 @@ class Roots(Record):
 
     def __len__(self) -> int:
         return len(self.roots)
+
+    def __getitem__(self, index):
+        """The ``index``-th distinct root (a :class:`Root`; a tuple of them for a slice), as iteration gives."""
+        return self.roots[index]
+
+    def _sympy_(self) -> sp.Tuple:
+        """``sympy.sympify(roots)``: the distinct root values, in order (multiplicities in the records)."""
+        return sp.Tuple(*(rt.value for rt in self.roots))
 
     def _text(self) -> str:
         return "\n".join(f"r = {rt}" for rt in self.roots)
@@ -419,7 +432,7 @@ def root_structure(rec) -> RootStructure:
         return RootStructure(sp.Integer(1), ((sp.true, "one real root" if real else "one root"),))
     full, reduced, repeated = reduced_discriminant(rec)
     full, reduced = (real_lam(rec, tidy(e)) for e in (full, reduced))
-    domains = {sp.Symbol(p.name, real=True) if p.name == rec.lam else p.symbol:
+    domains = {_symbol(p.name, real=True) if p.name == rec.lam else p.symbol:
                (p.domain.intersect(REALS) if p.name == rec.lam else p.domain) for p in rec.params}
     distinct = sum(sp.degree(f, r) for f, _ in repeated) + _squarefree_rest(rec, repeated)
     if repeated:

@@ -21,6 +21,7 @@ from ..recurrence import REALS, r, to_exact
 from .circle import circle_roots, exact_poly, verdicts
 from .polynomial import factors_in_r
 from .records import Record, sstr, tex
+from .records import symbol as _symbol  # lam prints as \lambda in sympy.latex
 from .signs import cheap_to_factor
 from .signs import sign as _sign
 
@@ -267,12 +268,12 @@ def stability_conditions(rec, *, lam: str = "real") -> StabilityConditions:
     for par in rec.params:
         sym = par.symbol
         if par.name == rec.lam and lam == "real":
-            sym = sp.Symbol(par.name, real=True)
+            sym = _symbol(par.name, real=True)
             swap[lam_sym] = sym
             domains[sym] = par.domain.intersect(REALS)
             assumptions.append(f"{par.name} real" + ("" if domains[sym] == REALS else f", in {domains[sym]}"))
         elif par.name == rec.lam:
-            re_, im_ = sp.Symbol(par.name + "_re", real=True), sp.Symbol(par.name + "_im", real=True)
+            re_, im_ = _symbol(par.name + "_re", real=True), _symbol(par.name + "_im", real=True)
             swap[lam_sym] = z = sp.Dummy(par.name)  # lam = re + I im only after the minors
             complex_lam = (z, (re_, im_))
             domains[re_] = domains[im_] = REALS

@@ -23,6 +23,7 @@ from pathlib import Path
 GENERATED = "_gallery"
 GALLERY = "<!-- family-gallery -->"
 EXAMPLE = "<!-- compare-example -->"
+PICTURE = "<!-- stability-picture -->"
 #: The documented example (docs/compare.md shows this exact command and its output).
 COMMAND = "depthdyn compare residual momentum:m=1/2 lm_resnet leapfrog rk4 --json --out {out}"
 
@@ -63,6 +64,7 @@ def _gallery(out_dir: Path) -> str:
     from depthdyn.compare import resolve_spec
     from depthdyn.errors import ParameterError
     from depthdyn.families import FAMILIES
+    from depthdyn.style import family_label, figure_bytes
 
     sections = []
     for name, fam in FAMILIES.items():
@@ -73,10 +75,10 @@ def _gallery(out_dir: Path) -> str:
             table = compare(name, n=151)
         except ParameterError as exc:
             raise RuntimeError(f"gallery: family {name!r} cannot be compared with its example: {exc}") from exc
-        fig = Figure(figsize=(5.0, 4.6), layout="constrained")
-        plot_comparison(table, ax=fig.add_subplot()).set_title(f"{name}: strictly stable (filled)")
+        fig = Figure(figsize=(4.2, 3.9), layout="constrained")
+        plot_comparison(table, ax=fig.add_subplot()).set_title(f"{family_label(name)}: strictly stable (filled)")
         png = f"{name}.png"
-        fig.savefig(out_dir / png, dpi=80)
+        (out_dir / png).write_bytes(figure_bytes(fig, "png"))
         sections.append(_section(name, fam, table.rows[0], png))
     return "\n".join(sections)
 
@@ -95,16 +97,29 @@ def _example(out_dir: Path) -> str:
             + f"\n![the five regions overlaid]({GENERATED}/compare.png)\n")
 
 
+def _picture(out_dir: Path) -> str:
+    """The stability how-to's picture: BDF3's region with its intervals and A(alpha) sector marked."""
+    from depthdyn import bdf
+    from depthdyn.plot import plot_stability_region
+    from depthdyn.style import figure_bytes
+
+    ax = plot_stability_region(bdf(k=3), x=("re(lam)", -6, 12, 201), y=("im(lam)", -9, 9, 201), numbers=True)
+    (out_dir / "stability-bdf3.png").write_bytes(figure_bytes(ax.figure, "png"))
+    return (f"![BDF3: stable outside the closed curve, intervals and A(alpha) sector marked]"
+            f"({GENERATED}/stability-bdf3.png)\n")
+
+
 def _generate(app) -> None:
     out_dir = Path(app.srcdir) / GENERATED
     shutil.rmtree(out_dir, ignore_errors=True)
     out_dir.mkdir()
-    app.env.depthdyn_generated = {"gallery": _gallery(out_dir), "compare": _example(out_dir)}
+    app.env.depthdyn_generated = {"gallery": _gallery(out_dir), "compare": _example(out_dir),
+                                  "stability": _picture(out_dir)}
 
 
 def _fill(app, docname, source) -> None:
     generated = getattr(app.env, "depthdyn_generated", {})
-    for doc, marker in (("gallery", GALLERY), ("compare", EXAMPLE)):
+    for doc, marker in (("gallery", GALLERY), ("compare", EXAMPLE), ("stability", PICTURE)):
         if docname == doc and marker in source[0]:
             source[0] = source[0].replace(marker, generated[doc])
 

@@ -139,7 +139,7 @@ def _figures(out: Path, model, task, result, trace, diag, bridge) -> list[str]:
     written = []
 
     def save(fig, name):
-        save_figure(fig, out / name, dpi=110)
+        save_figure(fig, out / name)
         written.append(name)
 
     fig = Figure(figsize=(6, 4), layout="constrained")
