@@ -21,6 +21,7 @@ import sympy as sp
 from ..families import hyper_connection
 from ..parse import parse_expr
 from .base import Claim, Outcome, compare_exact, ensure, stated_expr, stated_matrix, verdict, wrong_value
+from .formula import formula
 
 __all__ = ["SOURCE", "CLAIMS"]
 
@@ -291,7 +292,7 @@ def _norm_inequality(cl):
     inf = np.abs(A).sum(axis=2).max(axis=1)
     rhs = cl.stated.split("<=")[1].replace("||A||_1", "n1").replace("||A||_inf", "ninf").replace(" n", "*n")
     n1s, nis = sp.symbols("n1 ninf", nonnegative=True)
-    bound = sp.sympify(rhs, locals={"n1": n1s, "ninf": nis})
+    bound = formula(rhs, {"n1": n1s, "ninf": nis})
     ratio = two / sp.lambdify((n1s, nis), bound, "numpy")(one, inf)
     # exact: a rational matrix, ||A||_1 ||A||_inf I - A^T A positive semidefinite
     M = sp.Matrix([[1, -2, 3], [0, 4, -1], [2, 1, 1]])
@@ -396,10 +397,7 @@ def _vertices(cl):
         bits = np.array(list(itertools.product((0, 1), repeat=n * n)), dtype=np.int8).reshape(-1, n, n)
         ds = (bits.sum(1) == 1).all(1) & (bits.sum(2) == 1).all(1)
         counts[n] = int(ds.sum())
-    from sympy.parsing.sympy_parser import factorial_notation, standard_transformations
-    from sympy.parsing.sympy_parser import parse_expr as sympy_parse
-
-    expr = sympy_parse(cl.stated, {"n": _n}, transformations=standard_transformations + (factorial_notation,))
+    expr = formula(cl.stated, {"n": _n})
     ok = all(c == expr.subs(_n, n) for n, c in counts.items())
     return Outcome(
         f"0/1 doubly stochastic matrices: {counts}",
@@ -554,7 +552,7 @@ def _interior(cl):
     rows = []
     for P in points:
         inside = all(min(P + t * eps * E) >= 0 for E in basis for t in (1, -1))  # a ball in the hull fits
-        says = all(bool(sp.sympify(stated, locals={"a": v})) for v in P)
+        says = all(bool(formula(stated, {"a": v})) for v in P)
         rows.append((inside, says))
     agree = all(i == s_ for i, s_ in rows)
     outcome = ("holds-with-caveat" if dim < n * n else "holds") if agree else "fails"

@@ -271,7 +271,7 @@ def _conditions_of(obj) -> list:
     if isinstance(obj, (sp.And,)):
         return list(obj.args)
     if isinstance(obj, (sp.Basic, bool)):
-        return [sp.sympify(obj)]
+        return [sp.sympify(obj, strict=True)]
     if isinstance(obj, Iterable):
         out = []
         for c in obj:

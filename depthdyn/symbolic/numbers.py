@@ -36,6 +36,7 @@ import sympy as sp
 
 from ..budget import bounded
 from ..errors import ParameterError, UnknownParameterError
+from ..parse import as_sympy
 from ..recurrence import r
 from .circle import circle_roots, exact_poly, verdicts
 from .intervals import ExactPoint, Interval, IntervalUnion, real_points, solve_for, sweep
@@ -60,7 +61,7 @@ def schur_stable(coeffs) -> bool:
     >>> schur_stable([1, 0, sp.Rational(1, 4)]), schur_stable([1, 0, 1])
     (True, False)
     """
-    p = [sp.nsimplify(c) if isinstance(c, float) else sp.sympify(c) for c in coeffs]
+    p = [as_sympy(c, scalar=True) for c in coeffs]  # exact; text parsed, never evaluated
     if p[0] == 0:
         return False
     while len(p) > 1:
