@@ -452,7 +452,10 @@ def stability_numbers(rec, *, param: str = "lam", **values) -> StabilityNumbers:
     (True, 2, 5/12)
     """
     from ..multistep import order_and_error_constant
+    from ..recurrence import Recurrence
 
+    if not isinstance(rec, Recurrence):
+        raise ParameterError(f"stability_numbers needs a Recurrence (e.g. bdf(k=3)), got {type(rec).__name__}")
     rec = rec.subs(values) if values else rec
     rho, sigma, lam, P = _lmm_shape(rec, param)
     real_set, real_marg = axis_sets(rec, "real", param=param)
