@@ -531,20 +531,16 @@ def _report(args) -> int:
 
 
 def _compare(args) -> int:
-    from .compare import compare
+    from .compare import compare, figure_path, write_comparison_figure
 
     box = [parse_expr(v) for v in args.box.split(",")]
     if len(box) != 4 or not all(v.is_real for v in box):
         raise ParameterError(f"--box expects four real numbers RE_LO,RE_HI,IM_LO,IM_HI, got {args.box!r}")
+    if args.out:
+        figure_path(args.out)  # refuse a bad destination before the work
     table = compare(*args.families, box=[float(v) for v in box], n=args.grid)
     if args.out:
-        from matplotlib.figure import Figure
-
-        from .compare import plot_comparison
-
-        fig = Figure(figsize=(6.4, 5.6), layout="constrained")
-        plot_comparison(table, ax=fig.add_subplot())
-        fig.savefig(args.out, dpi=120)
+        write_comparison_figure(table, args.out)
     if args.json:
         json.dump({**table.to_json(), "figure": args.out}, sys.stdout, indent=2)
         sys.stdout.write("\n")
@@ -600,6 +596,8 @@ def _solve(args) -> int:
             shape = "comma-separated values" if rec.is_scalar else (
                 f"comma-separated states, each a bracketed vector of {rec.dim} entries ('[1,0],[0,1]')")
             raise ParameterError(f"--initial expects {shape}, got {args.initial!r}")
+    if args.forcing is not None and not args.forcing.strip():
+        raise ParameterError("--forcing is empty; give an expression of l such as '2**l', or leave it out")
     forcing = args.forcing or (0 if rec.is_scalar else None)  # the forced path also checks extra values
     cf = closed_form(rec, initial, start=args.start, forcing=forcing)
     first = cf.start

@@ -14,7 +14,9 @@ on one pair of axes; the table exports to markdown and LaTeX.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 import numpy as np
 import sympy as sp
@@ -25,7 +27,7 @@ from .recurrence import Param, Recurrence
 from .symbolic.records import Record
 
 __all__ = ["DEFAULT_BOX", "CompareRow", "ComparisonTable", "axis_intervals", "compare", "numeric_numbers", "parse_spec",
-           "plot_comparison", "resolve_spec", "stability_facts"]
+           "plot_comparison", "figure_path", "write_comparison_figure", "resolve_spec", "stability_facts"]
 
 #: ``(re_lo, re_hi, im_lo, im_hi)`` of the ``lam`` plane where areas are measured and drawn.
 DEFAULT_BOX = (-5.0, 1.0, -3.5, 3.5)
@@ -475,3 +477,46 @@ def plot_comparison(table: ComparisonTable, ax=None):
            title="stability regions (strictly stable, filled)")
     _legend(ax, handles)
     return ax
+
+
+#: Figure formats ``write_comparison_figure`` writes, by file suffix.
+FIGURE_FORMATS = ("png", "pdf", "svg", "eps", "ps")
+
+
+def figure_path(path) -> Path:
+    """Check a figure destination before any work: a regular file (or a new one) whose
+    suffix names a supported format, in an existing directory; else :class:`ParameterError`."""
+    text = os.fspath(path)
+    out = Path(text)
+    fmt = out.suffix[1:].lower()
+    supported = ", ".join(f".{f}" for f in FIGURE_FORMATS)
+    if text.endswith(("/", os.sep)) or out.is_dir():
+        raise ParameterError(f"--out {text} is a directory; give a file name such as {out / 'compare.png'}")
+    if out.exists() and not out.is_file():  # /dev/full: a device cannot be replaced atomically
+        raise ParameterError(f"--out {text} is not a regular file; give a file name such as compare.png")
+    if fmt not in FIGURE_FORMATS:
+        raise ParameterError(f"--out {text}: unsupported figure format {out.suffix or '(no suffix)'}; "
+                             f"use one of {supported}")
+    if not out.parent.is_dir():
+        raise ParameterError(f"--out {text}: directory {out.parent} does not exist")
+    return out
+
+
+def write_comparison_figure(table: ComparisonTable, path) -> Path:
+    """Draw :func:`plot_comparison` and write it to ``path`` atomically (format from the suffix).
+
+    The figure is rendered in memory, then written by :func:`depthdyn.report.atomic_write`:
+    a failed write (disk full, no permission) raises and leaves no partial file.
+    """
+    import io
+
+    from matplotlib.figure import Figure
+
+    from .report import atomic_write
+
+    out = figure_path(path)
+    fig = Figure(figsize=(6.4, 5.6), layout="constrained")
+    plot_comparison(table, ax=fig.add_subplot())
+    buf = io.BytesIO()
+    fig.savefig(buf, format=out.suffix[1:].lower(), dpi=120)
+    return atomic_write(out, buf.getvalue())

@@ -104,18 +104,35 @@ def claim_directory(
     try:
         if out.exists() and not out.is_dir():
             raise ParameterError(f"{out} exists and is not a directory; choose another --out")
-        if out.is_dir():
-            foreign = any(out.iterdir()) and not (out / marker).is_file()
+        with suppress(FileExistsError):
+            out.mkdir(parents=True)
+        if not out.is_dir():
+            raise ParameterError(f"{out} exists and is not a directory; choose another --out")
+        # race-free: the marker is the first entry any run creates (O_EXCL), so a directory
+        # with entries but no marker was never claimed, and two runs into one new directory
+        # both see it empty or marked
+        if not (out / marker).is_file():
+            with os.scandir(out) as entries:
+                foreign = any(entry.name != marker for entry in entries)
             if foreign and not force:
                 raise ParameterError(
                     f"{out} is not empty and was not written by {command}; "
                     "choose another --out or pass --force to write into it"
                 )
-        out.mkdir(parents=True, exist_ok=True)
-        atomic_write(out / marker, marker_text)
+            _create_marker(out / marker, marker_text)
     except OSError as exc:
         raise ParameterError(f"cannot write to {out}: {exc.strerror or exc}") from None
     return out
+
+
+def _create_marker(path: Path, text: str) -> None:
+    """Create the marker exclusively (``O_CREAT | O_EXCL``); one already there is kept."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    except FileExistsError:
+        return
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(text)
 
 
 def _prepare_dir(out: Path, force: bool) -> None:

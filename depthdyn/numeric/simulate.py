@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import DepthdynError, ParameterError, ShapeError
+from ..errors import ArrayTooLargeError, DepthdynError, ParameterError, ShapeError
 from ..symbolic.records import Record
 from .bridge import check_size
 
@@ -45,6 +45,9 @@ __all__ = [
 
 #: Magnitude above which a simulated value counts as overflowing.
 DEFAULT_THRESHOLD = 1e300
+#: Most layers :func:`trajectory` stores in an array it allocates; its memory is also capped
+#: (``depthdyn.numeric.bridge.MAX_BYTES``), both checked before any work.
+MAX_LAYERS = 10**6
 
 
 @dataclass(frozen=True)
@@ -284,6 +287,14 @@ def _run(prob: _Problem, L: int, rows_at, threshold: float) -> None:
             rows = rows[1:] + [new]
 
 
+def _check_layers(L: int) -> None:  # before any work: the layer loop alone takes ~10 us a layer
+    if L > MAX_LAYERS:
+        raise ArrayTooLargeError(
+            f"a stored trajectory of {L} layers exceeds the limit of {MAX_LAYERS} (depthdyn.numeric.simulate."
+            "MAX_LAYERS); keep only x_L (final_state, or simulate(..., full=False): O(log L) steps), "
+            "use fewer layers, or pass out= a numpy.memmap on disk")
+
+
 def trajectory(coeffs, init, L, *, out=None, matrix: bool = False, threshold: float = DEFAULT_THRESHOLD):
     """All layers ``x_0 .. x_L`` of a batch of linear recurrences.
 
@@ -324,6 +335,8 @@ def trajectory(coeffs, init, L, *, out=None, matrix: bool = False, threshold: fl
     array([0., 1., 1., 2., 3., 5., 8.])
     """
     L, threshold = _depth(L), _threshold(threshold)
+    if out is None:
+        _check_layers(L)
     prob = _prepare(coeffs, init, matrix)
     shape = (L + 1,) + prob.init[0].shape
     if out is None:
@@ -549,7 +562,8 @@ def simulate(rec, initial, L, /, *, convention: str = "values", full: bool = Tru
         parameter called ``L`` (the depth of :func:`~depthdyn.oscillator`) is given as
         ``L=...`` like any other.
     full : bool
-        Keep every layer (:func:`trajectory`) or only ``x_L`` (:func:`final_state`).
+        Keep every layer (:func:`trajectory`, at most :data:`MAX_LAYERS`) or only ``x_L``
+        (:func:`final_state`).
     values, **kw
         Parameter values (scalars or broadcasting arrays), as for
         :func:`~depthdyn.numeric.bridge.batch_coefficients`.
@@ -569,6 +583,8 @@ def simulate(rec, initial, L, /, *, convention: str = "values", full: bool = Tru
 
     if convention not in _CONVENTIONS:
         raise ParameterError(f"convention must be one of {sorted(_CONVENTIONS)}, got {convention!r}")
+    if full:
+        _check_layers(_depth(L))
     coeffs = batch_coefficients(rec, values, **kw)
     matrix = not rec.is_scalar
     try:
