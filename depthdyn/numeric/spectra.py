@@ -201,14 +201,16 @@ class _Work:
         return [buf[:size].reshape(shape) for buf in self.bufs]
 
 
-def _radius_quadratic(b, c, work: _Work | None = None) -> np.ndarray:
+def _radius_quadratic(b, c, work: _Work | None = None, tol: float | None = None):
     """``max |r|`` for ``r^2 + b r + c`` in real arithmetic (no complex sqrt).
 
     With ``D = b^2 - 4c`` and ``d = sqrt(D)`` aligned with ``b``, the larger-modulus
     root is ``q = -(b + d)/2``: ``|q|^2 = (|b|^2 + |D| + 2 |Re(conj(b) d)|) / 4``, a sum of
-    non-negative terms, and the other root has modulus ``|c| / |q|``. ``sqrt(D)`` is
-    formed from its larger component, without cancellation. The work is done in place in
-    reused buffers: allocation, not arithmetic, dominates a chunk loop otherwise.
+    non-negative terms, and it is the radius (the other root, ``c/q``, is not larger).
+    ``sqrt(D)`` is formed from its larger component, without cancellation. The work is
+    done in place in reused buffers: allocation, not arithmetic, dominates a chunk loop
+    otherwise. With ``tol``, also the points near a double root that :func:`_near_double`
+    flags, from the same ``|D|``: ``|D| < (4 k |q|)^2`` (``|q| = (|b| + 2 sqrt|c|)/4`` there).
     """
     b, c = np.asarray(b), np.asarray(c)
     shape = np.broadcast_shapes(b.shape, c.shape)
@@ -252,11 +254,14 @@ def _radius_quadratic(b, c, work: _Work | None = None) -> np.ndarray:
     X += B
     X += A
     X *= 0.25  # |q|^2, the larger root
-    out = np.empty(shape)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        np.divide(cr * cr + (ci * ci if np.any(ci) else 0.0), X, out=out)  # |c|^2 / |q|^2
-    np.fmax(out, X, out=out)  # fmax: 0/0 (b = c = 0) gives NaN, and the radius 0
-    return np.sqrt(out, out=out)
+    out = np.sqrt(X)
+    if tol is None:
+        return out
+    k = 16 * np.finfo(float).eps / tol
+    X *= 16 * k * k
+    flags = np.less(A, X)
+    flags &= out > 0
+    return out, flags
 
 
 def _near_double(b, c, tol: float) -> np.ndarray:
@@ -307,9 +312,10 @@ def _rescaled_quadratic(b, c, shape, where, rad, flags, tol: float):
     k = np.where(k == _NO_EXPONENT // 2, 0, k)  # b = c = 0: radius 0 at any scale
     bs, cs = _ldexp(bb, -k), _ldexp(cc, -2 * k)
     rad, flags = rad.copy(), np.array(flags)
+    small, small_flags = _radius_quadratic(bs, cs, None, tol)
     with np.errstate(over="ignore"):  # a radius past 1.8e308 is inf, reported by the caller
-        rad[where] = np.ldexp(_radius_quadratic(bs, cs), k)
-    flags[where] = _near_double(bs, cs, tol)
+        rad[where] = np.ldexp(small, k)
+    flags[where] = small_flags
     return rad, flags
 
 
@@ -348,8 +354,7 @@ def _radius_chunk(cols: list, work: _Work | None, tol: float,
         return np.abs(np.broadcast_to(cols[1], shape)), np.zeros(shape, bool)
     if len(cols) == 3:
         with np.errstate(over="ignore", invalid="ignore", under="ignore"):  # redone below if so
-            rad = _radius_quadratic(cols[1], cols[2], work)
-            flags = np.broadcast_to(_near_double(cols[1], cols[2], tol), shape)
+            rad, flags = _radius_quadratic(cols[1], cols[2], work, tol)
         extreme = rad > _TINY
         extreme &= rad < _HUGE
         np.logical_not(extreme, out=extreme)
@@ -376,6 +381,8 @@ def _radius_chunk(cols: list, work: _Work | None, tol: float,
 
 def _refine_radius(out: np.ndarray, flags: np.ndarray, exact_poly_at, max_refine: int) -> None:
     """Overwrite the flagged radii by those of the exact polynomial's certified roots."""
+    if not flags.any():  # the usual case; argwhere alone costs a few |z| passes
+        return
     idx = np.argwhere(flags)
     if len(idx) > max_refine:
         raise ParameterError(
