@@ -339,8 +339,8 @@ def _radius_chunk(cols: list, work: _Work | None, tol: float,
                   radius_only: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Spectral radius of one chunk and the points where it cannot be trusted to ``tol``.
 
-    Degree 2: :func:`_near_double`, with the radius from the closed form, rescaled by a
-    power of two where it would leave ``[2^-230, 2^230]``; degree >= 3: polished companion
+    Degree 2: the closed form and its near-double-root flag (:func:`_radius_quadratic`),
+    rescaled by a power of two where the radius leaves ``[2^-230, 2^230]``; degree >= 3: polished companion
     roots of the rescaled polynomial (:func:`_scaled`) and the estimate of
     :func:`_relative_error` (the one :func:`spectrum` uses). With ``radius_only`` a
     point is flagged only if an uncertain root could be the largest: clustered roots well
