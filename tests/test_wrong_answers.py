@@ -147,6 +147,8 @@ def test_spectral_radius_extreme_scales_through_a_recurrence():
     lam = np.array([-1e-300, -1e-170, -0.5])  # r^2 - (1 + m + lam) r + m with m = 0: radius |1 + lam|
     got = spectral_radius(momentum(), lam=lam, m=0.0, eta=1)
     np.testing.assert_allclose(got, [1.0, 1.0, 0.5], rtol=1e-15)
+    # a single point (0-d) takes the rescaled path too: radius 1e200 (its square overflows)
+    assert float(spectral_radius(momentum(), lam=1e200, m=0.5, eta=1)) == pytest.approx(1e200, rel=1e-15)
     # momentum with m tiny: r^2 - (1 + m + lam) r + m at lam = -1 - m: r^2 + m, radius sqrt(m)
     m = 1e-300
     got = spectral_radius(np.array([1.0, 0.0, m]))

@@ -311,7 +311,7 @@ def _rescaled_quadratic(b, c, shape, where, rad, flags, tol: float):
     k = np.maximum(_exponent(bb), (_exponent(cc) + 1) // 2)
     k = np.where(k == _NO_EXPONENT // 2, 0, k)  # b = c = 0: radius 0 at any scale
     bs, cs = _ldexp(bb, -k), _ldexp(cc, -2 * k)
-    rad, flags = rad.copy(), np.array(flags)
+    rad, flags = np.array(rad, dtype=float), np.array(flags)  # copies (0-d for a single point)
     small, small_flags = _radius_quadratic(bs, cs, None, tol)
     with np.errstate(over="ignore"):  # a radius past 1.8e308 is inf, reported by the caller
         rad[where] = np.ldexp(small, k)
@@ -355,9 +355,7 @@ def _radius_chunk(cols: list, work: _Work | None, tol: float,
     if len(cols) == 3:
         with np.errstate(over="ignore", invalid="ignore", under="ignore"):  # redone below if so
             rad, flags = _radius_quadratic(cols[1], cols[2], work, tol)
-        extreme = rad > _TINY
-        extreme &= rad < _HUGE
-        np.logical_not(extreme, out=extreme)
+        extreme = ~((rad > _TINY) & (rad < _HUGE))
         if extreme.any():
             rad, flags = _rescaled_quadratic(cols[1], cols[2], shape, extreme, rad, flags, tol)
         return rad, flags
