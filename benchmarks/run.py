@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import os
 import sys
 import time
 import tracemalloc
@@ -178,6 +179,8 @@ def main(argv=None) -> int:
     specs += [("mask-sc/momentum", depthdyn.momentum(), MOMENTUM, WINDOWS["momentum"], schur_cohn_mask)]
     specs += [(f"mask-sc/bdf-k{k}", bdf(k), {}, WINDOWS["bdf"], schur_cohn_mask) for k in (2, 6)]
     rows = []
+    print(f"load average at start: {_load()} ({os.cpu_count()} CPUs); ratios are against floors timed "
+          "interleaved with each task, so both see the same load")
     print(f"{'task':<22}{'median':>11}{'floor':>11}{'x floor':>9}{'naive/pt':>11}{'x faster':>10}{'peak':>7}")
     for name, rec, kw, window, fn in specs:
         if not name.startswith(args.only):
@@ -189,9 +192,17 @@ def main(argv=None) -> int:
             if row["task"].startswith(args.only):
                 rows.append(row)
                 _print(row)
+    print(f"load average at end: {_load()}")
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=2) + "\n")
     return 0
+
+
+def _load() -> str:
+    try:
+        return ", ".join(f"{v:.2f}" for v in os.getloadavg())
+    except OSError:  # not available on this platform
+        return "unknown"
 
 
 def _print(row: dict) -> None:

@@ -108,8 +108,11 @@ _LAZY = {
         "COMPLEXES", "REALS", "Param", "Realisation", "Recurrence", "r", "to_exact"
     ), ".recurrence"),
     **dict.fromkeys((
-        "Interval", "IntervalUnion", "solve_for"
+        "Interval", "IntervalUnion"
     ), ".symbolic.intervals"),
+    **dict.fromkeys((
+        "solve_for",
+    ), ".symbolic.solvefor"),
     **dict.fromkeys((
         "StabilityNumbers", "stability_numbers"
     ), ".symbolic.numbers"),

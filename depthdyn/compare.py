@@ -179,14 +179,14 @@ def axis_intervals(rec: Recurrence):
     Runge-Kutta blocks, whose roots are polynomials in ``lam``): the real set solves the
     Schur-Cohn conditions for real ``lam``; the imaginary set those for complex ``lam``
     restricted to ``Re lam = 0``, in ``t = Im lam``. Both via
-    :func:`~depthdyn.symbolic.intervals.solve_for` (exact endpoints).
+    :func:`~depthdyn.symbolic.solvefor.solve_for` (exact endpoints).
 
     Returns
     -------
     (IntervalUnion, IntervalUnion)
         The sets in ``lam`` and in ``t``.
     """
-    from .symbolic.intervals import solve_for
+    from .symbolic.solvefor import solve_for
     from .symbolic.stability import stability_conditions
 
     try:

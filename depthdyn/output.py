@@ -76,18 +76,68 @@ def claim_directory(
     try:
         if out.exists() and not out.is_dir():
             raise ParameterError(f"{out} exists and is not a directory; choose another --out")
-        if out.is_dir():
-            foreign = any(out.iterdir()) and not (out / marker).is_file()
+        with suppress(FileExistsError):
+            out.mkdir(parents=True)
+        if not out.is_dir():
+            raise ParameterError(f"{out} exists and is not a directory; choose another --out")
+        # race-free: the marker is the first entry any run creates (O_EXCL), so a directory
+        # with entries but no marker was never claimed, and two runs into one new directory
+        # both see it empty or marked
+        if not (out / marker).is_file():
+            with os.scandir(out) as entries:
+                foreign = any(entry.name != marker for entry in entries)
             if foreign and not force:
                 raise ParameterError(
                     f"{out} is not empty and was not written by {command}; "
                     "choose another --out or pass --force to write into it"
                 )
-        out.mkdir(parents=True, exist_ok=True)
-        atomic_write(out / marker, marker_text)
+            _create_marker(out / marker, marker_text)
     except OSError as exc:
         raise ParameterError(f"cannot write to {out}: {exc.strerror or exc}") from None
     return out
+
+
+def _create_marker(path: Path, text: str) -> None:
+    """Create the marker exclusively (``O_CREAT | O_EXCL``); one already there is kept."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    except FileExistsError:
+        return
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(text)
+
+
+#: Figure formats the command line writes (see :func:`depthdyn.style.figure_bytes`).
+FIGURE_SUFFIXES = (".png", ".pdf", ".svg")
+
+
+def figure_destination(text, flag: str = "--out") -> Path:
+    """Check where a figure goes before any work is done: a new or regular file whose suffix
+    names a supported format (:data:`FIGURE_SUFFIXES`), in an existing, writable directory.
+
+    Raises
+    ------
+    ParameterError
+        Naming the option and what to change (a directory, a device such as ``/dev/full``,
+        which cannot be replaced atomically, another suffix, a missing directory, a name past
+        255 bytes).
+    """
+    text = os.fspath(text)
+    path = Path(text)
+    if len(os.fsencode(path.name)) > 255:
+        raise ParameterError(f"{flag}: the file name is longer than 255 bytes ({len(path.name)} characters)")
+    if text.endswith(("/", os.sep)) or path.is_dir():
+        raise ParameterError(f"{flag} {text} is a directory; give a file name such as {path / 'figure.pdf'}")
+    if path.exists() and not path.is_file():
+        raise ParameterError(f"{flag} {text} is not a regular file; give a file name such as figure.pdf")
+    if path.suffix.lower() not in FIGURE_SUFFIXES:
+        raise ParameterError(f"{flag} must name a .png, .pdf or .svg file (e.g. region.pdf), got {text!r}")
+    parent = path.parent
+    if not parent.is_dir():
+        raise ParameterError(f"{flag}: the directory {str(parent)!r} does not exist")
+    if not os.access(parent, os.W_OK):
+        raise ParameterError(f"{flag}: the directory {str(parent)!r} is not writable")
+    return path
 
 
 def save_figure(fig, path) -> Path:

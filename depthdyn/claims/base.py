@@ -55,6 +55,7 @@ import sympy as sp
 from ..errors import BudgetExceededError, DepthdynError
 from ..parse import MAX_DIGITS, as_sympy, free_names, parse_expr
 from ..symbolic.records import Record
+from .formula import formula
 
 __all__ = [
     "VERDICTS",
@@ -171,7 +172,7 @@ def stated_matrix(text: str, names: dict, spellings=()) -> sp.Matrix:
     for printed, name in spellings:
         text = text.replace(printed, name)
     text = " ".join(text.split()).replace(" ", "*").replace("*+*", " + ").replace("*-*", " - ")
-    return sp.Matrix(sp.sympify(text, locals=names))
+    return sp.Matrix(formula(text, names))
 
 
 def verdict(ok: bool) -> str:

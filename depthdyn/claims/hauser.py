@@ -23,6 +23,8 @@ from ..symbolic.statespace import realisation, signed_pascal
 from .base import Claim, Outcome, compare_exact, ensure, stated_expr, verdict
 from .hauser_smooth import (
     CLAIMS as SMOOTH_CLAIMS,
+)
+from .hauser_smooth import (
     SOURCE,
     X,
     apply,

@@ -17,6 +17,7 @@ from ..families import residual, smooth
 from ..recurrence import Param, Recurrence
 from ..symbolic.statespace import realisation, signed_pascal, similarity
 from .base import Claim, Outcome, compare_exact, ensure, stated_expr, verdict, wrong_value
+from .formula import formula
 
 __all__ = [
     "CLAIMS",
@@ -104,7 +105,7 @@ def sx(text: str) -> sp.Expr:
     names.update({f"sigma{j}": sigma_function(j) for j in range(8)})
     names.update({f"X{j}": sp.Symbol(f"X{j}") for j in range(8)})
     names.update({f"q{j}": sp.Symbol(f"q{j}") for j in range(1, 9)})
-    return sp.sympify(text, locals=names)
+    return formula(text, names)
 
 
 def at(text: str, **values) -> sp.Expr:
@@ -185,7 +186,7 @@ def _recursion(cl):
     qs = {n: _dm(x(l), n - 1) for n in range(1, 8)}
     Q = sp.Function("Q")  # Q(j, i) = q_j^(i), read from the stated relation
     text = re.sub(r"q_\{?([^}^]+)\}?\^\(([^)]+)\)", r"Q(\1, \2)", cl.stated)
-    lhs, rhs = (sp.sympify(t, locals={"Q": Q, "n": sp.Symbol("n"), "l": l}) for t in text.split("="))
+    lhs, rhs = (formula(t, {"Q": Q, "n": sp.Symbol("n"), "l": l}) for t in text.split("="))
     ok = all(compare_exact(0, (lhs - rhs).subs(sp.Symbol("n"), n).replace(
         Q, lambda j, i: qs[int(j)].subs(l, i))).holds for n in range(1, 7))
     return Outcome("q_(n+1)^(l+1) = q_n^(l+1) - q_n^(l) for n = 1..6", verdict(ok))
@@ -342,7 +343,7 @@ _add("002-fig1", "Fig. 1, §2.2", "C^2 state space: q_1' = q_1 + q_2 + sigma(q_1
 
 def as_residual(family, cl):
     rec, lam = family(k=1), residual().lam_symbol
-    scaled = sp.sympify(cl.stated.split("->")[1], locals={"h": h, "lam": lam})
+    scaled = formula(cl.stated.split("->")[1], {"h": h, "lam": lam})
     want = residual().charpoly().xreplace({lam: scaled})
     return Outcome(rec.charpoly(), compare_exact(want, rec.charpoly()).verdict)
 

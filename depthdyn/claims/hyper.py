@@ -19,8 +19,11 @@ import numpy as np
 import sympy as sp
 
 from .base import Claim, Outcome, compare_exact, ensure, stated_expr, verdict
+from .formula import formula
 from .hyper_flow import (
     CLAIMS as FLOW_CLAIMS,
+)
+from .hyper_flow import (
     SOURCE,
     TOL,
     claim,
@@ -154,7 +157,7 @@ def _interior(cl):
     rows = []
     for P in points:
         inside = all(min(P + t * eps * E) >= 0 for E in basis for t in (1, -1))  # a ball in the hull fits
-        says = all(bool(sp.sympify(stated, locals={"a": v})) for v in P)
+        says = all(bool(formula(stated, {"a": v})) for v in P)
         rows.append((inside, says))
     agree = all(i == s_ for i, s_ in rows)
     outcome = ("holds-with-caveat" if dim < n * n else "holds") if agree else "fails"

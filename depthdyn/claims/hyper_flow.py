@@ -17,6 +17,7 @@ import sympy as sp
 from ..families import hyper_connection
 from ..parse import parse_expr
 from .base import Claim, Outcome, compare_exact, ensure, stated_expr, stated_matrix, verdict, wrong_value
+from .formula import formula
 
 __all__ = ["CLAIMS", "claim", "SOURCE", "TOL", "constraint_rank", "hres", "n_symbol", "random_ds", "sinkhorn"]
 
@@ -292,7 +293,7 @@ def _norm_inequality(cl):
     inf = np.abs(A).sum(axis=2).max(axis=1)
     rhs = cl.stated.split("<=")[1].replace("||A||_1", "n1").replace("||A||_inf", "ninf").replace(" n", "*n")
     n1s, nis = sp.symbols("n1 ninf", nonnegative=True)
-    bound = sp.sympify(rhs, locals={"n1": n1s, "ninf": nis})
+    bound = formula(rhs, {"n1": n1s, "ninf": nis})
     ratio = two / sp.lambdify((n1s, nis), bound, "numpy")(one, inf)
     # exact: a rational matrix, ||A||_1 ||A||_inf I - A^T A positive semidefinite
     M = sp.Matrix([[1, -2, 3], [0, 4, -1], [2, 1, 1]])
@@ -397,10 +398,7 @@ def _vertices(cl):
         bits = np.array(list(itertools.product((0, 1), repeat=n * n)), dtype=np.int8).reshape(-1, n, n)
         ds = (bits.sum(1) == 1).all(1) & (bits.sum(2) == 1).all(1)
         counts[n] = int(ds.sum())
-    from sympy.parsing.sympy_parser import factorial_notation, standard_transformations
-    from sympy.parsing.sympy_parser import parse_expr as sympy_parse
-
-    expr = sympy_parse(cl.stated, {"n": n_symbol}, transformations=standard_transformations + (factorial_notation,))
+    expr = formula(cl.stated, {"n": n_symbol})
     ok = all(c == expr.subs(n_symbol, n) for n, c in counts.items())
     return Outcome(
         f"0/1 doubly stochastic matrices: {counts}",

@@ -25,7 +25,8 @@ from ..symbolic.polynomial import discriminant, roots, vieta
 from ..symbolic.stability import root_condition, stability_conditions
 from ..symbolic.statespace import realisation, similarity
 from .base import Claim, Outcome, compare_exact, compare_rounded, ensure, show, stated_expr, verdict
-from .post_blocks import CLAIMS as BLOCKS_CLAIMS, SOURCE, block_input, chain, claim, r_symbol
+from .post_blocks import CLAIMS as BLOCKS_CLAIMS
+from .post_blocks import SOURCE, block_input, chain, claim, r_symbol
 
 __all__ = ["SOURCE", "CLAIMS"]
 

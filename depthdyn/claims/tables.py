@@ -18,6 +18,7 @@ import sympy as sp
 
 from ..numeric.conv import conv_kernel
 from .base import Claim, Outcome, stated_expr, verdict
+from .listing import run_listing
 
 __all__ = ["CLAIMS", "TABLES"]
 
@@ -209,13 +210,8 @@ for i in range(num_channels):
 
 
 def _run_listing(text: str):
-    """Execute a listing (our own transcription, numpy only); the error type, or the namespace."""
-    space = {}
-    try:
-        exec(compile(text, "fig3", "exec"), space)  # noqa: S102 - a fixed literal of this module
-    except (SyntaxError, NameError) as exc:
-        return type(exc).__name__, None
-    return None, space
+    """Interpret a listing (our own transcription, numpy only); the error type, or the namespace."""
+    return run_listing(text)
 
 
 def _fill(text: str, values: dict) -> str:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
@@ -48,17 +47,9 @@ def _axis(text: str, flag: str) -> tuple[str, float, float, int]:
 
 def _figure_path(text: str) -> Path:
     """Check a ``--out FILE.png|.pdf|.svg`` before any work is done."""
-    path = Path(text)
-    if len(os.fsencode(path.name)) > 255:
-        raise ParameterError(f"--out: the file name is longer than 255 bytes ({len(path.name)} characters)")
-    if text.endswith(("/", os.sep)) or path.is_dir() or path.suffix.lower() not in (".png", ".pdf", ".svg"):
-        raise ParameterError(f"--out must name a .png, .pdf or .svg file (e.g. region.pdf), got {text!r}")
-    parent = path.parent
-    if not parent.is_dir():
-        raise ParameterError(f"--out: the directory {str(parent)!r} does not exist")
-    if not os.access(parent, os.W_OK):
-        raise ParameterError(f"--out: the directory {str(parent)!r} is not writable")
-    return path
+    from ..output import figure_destination
+
+    return figure_destination(text)
 
 
 def _axis_parameter(name: str) -> str:

@@ -54,6 +54,8 @@ def run(args) -> int:
         raise ParameterError(f"--terms must be in 0..200, got {args.terms}")
     rec = build_from_cli(args.family, args.param, args.rho, args.sigma)
     initial = _initial(rec, args.initial)
+    if args.forcing is not None and not args.forcing.strip():
+        raise ParameterError("--forcing is empty; give an expression of l such as '2**l', or leave it out")
     forcing = args.forcing or (0 if rec.is_scalar else None)  # the forced path also checks extra values
     cf = closed_form(rec, initial, start=args.start, forcing=forcing)  # under the budget main() sets
     first = cf.start

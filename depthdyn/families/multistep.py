@@ -17,8 +17,11 @@ Lambert, *Numerical Methods for Ordinary Differential Systems* (1991), §3.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from fractions import Fraction
 
+import numpy as np
 import sympy as sp
 
 from ..errors import ParameterError, ShapeError
@@ -176,8 +179,11 @@ def from_lmm(*, alpha=None, beta=None, **values) -> Recurrence:
     """A linear multistep method from its coefficients ``alpha_0..alpha_k``, ``beta_0..beta_k``.
 
     ``sum_j alpha_j y_{n+j} = h sum_j beta_j f_{n+j}`` (lowest index first, as in the
-    textbooks); ``beta`` may be one shorter (an explicit method). Entries are exact
-    (strings are parsed, floats read as the decimal they print as). Source: Hairer,
+    textbooks); ``beta`` may be one shorter (an explicit method). Entries are exact:
+    strings are parsed, lists, tuples and 1-D NumPy arrays accepted, and a float is read
+    as the decimal it prints as when that has at most 12 significant digits (``0.25``),
+    else as the fraction with denominator at most 10**6 that rounds to it (``1/3`` from
+    ``0.3333333333333333``); other floats are refused. Source: Hairer,
     Norsett & Wanner I, §III.2 (eq. 2.1); 000 §7 (order-p depth model).
 
     Examples
@@ -187,7 +193,7 @@ def from_lmm(*, alpha=None, beta=None, **values) -> Recurrence:
     """
     if alpha is None or beta is None:
         raise ParameterError("from_lmm needs alpha=[alpha_0, ..., alpha_k] and beta=[beta_0, ..., beta_k]")
-    a, b = ([to_exact(v) for v in _as_list(c, n)] for c, n in ((alpha, "alpha"), (beta, "beta")))
+    a, b = (_coefficients(c, n) for c, n in ((alpha, "alpha"), (beta, "beta")))
     if len(b) == len(a) - 1:
         b.append(sp.Integer(0))
     if len(a) < 2 or len(b) != len(a):
@@ -207,9 +213,30 @@ def _as_list(value, name: str) -> list:
         from ..parse import parse_value
 
         value = parse_value(value)
+    if isinstance(value, np.ndarray) and value.ndim == 1:
+        value = value.tolist()
     if not isinstance(value, (list, tuple)):
-        raise ShapeError(f"{name} must be a list of numbers, got {value!r}")
+        raise ShapeError(f"{name} must be a list (or 1-D array) of numbers, got {value!r}")
     return list(value)
+
+
+def _coefficients(value, name: str) -> list:
+    """Exact coefficients; floats that are neither short decimals nor small fractions are refused."""
+    out = []
+    for v in _as_list(value, name):
+        v = v.item() if isinstance(v, np.generic) else v
+        if isinstance(v, float) and math.isfinite(v) and len(repr(abs(v)).replace(".", "").lstrip("0")
+                                                          .partition("e")[0]) > 12:
+            q = Fraction(v).limit_denominator(10**6)  # 1/3 and 2/3 survive a float only this way
+            if float(q) != v:
+                raise ParameterError(f"{name} entry {v!r} is a float that is neither a short decimal nor a "
+                                     "fraction with denominator <= 10**6; give it exactly, as a string "
+                                     "('1/3') or a fractions.Fraction")
+            v = q
+        out.append(to_exact(v))
+    if any(not e.is_number for e in out):
+        raise ParameterError(f"{name} entries must be numbers, got {[str(e) for e in out]}")
+    return out
 
 
 def lmm_coefficients(rec) -> tuple[tuple, tuple] | None:
@@ -248,6 +275,11 @@ def order_and_error_constant(alpha, beta, max_order: int = 2 * MAX_ORDER + 2) ->
     >>> o.order, o.error_constant
     (2, -1/12)
     """
+    if isinstance(max_order, bool) or not isinstance(max_order, (int, np.integer)) or max_order < 0:
+        raise ParameterError(f"max_order must be an integer >= 0, got {max_order!r}")
+    alpha, beta = _coefficients(alpha, "alpha"), _coefficients(beta, "beta")
+    if len(alpha) != len(beta) or not alpha:
+        raise ShapeError(f"alpha and beta need the same number (>= 1) of entries, got {len(alpha)} and {len(beta)}")
     C = []
     for q in range(max_order + 2):
         if q == 0:

@@ -28,8 +28,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import DepthdynError, ParameterError, ShapeError
+from ..errors import ArrayTooLargeError, DepthdynError, ParameterError, ShapeError
 from ..symbolic.records import Record
+from ._powers import _final, _ill_conditioned
 from .bridge import check_size
 
 __all__ = [
@@ -45,6 +46,9 @@ __all__ = [
 
 #: Magnitude above which a simulated value counts as overflowing.
 DEFAULT_THRESHOLD = 1e300
+#: Most layers :func:`trajectory` stores in an array it allocates; its memory is also capped
+#: (``depthdyn.numeric.bridge.MAX_BYTES``), both checked before any work.
+MAX_LAYERS = 10**6
 
 
 @dataclass(frozen=True)
@@ -284,6 +288,14 @@ def _run(prob: _Problem, L: int, rows_at, threshold: float) -> None:
             rows = rows[1:] + [new]
 
 
+def _check_layers(L: int) -> None:  # before any work: the layer loop alone takes ~10 us a layer
+    if L > MAX_LAYERS:
+        raise ArrayTooLargeError(
+            f"a stored trajectory of {L} layers exceeds the limit of {MAX_LAYERS} (depthdyn.numeric.simulate."
+            "MAX_LAYERS); keep only x_L (final_state, or simulate(..., full=False): O(log L) steps), "
+            "use fewer layers, or pass out= a numpy.memmap on disk")
+
+
 def trajectory(coeffs, init, L, *, out=None, matrix: bool = False, threshold: float = DEFAULT_THRESHOLD):
     """All layers ``x_0 .. x_L`` of a batch of linear recurrences.
 
@@ -324,6 +336,8 @@ def trajectory(coeffs, init, L, *, out=None, matrix: bool = False, threshold: fl
     array([0., 1., 1., 2., 3., 5., 8.])
     """
     L, threshold = _depth(L), _threshold(threshold)
+    if out is None:
+        _check_layers(L)
     prob = _prepare(coeffs, init, matrix)
     shape = (L + 1,) + prob.init[0].shape
     if out is None:
@@ -343,97 +357,6 @@ def trajectory(coeffs, init, L, *, out=None, matrix: bool = False, threshold: fl
 
 
 # ------------------------------------------------------------- repeated squaring
-def _power2(c1, c2, L: int, batch: tuple, dtype):
-    """``C^L = s C + t I`` for the companion ``C = [[c1, c2], [1, 0]]`` (Cayley-Hamilton).
-
-    Left-to-right binary powering on the pair ``(s, t)``: squaring
-    ``(s r + t)^2 mod (r^2 - c1 r - c2)`` gives ``(s (c1 s + 2 t), t^2 + c2 s^2)`` and a
-    step by ``C`` gives ``(c1 s + t, c2 s)``: the 2x2 matrix products written out
-    elementwise on two arrays, in place.
-    """
-    s, t = np.ones(batch, dtype), np.zeros(batch, dtype)
-    u, w = np.empty(batch, dtype), np.empty(batch, dtype)
-    for bit in bin(L)[3:]:
-        np.multiply(s, c1, out=u)   # square
-        u += t
-        u += t
-        np.multiply(s, s, out=w)
-        w *= c2
-        s *= u
-        t *= t
-        t += w
-        if bit == "1":  # times C
-            np.multiply(s, c2, out=u)
-            s *= c1
-            s += t
-            t, u = u, t
-    return s, t
-
-
-def _companion(prob: _Problem) -> np.ndarray:
-    p = prob.order
-    n = prob.init[0].shape[-1] if prob.matrix else 1
-    C = np.zeros(prob.batch + (p * n, p * n), prob.dtype)
-    for j, c in enumerate(prob.cols):
-        C[..., :n, j * n:(j + 1) * n] = c if prob.matrix else np.asarray(c)[..., None, None]
-    for i in range(1, p):
-        C[..., i * n:(i + 1) * n, (i - 1) * n:i * n] = np.eye(n)
-    return C
-
-
-def _matrix_power(C: np.ndarray, L: int) -> np.ndarray:
-    R = C.copy()
-    for bit in bin(L)[3:]:
-        R = np.matmul(R, R)
-        if bit == "1":
-            R = np.matmul(R, C)
-    return R
-
-
-def _final(prob: _Problem, L: int):
-    p = prob.order
-    if L < p:
-        return prob.init[L].copy()
-    with np.errstate(over="ignore", invalid="ignore", under="ignore"):
-        if not prob.matrix and p == 1:
-            return np.power(prob.cols[0], L) * prob.init[0]
-        if not prob.matrix and p == 2:
-            s, t = _power2(prob.cols[0], prob.cols[1], L, prob.batch, prob.dtype)
-            s *= prob.init[1]
-            t *= prob.init[0]
-            s += t
-            return s
-        m = p * (prob.init[0].shape[-1] if prob.matrix else 1)
-        check_size(f"companion powers of {int(np.prod(prob.batch))} recurrences", 3 * int(np.prod(prob.batch))
-                   * m * m, prob.dtype.itemsize, "split the batch into pieces")
-        R = _matrix_power(_companion(prob), L)
-        n = prob.init[0].shape[-1] if prob.matrix else 1
-        w0 = np.concatenate([x.reshape(prob.batch + (n,)) for x in prob.init[::-1]], axis=-1)
-        x = np.einsum("...ij,...j->...i", R[..., (p - 1) * n:, :], w0)
-        return x if prob.matrix else x[..., 0]
-
-
-def _ill_conditioned(prob: _Problem) -> np.ndarray:
-    """Scalar entries whose roots are clustered or repeated, by the root-error estimate of
-    :func:`~depthdyn.numeric.spectra.spectral_radius` (relative error above ``1e-12``):
-    there the companion matrix is far from normal and its repeated squares lose digits
-    (``(r - 0.999)^2`` at ``L = 10^5``: 4e-8 relative against 5e-10 for the loop)."""
-    from .spectra import _near_double, _radius_chunk
-
-    if prob.matrix or prob.order < 2:
-        return np.zeros(prob.batch, bool)
-    if prob.order == 2:  # r^2 - C_1 r - C_2
-        return np.broadcast_to(_near_double(-np.asarray(prob.cols[0]), -np.asarray(prob.cols[1]), 1e-12),
-                               prob.batch)
-    cols = [np.broadcast_to(-np.asarray(c), prob.batch).reshape(-1) for c in prob.cols]
-    flags = np.empty(cols[0].size, bool)
-    step = 1 << 14
-    for s in range(0, flags.size, step):
-        with np.errstate(all="ignore"):
-            flags[s:s + step] = _radius_chunk([1.0] + [c[s:s + step] for c in cols], None, 1e-12)[1]
-    return flags.reshape(prob.batch)
-
-
 def _subset(prob: _Problem, flat: np.ndarray) -> _Problem:
     def take(a):
         if np.ndim(a) == 0:
@@ -549,7 +472,8 @@ def simulate(rec, initial, L, /, *, convention: str = "values", full: bool = Tru
         parameter called ``L`` (the depth of :func:`~depthdyn.oscillator`) is given as
         ``L=...`` like any other.
     full : bool
-        Keep every layer (:func:`trajectory`) or only ``x_L`` (:func:`final_state`).
+        Keep every layer (:func:`trajectory`, at most :data:`MAX_LAYERS`) or only ``x_L``
+        (:func:`final_state`).
     values, **kw
         Parameter values (scalars or broadcasting arrays), as for
         :func:`~depthdyn.numeric.bridge.batch_coefficients`.
@@ -569,6 +493,8 @@ def simulate(rec, initial, L, /, *, convention: str = "values", full: bool = Tru
 
     if convention not in _CONVENTIONS:
         raise ParameterError(f"convention must be one of {sorted(_CONVENTIONS)}, got {convention!r}")
+    if full:
+        _check_layers(_depth(L))
     coeffs = batch_coefficients(rec, values, **kw)
     matrix = not rec.is_scalar
     try:

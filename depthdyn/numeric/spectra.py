@@ -63,14 +63,16 @@ class _Work:
         return [buf[:size].reshape(shape) for buf in self.bufs]
 
 
-def _radius_quadratic(b, c, work: _Work | None = None) -> np.ndarray:
+def _radius_quadratic(b, c, work: _Work | None = None, tol: float | None = None):
     """``max |r|`` for ``r^2 + b r + c`` in real arithmetic (no complex sqrt).
 
     With ``D = b^2 - 4c`` and ``d = sqrt(D)`` aligned with ``b``, the larger-modulus
     root is ``q = -(b + d)/2``: ``|q|^2 = (|b|^2 + |D| + 2 |Re(conj(b) d)|) / 4``, a sum of
-    non-negative terms, and the other root has modulus ``|c| / |q|``. ``sqrt(D)`` is
-    formed from its larger component, without cancellation. The work is done in place in
-    reused buffers: allocation, not arithmetic, dominates a chunk loop otherwise.
+    non-negative terms, and it is the radius (the other root, ``c/q``, is not larger).
+    ``sqrt(D)`` is formed from its larger component, without cancellation. The work is
+    done in place in reused buffers: allocation, not arithmetic, dominates a chunk loop
+    otherwise. With ``tol``, also the points near a double root that :func:`_near_double`
+    flags, from the same ``|D|``: ``|D| < (4 k |q|)^2`` (``|q| = (|b| + 2 sqrt|c|)/4`` there).
     """
     b, c = np.asarray(b), np.asarray(c)
     shape = np.broadcast_shapes(b.shape, c.shape)
@@ -114,11 +116,14 @@ def _radius_quadratic(b, c, work: _Work | None = None) -> np.ndarray:
     X += B
     X += A
     X *= 0.25  # |q|^2, the larger root
-    out = np.empty(shape)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        np.divide(cr * cr + (ci * ci if np.any(ci) else 0.0), X, out=out)  # |c|^2 / |q|^2
-    np.fmax(out, X, out=out)  # fmax: 0/0 (b = c = 0) gives NaN, and the radius 0
-    return np.sqrt(out, out=out)
+    out = np.sqrt(X)
+    if tol is None:
+        return out
+    k = 16 * np.finfo(float).eps / tol
+    X *= 16 * k * k
+    flags = np.less(A, X)
+    flags &= out > 0
+    return out, flags
 
 
 def _near_double(b, c, tol: float) -> np.ndarray:
@@ -135,11 +140,73 @@ def _near_double(b, c, tol: float) -> np.ndarray:
         return (np.abs(b * b - 4 * c) < (k * k) * (scale * scale)) & (scale > 0)
 
 
-def _radius_chunk(cols: list, work: _Work | None, tol: float) -> tuple[np.ndarray, np.ndarray]:
+# the closed form squares |r|^2 once more: |r| in [2^-230, 2^230] keeps |r|^4 a normal float64
+_TINY, _HUGE = 2.0**-230, 2.0**230
+
+
+_NO_EXPONENT = -(1 << 20)  # the exponent given to 0: below every float64's
+
+
+def _exponent(x) -> np.ndarray:
+    """Binary exponent of ``|x|`` (``frexp``), of the larger part for complex ``x``; very
+    negative (``_NO_EXPONENT``) for 0, so that a zero never sets a scale."""
+    if np.iscomplexobj(x):
+        return np.maximum(_exponent(x.real), _exponent(x.imag))
+    return np.where(x != 0, np.frexp(x)[1], _NO_EXPONENT)
+
+
+def _ldexp(x, k) -> np.ndarray:
+    """``x * 2**k`` exactly (barring under/overflow), complex-safe."""
+    if np.iscomplexobj(x):
+        return np.ldexp(x.real, k) + 1j * np.ldexp(x.imag, k)
+    return np.ldexp(x, k)
+
+
+def _rescaled_quadratic(b, c, shape, where, rad, flags, tol: float):
+    """Radius and flags at ``where`` from ``t^2 + (b/s) t + c/s^2``, ``r = s t``, ``s = 2^k``.
+
+    ``k = max(e(b), ceil(e(c)/2))`` makes both coefficients at most 1 and one of them
+    about 1, so the radius of the scaled quadratic lies in ``[1/8, 2]`` and none of its
+    squares under- or overflows (``r^2 + 1e-300 r + 1e-300`` has radius 1e-150).
+    """
+    bb, cc = np.broadcast_to(b, shape)[where], np.broadcast_to(c, shape)[where]
+    k = np.maximum(_exponent(bb), (_exponent(cc) + 1) // 2)
+    k = np.where(k == _NO_EXPONENT // 2, 0, k)  # b = c = 0: radius 0 at any scale
+    bs, cs = _ldexp(bb, -k), _ldexp(cc, -2 * k)
+    rad, flags = np.array(rad, dtype=float), np.array(flags)  # copies (0-d for a single point)
+    small, small_flags = _radius_quadratic(bs, cs, None, tol)
+    with np.errstate(over="ignore"):  # a radius past 1.8e308 is inf, reported by the caller
+        rad[where] = np.ldexp(small, k)
+    flags[where] = small_flags
+    return rad, flags
+
+
+def _scaled(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Monic ``a`` as ``2^(-j k) a_j`` (roots ``r / 2^k``) with ``k = ceil(max_j e(a_j) / j)``.
+
+    The scaled roots then have modulus at most 2 (Fujiwara's bound ``2 max |a_j|^(1/j)``)
+    and the largest is at least about ``1/(2p)``: companion eigenvalues, the Newton step and
+    the error estimate's powers ``|r|^p`` stay in range whatever the coefficients' scale.
+    """
+    p = a.shape[-1] - 1
+    j = np.arange(1, p + 1)
+    k = np.ceil((_exponent(a[..., 1:]) / j).max(axis=-1)).astype(np.int64)
+    k = np.where(k < _NO_EXPONENT // (2 * p), 0, k)  # all a_j = 0: every root is 0
+    out = a.copy()
+    out[..., 1:] = _ldexp(a[..., 1:], -(j * k[..., None]))
+    return out, k
+
+
+def _radius_chunk(cols: list, work: _Work | None, tol: float,
+                  radius_only: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Spectral radius of one chunk and the points where it cannot be trusted to ``tol``.
 
-    Degree 2: :func:`_near_double`; degree >= 3: polished companion roots and the
-    estimate of :func:`_relative_error` (the one :func:`spectrum` uses).
+    Degree 2: the closed form and its near-double-root flag (:func:`_radius_quadratic`),
+    rescaled by a power of two where the radius leaves ``[2^-230, 2^230]``; degree >= 3: polished companion
+    roots of the rescaled polynomial (:func:`_scaled`) and the estimate of
+    :func:`_relative_error` (the one :func:`spectrum` uses). With ``radius_only`` a
+    point is flagged only if an uncertain root could be the largest: clustered roots well
+    inside the radius cannot change it (``1e-20 r^3 + (r - 1)^2``).
     """
     a0 = cols[0]
     if not (np.ndim(a0) == 0 and a0 == 1):
@@ -148,14 +215,34 @@ def _radius_chunk(cols: list, work: _Work | None, tol: float) -> tuple[np.ndarra
     if len(cols) == 2:
         return np.abs(np.broadcast_to(cols[1], shape)), np.zeros(shape, bool)
     if len(cols) == 3:
-        return _radius_quadratic(cols[1], cols[2], work), np.broadcast_to(_near_double(cols[1], cols[2], tol), shape)
-    a = np.stack([np.broadcast_to(c, shape) for c in cols], axis=-1)
+        with np.errstate(over="ignore", invalid="ignore", under="ignore"):  # redone below if so
+            rad, flags = _radius_quadratic(cols[1], cols[2], work, tol)
+        extreme = ~((rad > _TINY) & (rad < _HUGE))
+        if extreme.any():
+            rad, flags = _rescaled_quadratic(cols[1], cols[2], shape, extreme, rad, flags, tol)
+        return rad, flags
+    a, k = _scaled(np.stack([np.broadcast_to(c, shape) for c in cols], axis=-1))
     z = _polish(a, roots(a))
-    return np.abs(z).max(axis=-1), (_relative_error(a, z) > tol).any(axis=-1)
+    mod = np.abs(z)
+    rad = mod.max(axis=-1)
+    err = _relative_error(a, z)
+    if radius_only:
+        # a root below rho/2 cannot become the largest: float64 resolves a cluster's centre,
+        # its spread is a fraction of its modulus (the first-order estimate is inf there)
+        top = rad[..., None]
+        with np.errstate(invalid="ignore", over="ignore"):
+            near = (mod >= 0.5 * top) | (np.isfinite(err) & (mod * (1 + err) >= top * (1 - tol)))
+            flags = ((err > tol) & near).any(axis=-1)
+    else:
+        flags = (err > tol).any(axis=-1)
+    with np.errstate(over="ignore"):
+        return np.ldexp(rad, k), flags
 
 
 def _refine_radius(out: np.ndarray, flags: np.ndarray, exact_poly_at, max_refine: int) -> None:
     """Overwrite the flagged radii by those of the exact polynomial's certified roots."""
+    if not flags.any():  # the usual case; argwhere alone costs a few |z| passes
+        return
     idx = np.argwhere(flags)
     if len(idx) > max_refine:
         raise ParameterError(
@@ -208,7 +295,7 @@ def spectral_radius(coeffs, values=None, *, matrix: bool = False, tol: float = 1
     work = _Work(9)
     for s in range(0, flat.shape[0], step):
         out[s : s + step], flags[s : s + step] = _radius_chunk(
-            [flat[s : s + step, j] for j in range(a.shape[-1])], work, tol)
+            [flat[s : s + step, j] for j in range(a.shape[-1])], work, tol, radius_only=True)
     _refine_radius(out, flags, lambda pos: sp.Poly([_exact(c) for c in flat[pos[0]]], _r), max_refine)
     _finite_roots(out)
     return out.reshape(a.shape[:-1])
@@ -248,7 +335,7 @@ def _radius_of(rec, values, tol: float, max_refine: int, **kw) -> np.ndarray:
             if np.any(np.asarray(cols[0]) == 0):
                 raise ParameterError(f"the leading coefficient of {rec.name} vanishes at some points")
         with np.errstate(all="ignore"):  # non-finite results are reported just below
-            rad, flag = _radius_chunk(cols, work, tol)
+            rad, flag = _radius_chunk(cols, work, tol, radius_only=True)
             out[s : s + step], flags[s : s + step] = rad, flag
     if not np.isfinite(out).all():  # a NaN/inf value (the scan names it) or an overflow
         prepare_values(rec, values, **kw)

@@ -227,7 +227,7 @@ def _factored(poly: sp.Expr) -> tuple[tuple[sp.Expr, int], ...]:
 def _checked(factors, poly: sp.Expr) -> tuple[tuple[sp.Expr, int], ...]:
     """``factors`` sorted, after checking their product is ``poly``; else ``((poly, 1),)``."""
     factors = sorted(factors, key=lambda fm: (sp.degree(fm[0], r), sp.default_sort_key(fm[0])))
-    gens = (r, *sorted(sp.sympify(poly).free_symbols - {r}, key=str))
+    gens = (r, *sorted(sp.sympify(poly, strict=True).free_symbols - {r}, key=str))
     product = sp.Poly(1, *gens)
     for f, m in factors:
         product *= sp.Poly(f, *gens) ** m

@@ -20,12 +20,11 @@ from dataclasses import dataclass, field
 
 import sympy as sp
 
-from ..budget import bounded
-from ..errors import ParameterError, UnknownParameterError
+from ..errors import ParameterError
 from ..recurrence import REALS, to_exact
 from .records import Record, sstr
 
-__all__ = ["Interval", "IntervalUnion", "solve_for", "ExactPoint", "real_points", "sweep"]
+__all__ = ["Interval", "IntervalUnion", "ExactPoint", "real_points", "sweep"]
 
 _RELS = {
     sp.StrictGreaterThan: lambda s: s > 0,
@@ -270,8 +269,11 @@ def _conditions_of(obj) -> list:
         return [sp.false] if obj.never else list(obj.conditions)
     if isinstance(obj, (sp.And,)):
         return list(obj.args)
+    if isinstance(obj, str):  # text is never evaluated; relations are built as SymPy objects
+        raise ParameterError(f"conditions must be SymPy relations such as m < 1 (sympy.Lt(m, 1)), "
+                             f"not text: {obj[:60]!r}")
     if isinstance(obj, (sp.Basic, bool)):
-        return [sp.sympify(obj)]
+        return [sp.sympify(obj, strict=True)]
     if isinstance(obj, Iterable):
         out = []
         for c in obj:
@@ -321,233 +323,27 @@ def _univariate(cond, x: sp.Symbol):
     return test, [pn, pd]
 
 
-@bounded("solving for a parameter")
-def solve_for(conditions_or_rec, param: str, *, domain=None, for_all=None, **values) -> IntervalUnion:
-    """The set of real ``param`` values where all conditions hold, as an exact union of intervals.
+def _widened(rec, param: str, domain):
+    """``rec`` with ``param`` ranging over the reals when ``domain`` leaves its declared domain.
 
-    Parameters
-    ----------
-    conditions_or_rec : StabilityConditions, Relational, iterable of them, or Recurrence
-        Conditions such as ``g(x) > 0`` with ``g`` polynomial or rational in ``param``
-        once ``values`` are substituted. A :class:`~depthdyn.Recurrence` stands for its
-        strict stability conditions (``stability_conditions(rec.subs(values))``, ``lam``
-        real) and its parameter's domain.
-    param : str
-        The parameter to solve for (every other symbol needs a value).
-    domain : sympy.Interval, optional
-        Restrict ``param`` to this set (default: the parameter's domain for a recurrence,
-        else the real line).
-    for_all : dict, optional
-        ``{name: interval}``: the conditions must hold for every value of that other
-        parameter in the interval (a :class:`sympy.Interval` or ``(lo, hi)``, closed),
-        e.g. ``for_all={"lam": sympy.Interval.Ropen(-4, 0)}``. The answer changes only
-        at the real roots (in ``param``) of each condition at the interval's ends, of its
-        leading coefficient and discriminant in the other parameter, and of the pairwise
-        resultants; each gap and each rational root is decided exactly by solving for the
-        other parameter there. An irrational root is decided by openness when the
-        interval is compact (strict conditions on a compact set hold on an open set, so
-        it is good iff its neighbours are and no condition vanishes there, decided with
-        the norm ``Res_x(q, g)`` of its minimal polynomial ``q``); otherwise it raises.
-    **values
-        Exact values of the other symbols.
-
-    Returns
-    -------
-    IntervalUnion
-        Disjoint intervals with exact endpoints; redundant bounds never appear.
-
-    Raises
-    ------
-    ParameterError
-        A condition is not rational in ``param`` or other symbols lack values.
-
-    Examples
-    --------
-    >>> import sympy as sp
-    >>> K = sp.Symbol("K", real=True)
-    >>> print(solve_for([K > 0, 6321 - 2642*K > 0, 27358 - 1037*K > 0], "K"))
-    K in (0, 6321/2642)
-    >>> print(solve_for([K**2 - 2 > 0, K < 3], "K"))
-    K in (-oo, -sqrt(2)) U (sqrt(2), 3)
+    Stability conditions drop factors whose sign the declared domain fixes, so they are
+    only valid inside it; a wider requested domain needs conditions derived without it.
     """
-    from ..recurrence import Recurrence
-    from .stability import stability_conditions
+    from ..families import from_coefficients
+    from ..recurrence import Param
 
-    if isinstance(conditions_or_rec, Recurrence):
-        rec = conditions_or_rec.subs(values) if values else conditions_or_rec
-        if param not in rec.param_names:
-            raise UnknownParameterError(f"{rec.name} has no free parameter {param!r}; left: {list(rec.param_names)}")
-        if for_all:
-            return _solve_for_all(rec, param, domain, for_all)
-        if len(rec.params) > 1:
-            left = [p for p in rec.param_names if p != param]
-            raise ParameterError(f"give values for {left} to solve for {param}")
-        dom = rec.param(param).domain.intersect(REALS) if domain is None else domain
-        sc = stability_conditions(rec, lam="real")
-        conds, values = _conditions_of(sc), {}
-        x = next((s for s, _ in sc.domains if s.name == param), sp.Symbol(param, real=True))
-    else:
-        conds, dom = _conditions_of(conditions_or_rec), domain
-        syms = set().union(*(getattr(c, "free_symbols", set()) for c in conds))
-        named = {s.name: s for s in syms}
-        x = named.get(param, sp.Symbol(param, real=True))
-        if values:
-            sub = {named[k]: to_exact(v) for k, v in values.items() if k in named}
-            unknown = set(values) - set(named)
-            if unknown:
-                raise UnknownParameterError(f"the conditions do not use {sorted(unknown)}")
-            conds = [c.subs(sub) for c in conds]
-    conds = conds + _domain_conditions(x, dom)
-    tests, polys = [], []
-    for c in conds:
-        t, ps = _univariate(c, x)
-        tests.append(t)
-        polys += ps
-    crit: list[ExactPoint] = []
-    for p in polys:
-        for pt in real_points(p):
-            if not any(pt.poly == q.poly and pt.lo == q.lo and pt.hi == q.hi for q in crit):
-                crit.append(pt)
-    crit = _dedupe(sorted(crit, key=_sort_key))
-
-    def holds_at(point) -> bool:
-        if isinstance(point, ExactPoint):
-            return all(t(point.sign_of) for t in tests)
-        return all(t(lambda g, v=point: _rsign(g, v)) for t in tests)
-
-    return IntervalUnion(sweep(crit, holds_at, holds_at), param,
-                         f"exact sign analysis at {len(crit)} critical points and the gaps between them")
+    par = rec.param(param)
+    if domain is None or param == rec.lam or bool(domain.is_subset(par.domain)):
+        return rec
+    wide = Param(param, REALS, par.description)
+    coeffs = [sp.expand(c).xreplace({par.symbol: wide.symbol}) for c in rec.charpoly_coeffs()]
+    return from_coefficients(coeffs, [wide if p is par else p for p in rec.params], lam=rec.lam)
 
 
-def _solve_for_all(rec, param: str, domain, for_all: dict) -> IntervalUnion:
-    """``{param : conditions hold for all y in J}`` for a recurrence with two free parameters."""
-    from .stability import stability_conditions
-
-    if len(for_all) != 1:
-        raise ParameterError(f"for_all takes one parameter and its interval, got {for_all!r}")
-    (yname, J), = for_all.items()
-    if not isinstance(J, sp.Interval):
-        J = sp.Interval(to_exact(J[0]), to_exact(J[1]))
-    left = [p for p in rec.param_names if p not in (param, yname)]
-    if left or yname not in rec.param_names:
-        raise ParameterError(f"for_all needs {param} and {yname} as the only free parameters; left: {left}")
-    sc = stability_conditions(rec, lam="real")
-    syms = {s.name: s for s, _ in sc.domains}
-    x, y = syms.get(param, sp.Symbol(param, real=True)), syms.get(yname, sp.Symbol(yname, real=True))
-    conds = _conditions_of(sc)
-    dom = rec.param(param).domain.intersect(REALS) if domain is None else domain
-    ydom = rec.param(yname).domain.intersect(REALS)
-    if ydom.intersect(J) != J:
-        raise ParameterError(f"the interval {J} for {yname} leaves its domain {ydom}")
-    gs = [sp.Poly(sp.numer(sp.together(c.lhs - c.rhs)), y) for c in conds if c not in (sp.true, sp.false)]
-    crit_polys = []
-    for i, g in enumerate(gs):
-        for end in (J.start, J.end):
-            crit_polys.append(g.as_expr().subs(y, end))
-        crit_polys.append(g.LC())
-        if g.degree() > 1:
-            crit_polys.append(sp.discriminant(g.as_expr(), y))
-        crit_polys += list(g.all_coeffs()) if g.degree() == 0 else []
-        for h in gs[i + 1:]:
-            if g.degree() > 0 and h.degree() > 0:
-                crit_polys.append(sp.resultant(g.as_expr(), h.as_expr(), y))
-    crit_polys += [c.lhs - c.rhs for c in _domain_conditions(x, dom)]
-    points: list[ExactPoint] = []
-    for e in crit_polys:
-        e = sp.expand(e)
-        if e.free_symbols - {x} or e == 0:
-            continue
-        points += real_points(sp.Poly(e, x))
-    points = _dedupe(sorted(points, key=_sort_key))
-    compact = J.is_closed and J.is_bounded if hasattr(J, "is_bounded") else J.is_closed and J.measure.is_finite
-
-    decided: dict = {}
-
-    def holds(v) -> bool:
-        if v in decided:
-            return decided[v]
-        if not all(bool(c.subs(x, v)) for c in _domain_conditions(x, dom)):
-            decided[v] = False
-            return False
-        inner = solve_for([c.subs(x, v) for c in conds], yname, domain=ydom)
-        answer = J.is_subset(inner.as_set())
-        if answer is None:  # pragma: no cover - SymPy could not compare the endpoints
-            raise ParameterError(f"cannot decide whether {J} lies in {inner.as_set()} at {param} = {v}")
-        decided[v] = bool(answer)
-        return decided[v]
-
-    def at_point(b: ExactPoint) -> bool:
-        if b.rational:
-            return holds(b.value)
-        if not compact or not all(type(c) in (sp.StrictGreaterThan, sp.StrictLessThan) for c in conds):
-            raise ParameterError(f"cannot decide at the algebraic value {param} = {b.value} "
-                                 f"for a non-compact {yname}-interval; use a closed one")
-        # strict conditions on a compact J hold on an open set of x: a good point has good
-        # neighbours, and there every g >= 0 on J by continuity, so b is good unless one vanishes
-        i = points.index(b)
-        left, right = points[i - 1] if i else None, points[i + 1] if i + 1 < len(points) else None
-        if not (holds(_between(left, b)) and holds(_between(b, right))):
-            return False
-        return not any(_vanishes_on(sp.numer(sp.together(c.lhs - c.rhs)), x, y, b, J) for c in conds)
-
-    return IntervalUnion(sweep(points, holds, at_point), param,
-                         f"for all {yname} in {J}: exact decisions at {len(points)} critical values and between")
-
-
-def _vanishes_on(g: sp.Expr, x: sp.Symbol, y: sp.Symbol, b: ExactPoint, J: sp.Interval) -> bool:
-    """Whether ``g(b, y) = 0`` for some ``y`` in the closed, bounded ``J`` (``b`` algebraic), exactly.
-
-    The zeros in ``y`` are among the real roots of the norm ``N(y) = Res_x(q(x), g(x, y))``
-    (``q`` the minimal polynomial of ``b``); a rational candidate ``y0`` is a zero iff
-    ``g(x, y0)`` vanishes at ``b``; an irrational one is excluded by evaluating ``g`` on
-    shrinking rational boxes around ``(b, y0)``, or the question is refused.
-    """
-    q = b.poly.as_expr().xreplace({b.poly.gen: x})
-    for end in (J.start, J.end):
-        if b.sign_of(sp.Poly(sp.expand(g.subs(y, end)), x)) == 0:
-            return True
-    N = sp.expand(sp.resultant(q, g, x))
-    if N == 0:
-        return True  # q divides g as a polynomial in x: g(b, .) vanishes identically
-    if not N.has(y):
-        return False
-    for yp in real_points(sp.Poly(N, y)):
-        if not (J.start < yp.value < J.end):
-            continue
-        if yp.rational:
-            if b.sign_of(sp.Poly(sp.expand(g.subs(y, yp.value)), x)) == 0:
-                return True
-            continue
-        if not _box_excludes_zero(sp.Poly(g, x, y), b, yp):
-            raise ParameterError(f"cannot decide whether {sstr(g)} vanishes at {x} = {b.value}, "
-                                 f"{y} = {yp.value}")
-    return False
-
-
-def _box_excludes_zero(G: sp.Poly, bx: ExactPoint, by: ExactPoint, rounds: int = 12) -> bool:
-    """Rational interval arithmetic: ``G`` has no zero on a box around ``(bx, by)`` once refined."""
-    def ivmul(a, b):
-        ps = [a[0] * b[0], a[0] * b[1], a[1] * b[0], a[1] * b[1]]
-        return min(ps), max(ps)
-
-    def ivpow(a, n):
-        out = (sp.Integer(1), sp.Integer(1))
-        for _ in range(n):
-            out = ivmul(out, a)
-        return out
-
-    width = sp.Rational(1, 16)
-    for _ in range(rounds):
-        bx, by = bx.refined(width), by.refined(width)
-        lo = hi = sp.Integer(0)
-        for (i, j), c in G.terms():
-            t = ivmul(ivpow((bx.lo, bx.hi), i), ivpow((by.lo, by.hi), j))
-            t = (c * t[0], c * t[1]) if c > 0 else (c * t[1], c * t[0])
-            lo, hi = lo + t[0], hi + t[1]
-        if lo > 0 or hi < 0:
-            return True
-        width /= 2**20
-    return False
+def _real_domain(param: str, domain) -> sp.Set:
+    if not isinstance(domain, sp.Set) or not bool(domain.is_subset(REALS)):
+        raise ParameterError(f"the domain of {param} must be a real sympy Interval, got {domain!r}")
+    return domain
 
 
 def sweep(points: list, at_gap, at_point) -> tuple:

@@ -39,11 +39,13 @@ import sympy as sp
 
 from ..budget import bounded
 from ..errors import ParameterError, UnknownParameterError
+from ..parse import as_sympy
 from ..recurrence import r
 from .circle import circle_roots, exact_poly, verdicts
-from .intervals import ExactPoint, Interval, IntervalUnion, real_points, solve_for, sweep
+from .intervals import ExactPoint, Interval, IntervalUnion, real_points, sweep
 from .onestep import general_numbers, scaled_out, unique_points
 from .records import Record, sstr
+from .solvefor import solve_for
 
 __all__ = ["StabilityNumbers", "stability_numbers", "schur_stable", "axis_sets"]
 
@@ -64,7 +66,7 @@ def schur_stable(coeffs) -> bool:
     >>> schur_stable([1, 0, sp.Rational(1, 4)]), schur_stable([1, 0, 1])
     (True, False)
     """
-    p = [sp.nsimplify(c) if isinstance(c, float) else sp.sympify(c) for c in coeffs]
+    p = [as_sympy(c, scalar=True) for c in coeffs]  # exact; text parsed, never evaluated
     if p[0] == 0:
         return False
     while len(p) > 1:
@@ -491,7 +493,10 @@ def stability_numbers(rec, *, param: str = "lam", **values) -> StabilityNumbers:
     (True, 2, 5/12)
     """
     from ..families.multistep import order_and_error_constant
+    from ..recurrence import Recurrence
 
+    if not isinstance(rec, Recurrence):
+        raise ParameterError(f"stability_numbers needs a Recurrence (e.g. bdf(k=3)), got {type(rec).__name__}")
     rec = rec.subs(values) if values else rec
     rec, label = scaled_out(rec, param)
     if not _is_lmm(rec, param):

@@ -6,6 +6,8 @@ import functools
 
 import sympy as sp
 
+from ..parse import as_sympy, free_names
+
 __all__ = ["Record", "TexSymbol", "symbol", "sstr", "tex", "tex_sum"]
 
 _GREEK_LATIN = {"lam": "\\lambda"}  # ASCII names the code uses for Greek letters SymPy does not know
@@ -86,7 +88,10 @@ def tex(expr, **settings) -> str:
     >>> tex(sp.Symbol("eta") * sp.Symbol("lam") + 1)
     '\\\\eta \\\\lambda + 1'
     """
-    expr = sp.sympify(expr) if not isinstance(expr, sp.Basic) else expr
+    if not isinstance(expr, sp.Basic):  # text is parsed, never evaluated
+        names = {n: sp.Symbol(n) for n in free_names(expr)} if isinstance(expr, str) else None
+        expr = as_sympy(expr, names)
+        expr = sp.Matrix(expr) if isinstance(expr, list) else expr
     names = {s: t for s in getattr(expr, "free_symbols", set())
              if isinstance(s, sp.Symbol) and (t := _symbol_tex(s.name)) is not None}
     return sp.latex(expr, symbol_names=names, **settings) if names else sp.latex(expr, **settings)

@@ -23,6 +23,7 @@ Matrix recurrences are solved per component through the scalar recurrence
 
 from __future__ import annotations
 
+import numbers
 import random
 from dataclasses import dataclass, field
 
@@ -373,6 +374,9 @@ def closed_form(rec, initial=None, *, start: int = 0, realisation=None, forcing=
     >>> closed_form(residual(lam=1), {0: 1}, forcing="2**l").expr   # resonance: 2 is the root
     2**l*(l/2 + 1)
     """
+    if isinstance(start, bool) or not isinstance(start, numbers.Integral):
+        raise ParameterError(f"start must be an integer layer index, got {start!r}")
+    start = int(start)
     if forcing is not None:
         if realisation is not None:
             raise ParameterError("give the initial data as x values (no realisation) with a forcing")

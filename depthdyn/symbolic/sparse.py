@@ -116,7 +116,7 @@ def _specialisation_squarefree(P, gens, rng) -> bool:
 def evaluate(P, gens, point: dict) -> sp.Poly:
     """``P`` at exact parameter values, as a univariate :class:`~sympy.Poly` in ``r``."""
     dom = P.ring.domain  # ZZ, or ZZ_I under a Gaussian lam: rational points need the field
-    if not dom.is_Field and any(not v.is_Integer for v in map(sp.sympify, point.values())):
+    if not dom.is_Field and any(not v.is_Integer for v in (sp.sympify(v, strict=True) for v in point.values())):
         P = P.set_ring(P.ring.clone(domain=dom.get_field()))
     sub = P.evaluate([(P.ring.gens[i], P.ring.domain.convert(point[g])) for i, g in enumerate(gens) if i])
     return sp.Poly(sub.as_expr(), r)
@@ -240,7 +240,7 @@ def reduced_discriminant(rec):
         n = degree_r(P)
         scale = content * sp.Mul(*[f.as_expr() ** k for f, k in sqf if degree_r(f) < 1])
         d = sp.cancel(P.coeff_wrt(0, n).as_expr() / rec.charpoly_coeffs()[0])
-        ratio = sp.cancel(sp.sympify(scale) / d)
+        ratio = sp.cancel(sp.sympify(scale, strict=True) / d)
         if ratio == 1:
             return reduced, reduced, repeated
         return sp.expand(reduced * ratio ** (2 * n - 2)), reduced, repeated
