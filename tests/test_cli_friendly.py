@@ -76,7 +76,7 @@ def test_version(capsys):
     "argv, hint",
     [
         (["derve", "momentum"], "did you mean 'derive'?"),
-        (["derive", "momentm"], "did you mean 'momentum'?"),
+        (["derive", "momentm"], "did you mean 'momentum'"),
         (["derive", "momentum", "-p", "mm=1"], "did you mean 'm'?"),
         (["check", "hyper_conection"], "did you mean 'hyper_connection'?"),
         (["compare", "momentum", "--format", "markdwn"], "did you mean 'markdown'?"),
@@ -133,7 +133,8 @@ def test_every_verb_runs_under_its_budget(verb, monkeypatch):
     argv = {"derive": ["derive", "momentum"], "check": ["check", "momentum"],
             "stability": ["stability", "bdf"], "solve": ["solve", "residual"],
             "region": ["region", "momentum", "--x", "a:0:1:2", "--y", "b:0:1:2"],
-            "compare": ["compare", "residual"], "train": ["train", "--list"]}.get(verb, [verb])
+            "compare": ["compare", "residual"], "train": ["train", "--list"],
+            "product": ["product", "residual"], "inspect": ["inspect", "gpt2"]}.get(verb, [verb])
     assert main([*argv, "--budget", "7.5"]) == 0
     assert seen["budget"] == 7.5
     seen.clear()

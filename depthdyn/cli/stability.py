@@ -15,10 +15,12 @@ def add_arguments(cmd) -> None:
 
 def run(args) -> int:
     from ..symbolic.numbers import stability_numbers
+    from ..symbolic.onestep import scaled_out
 
     rec = build_from_cli(args.family, args.param, args.rho, args.sigma)
     if args.variable in rec.param_names:  # else stability_numbers says what the variable may be
-        require_values(rec, [args.variable],
+        # a step h entering only as h*lam is scaled out (the numbers are in h*lam); name the rest
+        require_values(scaled_out(rec, args.variable)[0], [args.variable],
                        f"stability numbers need {args.variable} as the only free parameter")
     numbers = stability_numbers(rec, param=args.variable)  # under the budget main() sets
     if args.json:

@@ -38,12 +38,12 @@ import mpmath
 import sympy as sp
 
 from ..budget import bounded
-from ..errors import ParameterError, UnknownParameterError
+from ..errors import ParameterError
 from ..parse import as_sympy
 from ..recurrence import r
 from .circle import circle_roots, exact_poly, verdicts
 from .intervals import ExactPoint, Interval, IntervalUnion, real_points, sweep
-from .onestep import general_numbers, scaled_out, unique_points
+from .onestep import general_numbers, only_free, scaled_out, unique_points
 from .records import Record, sstr
 from .solvefor import solve_for
 
@@ -274,16 +274,7 @@ def axis_sets(rec, axis: str = "real", *, param: str = "lam") -> tuple[IntervalU
 
 
 def _lmm_shape(rec, param: str):
-    if not rec.is_scalar:
-        raise ParameterError("stability numbers need a scalar recurrence (one eigenmode)")
-    names = rec.param_names
-    if param not in names:
-        raise UnknownParameterError(f"{rec.name} has no free parameter {param!r}; free: {list(names)}")
-    left = [n for n in names if n != param]
-    if left:
-        raise ParameterError(f"give values for {left} (e.g. {left[0]}=1/2): stability numbers "
-                             f"need {param} as the only free parameter")
-    lam = rec.param(param).symbol
+    lam = only_free(rec, param)
     P = sp.Poly(sp.expand(rec.charpoly()), r)
     expr = sp.expand(P.as_expr())
     try:

@@ -51,8 +51,8 @@ _T = sp.Dummy("T")
 
 
 # ----------------------------------------------------------------- shape
-def general_shape(rec, param: str):
-    """``(num, den, lam)``: ``charpoly = num(r, lam) / den(lam)``, numerator a polynomial in ``r``."""
+def only_free(rec, param: str):
+    """The symbol of ``param``, refusing a matrix recurrence or other free parameters."""
     if not rec.is_scalar:
         raise ParameterError("stability numbers need a scalar recurrence (one eigenmode)")
     names = rec.param_names
@@ -62,7 +62,12 @@ def general_shape(rec, param: str):
     if left:
         raise ParameterError(f"give values for {left} (e.g. {left[0]}=1/2): stability numbers "
                              f"need {param} as the only free parameter")
-    lam = rec.param(param).symbol
+    return rec.param(param).symbol
+
+
+def general_shape(rec, param: str):
+    """``(num, den, lam)``: ``charpoly = num(r, lam) / den(lam)``, numerator a polynomial in ``r``."""
+    lam = only_free(rec, param)
     num, den = sp.fraction(sp.together(sp.expand(rec.charpoly())))
     if den.has(r) or not num.has(lam):
         raise ParameterError(f"the characteristic polynomial of {rec.name} does not depend on {param} "
