@@ -127,9 +127,11 @@ def figure_destination(text, flag: str = "--out") -> Path:
     if len(os.fsencode(path.name)) > 255:
         raise ParameterError(f"{flag}: the file name is longer than 255 bytes ({len(path.name)} characters)")
     if text.endswith(("/", os.sep)) or path.is_dir():
-        raise ParameterError(f"{flag} {text} is a directory; give a file name such as {path / 'figure.pdf'}")
+        raise ParameterError(f"{flag} {text} is a directory; give a .png, .pdf or .svg file name such as "
+                             f"{path / 'figure.pdf'}")
     if path.exists() and not path.is_file():
-        raise ParameterError(f"{flag} {text} is not a regular file; give a file name such as figure.pdf")
+        raise ParameterError(f"{flag} {text} is not a regular file; give a .png, .pdf or .svg file name such as "
+                             "figure.pdf")
     if path.suffix.lower() not in FIGURE_SUFFIXES:
         raise ParameterError(f"{flag} must name a .png, .pdf or .svg file (e.g. region.pdf), got {text!r}")
     parent = path.parent
