@@ -14,7 +14,7 @@ _GREEK_LATIN = {"lam": "\\lambda"}  # ASCII names the code uses for Greek letter
 
 
 class TexSymbol(sp.Symbol):
-    """A parameter symbol with an ASCII name that LaTeX prints as its Greek letter (``lam`` -> ``\\lambda``).
+    r"""A parameter symbol with an ASCII name that LaTeX prints as its Greek letter (``lam`` -> ``\lambda``).
 
     It is the plain :class:`sympy.Symbol` of the same name and assumptions in every other
     respect: equal to it (both ways), with the same hash and sort key, replaced by ``subs``
