@@ -276,7 +276,8 @@ def _inspect(model, inputs, layers, dtype, *, k, tokens, causal, steps, tol, den
         )
     gsteps = [
         type(s)(s.name, s.module, grp.group(s.state.detach()), grp.group(s.output.detach()),
-                grp.wrap(s.function, tuple(s.state.shape[1:]), tuple(s.output.shape[1:])), s.kind, s.layer)
+                grp.wrap(s.function, tuple(s.state.shape[1:]), tuple(s.output.shape[1:])), s.kind, s.layer,
+                s.local if grp.trivial else None)
         for s in raw
     ]
     G = gsteps[0].state.shape[0]
@@ -364,7 +365,7 @@ def _spectra(gsteps, rec, blocks, picked, notes, opt, **fields) -> Inspection:
     ops, methods, estimate = [], [], float("nan")
     bar = _progress(opt["progress"], L)
     for i, st in enumerate(gsteps):
-        op = LayerOperator(st.function, st.state, tokens=picked)
+        op = LayerOperator(st.function, st.state, tokens=picked, local=st.local)
         ops.append(op)
         err = float((op.y - st.output).abs().max())
         acc["recording"][i] = err

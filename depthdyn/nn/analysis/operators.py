@@ -178,6 +178,10 @@ class LayerOperator:
     prefix : bool
         With ``tokens``: where the layer accepts a shorter sequence and is causal, compute the
         block of token ``t`` on the prefix ``x[:, :t + 1]`` alone (see Notes).
+    local : callable, optional
+        With ``tokens``: ``local(tokens)`` gives candidate token-local functions of the layer
+        (:mod:`~depthdyn.nn.analysis.local`); the first that reproduces the recording and a
+        random whole-sequence product computes every block on the sampled tokens alone.
 
     Notes
     -----
@@ -191,9 +195,11 @@ class LayerOperator:
     products run on that prefix: ``t + 1`` tokens instead of ``T`` (about half the work for
     evenly spaced tokens). A layer whose other arguments are tied to the length ``T`` (masks,
     position tables) fails that check and keeps whole-sequence products (``prefixed`` False).
+    A verified token-local function (``token_local`` True) goes further: all sampled tokens in
+    one call as one-token sequences, at the cost of those tokens alone.
     """
 
-    def __init__(self, fn: Callable, x: torch.Tensor, *, tokens=None, prefix: bool = True):
+    def __init__(self, fn: Callable, x: torch.Tensor, *, tokens=None, prefix: bool = True, local=None):
         self.fn, self.x = fn, x.detach()
         with torch.no_grad():
             self.y = fn(self.x)
@@ -215,7 +221,11 @@ class LayerOperator:
             self.n_in, self.n_out = x[0].numel(), self.y[0].numel()
         self.problems = self.B * (1 if self.tokens is None else len(self.tokens))
         self._full = _Products(fn, self.x, self.y)
-        self._prefix = self._prefixes() if prefix and self.tokens is not None else None
+        self._prefix = self._local = None
+        if self.tokens is not None and local is not None:
+            self._local = self._token_local(local)
+        if not self._local and prefix and self.tokens is not None:
+            self._prefix = self._prefixes()
 
     @property
     def square(self) -> bool:
@@ -227,9 +237,15 @@ class LayerOperator:
         return self._prefix is not None
 
     @property
+    def token_local(self) -> bool:
+        """Whether the token blocks are computed on the sampled tokens alone (see Notes)."""
+        return bool(self._local)
+
+    @property
     def forward_mode(self) -> str | None:
         """How ``J w`` is computed (known after the first one): ``"transpose of vjp"`` or ``"jvp"``."""
-        modes = {p.mode for p in (self._prefix or [self._full]) if p.mode is not None}
+        pieces = list(self._local.values()) if self._local else self._prefix or [self._full]
+        modes = {p.mode for p in pieces if p.mode is not None}
         return None if not modes else "jvp" if "jvp" in modes else modes.pop()
 
     def _prefixes(self):
@@ -256,9 +272,62 @@ class LayerOperator:
         gen = torch.Generator().manual_seed(54321)
         V = torch.randn(1, self.problems, self.n_out, generator=gen, dtype=self.y.dtype).to(self.y.device)
         short, whole = self.rmatvec(V), self._whole_rmatvec(V)
-        scale = float(whole.abs().max()) + float(V.abs().max())
         self._prefix = None
-        return pieces if float((short - whole).abs().max()) <= 1e3 * eps * scale else None
+        return pieces if self._agrees(short, whole, V) else None
+
+    def _agrees(self, short: torch.Tensor, whole: torch.Tensor, V: torch.Tensor) -> bool:
+        eps = torch.finfo(self.y.dtype).eps
+        scale = float(whole.abs().max()) + float(V.abs().max())
+        return float((short - whole).abs().max()) <= 1e3 * eps * scale
+
+    def _rows(self, t: torch.Tensor, lanes: int = 1) -> torch.Tensor:
+        """``(B, T, d)`` -> the sampled tokens as one-token rows ``(lanes * m * B, 1, d)``, ordered
+        (lane, token, sample): the layout of the token-local functions."""
+        tok = torch.tensor(self.tokens, device=t.device)
+        rows = t[:, tok].transpose(0, 1).reshape(self.problems, 1, t.shape[2])
+        return rows.repeat(lanes, 1, 1)
+
+    def _token_local(self, local) -> dict | None:
+        """The first candidate of ``local(tokens)`` (token-local functions, see
+        :mod:`~depthdyn.nn.analysis.local`) that gives the recorded outputs at the sampled
+        tokens and the whole-sequence ``J^T v`` on a random ``v``; None where none does.
+
+        Products with ``K`` vectors at once run as one batch of ``K`` copies of the rows (built
+        on first use, :meth:`_piece`): the rows are independent, so the layer's matrix products
+        take all vectors in one pass, where ``vmap`` over the vectors would repeat the pass."""
+        X, Y = self._rows(self.x), self._rows(self.y)
+        eps = torch.finfo(self.y.dtype).eps
+        tol = 1e3 * eps * (1.0 + float(self.y.abs().max()))
+        gen = torch.Generator().manual_seed(54321)
+        V = torch.randn(1, self.problems, self.n_out, generator=gen, dtype=self.y.dtype).to(self.y.device)
+        whole = None
+        for which, fn in enumerate(local(self.tokens)):
+            # the math backend of attention: plain differentiable ops (the fused CPU kernel's
+            # backward is not differentiable), and for one query per row it saves nothing
+            fn = math_attention(fn)
+            try:  # a candidate that does not fit this layer may raise anything: the next one is tried
+                with torch.no_grad():
+                    Ys = fn(X)
+                if not isinstance(Ys, torch.Tensor) or Ys.shape != X.shape or float((Ys - Y).abs().max()) > tol:
+                    continue
+                piece = _Products(fn, X, Ys)
+                short = piece.rvec(V.reshape(1, self.problems, 1, -1)).reshape(V.shape)
+            except Exception:  # noqa: BLE001
+                continue
+            whole = self._whole_rmatvec(V) if whole is None else whole
+            if self._agrees(short, whole, V):
+                self._make = lambda K, local=local, which=which: math_attention(local(self.tokens * K)[which])
+                return {1: piece}
+        return None
+
+    def _piece(self, K: int) -> _Products:
+        """The token-local products of ``K`` copies of the rows (recorded once per ``K``)."""
+        if K not in self._local:
+            fn, X = self._make(K), self._rows(self.x, K)
+            with torch.no_grad():
+                Y = fn(X)
+            self._local[K] = _Products(fn, X, Y)
+        return self._local[K]
 
     # -- layout: (P, n) vectors <-> full tensors, one lane per token -----------------------
     def _lanes(self, V: torch.Tensor, shape) -> torch.Tensor:
@@ -299,14 +368,22 @@ class LayerOperator:
         lanes = self._lanes(V.to(self.y.dtype), self.y.shape[1:])
         return self._unlanes(self._full.rvec(lanes), V.shape[0])
 
+    def _per_row(self, V: torch.Tensor, product) -> torch.Tensor:
+        K = V.shape[0]
+        return product(self._piece(K), V.reshape(1, K * self.problems, 1, -1)).reshape(K, self.problems, -1)
+
     def rmatvec(self, V: torch.Tensor) -> torch.Tensor:
         """``J^T v`` for ``V`` of shape ``(K, P, n_out)``: returns ``(K, P, n_in)``."""
+        if self._local:
+            return self._per_row(V.to(self.y.dtype), _Products.rvec)
         if self._prefix is not None:
             return self._per_prefix(V.to(self.y.dtype), _Products.rvec)
         return self._whole_rmatvec(V)
 
     def matvec(self, W: torch.Tensor) -> torch.Tensor:
         """``J w`` for ``W`` of shape ``(K, P, n_in)``: returns ``(K, P, n_out)``."""
+        if self._local:
+            return self._per_row(W.to(self.x.dtype), _Products.fvec)
         if self._prefix is not None:
             return self._per_prefix(W.to(self.x.dtype), _Products.fvec)
         lanes = self._lanes(W.to(self.x.dtype), self.x.shape[1:])

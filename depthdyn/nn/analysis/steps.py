@@ -23,6 +23,7 @@ import torch
 from torch import nn
 
 from ...errors import ParameterError
+from .local import cached_attention, tokenwise
 
 __all__ = ["SPLITS", "ComposedOperator", "Split", "Step", "momentum_layout", "split_steps"]
 
@@ -72,6 +73,7 @@ class Step:
     function: Callable
     kind: str
     layer: int
+    local: Callable | None = None  # token-local candidates (see :mod:`.local`)
 
 
 class _Stop(Exception):
@@ -135,16 +137,24 @@ def split_steps(calls, mids: dict, splits: Mapping[str, Split]) -> list[Step]:
             raise ParameterError(f"layer {call.name} never called its {split.mid}: it cannot be split there")
         fn = call.function()
         mod = call.module
-        attn = _until(fn, getattr(mod, split.mid), call.name)
+        mid = getattr(mod, split.mid)
+        attn = _until(fn, mid, call.name)
+        whole = cached_attention(call)
+        attn_local = lambda tokens, whole=whole, mid=mid, name=call.name: [  # noqa: E731
+            _until(f, mid, name) for f in whole(tokens)
+        ]
         mlp = lambda h, mod=mod, split=split: split.mlp(mod, h)  # noqa: E731
         h = mids[i]
-        steps.append(Step(f"{call.name}.attention", mod, call.state, h, attn, "attention", i))
-        steps.append(Step(f"{call.name}.mlp", mod, h, call.output, mlp, "mlp", i))
+        steps.append(Step(f"{call.name}.attention", mod, call.state, h, attn, "attention", i, attn_local))
+        steps.append(Step(f"{call.name}.mlp", mod, h, call.output, mlp, "mlp", i, tokenwise(mlp)))
     return steps
 
 
 def layer_steps(calls, kind: str = "layer") -> list[Step]:
-    return [Step(c.name, c.module, c.state, c.output, c.function(), kind, i) for i, c in enumerate(calls)]
+    return [
+        Step(c.name, c.module, c.state, c.output, c.function(), kind, i, cached_attention(c))
+        for i, c in enumerate(calls)
+    ]
 
 
 def momentum_layout(model: nn.Module):

@@ -1,0 +1,167 @@
+"""Token-local functions: a causal layer's sampled tokens as functions of those tokens alone.
+
+The diagonal block ``D_t = dy_t / dx_t`` of a causal sequence layer holds every other token at
+its recorded value. A product with it through the layer costs a pass over the sequence (or
+its prefix), most of it spent on tokens whose tangents are zero. A *token-local* function
+maps the sampled tokens, as a batch of one-token sequences (row ``i * B + b`` is token
+``t_i`` of sample ``b``), to their outputs, at the cost of those tokens alone:
+
+* a token-wise step (an MLP with its residual, a norm) is itself token-local;
+* an attention layer that reads its keys and values through a key/value cache (Hugging Face
+  decoders: ``cache=`` or ``past_key_values=``) is made token-local with a cache of the
+  recorded keys and values: row ``(t, b)``'s query attends to the recorded keys of tokens
+  ``< t`` and to its own key, computed from the row, through the layer's own code and an
+  attention mask that hides the rest. Positions (``position_ids``, rotary
+  ``position_embeddings``) are read at token ``t``.
+
+These are *candidates*: :class:`~depthdyn.nn.analysis.operators.LayerOperator` takes one only
+where it reproduces the recorded outputs at the sampled tokens and a random product of the
+whole-sequence operator, and otherwise computes on prefixes or the whole sequence.
+"""
+
+from __future__ import annotations
+
+import inspect as pyinspect
+from collections.abc import Callable
+
+import torch
+
+from .record import _detached, _first_tensor
+
+__all__ = ["cached_attention", "tokenwise"]
+
+#: Keyword names under which Hugging Face layers take their key/value cache.
+CACHE_KEYWORDS = ("cache", "past_key_values")
+
+
+def tokenwise(fn: Callable) -> Callable:
+    """Candidates for a step that may act on each token alone: the step itself."""
+    return lambda tokens: [fn]
+
+
+class _Tape:
+    """A key/value cache that keeps what the layer gives it and hands it back unchanged."""
+
+    def __init__(self):
+        self.kv = []
+
+    def update(self, key_states, value_states, *args, **kwargs):
+        self.kv.append((key_states.detach(), value_states.detach()))
+        return key_states, value_states
+
+
+class _Prefix:
+    """A key/value cache holding the recorded keys and values of the whole sequence per row:
+    ``update`` returns them with the row's own key and value appended (nothing is stored, so
+    the same cache serves every product, also under ``vmap``)."""
+
+    def __init__(self, keys: torch.Tensor, values: torch.Tensor):
+        self.keys, self.values = keys, values
+
+    def update(self, key_states, value_states, *args, **kwargs):
+        return torch.cat([self.keys, key_states], dim=-2), torch.cat([self.values, value_states], dim=-2)
+
+
+def _named(call) -> tuple[str, dict] | None:
+    """The cache keyword of the layer and its recorded call as keyword arguments (the state
+    included), or None where the layer takes no cache or its arguments cannot all be named."""
+    try:
+        sig = pyinspect.signature(call.module.forward)
+        bound = sig.bind(*call.args, **call.kwargs)
+    except (TypeError, ValueError):
+        return None
+    kw = next((k for k in CACHE_KEYWORDS if k in sig.parameters), None)
+    named = {}
+    for name, value in bound.arguments.items():
+        kind = sig.parameters[name].kind
+        if kind is pyinspect.Parameter.VAR_KEYWORD:
+            named.update(value)
+        elif kind in (pyinspect.Parameter.VAR_POSITIONAL, pyinspect.Parameter.POSITIONAL_ONLY):
+            return None
+        else:
+            named[name] = value
+    return (kw, named) if kw is not None else None
+
+
+def _rows(value, B: int, T: int, b_idx, t_idx):
+    """Arguments of the recorded call at the sampled rows: a tensor laid out ``(B, T, ...)``
+    (positions, rotary tables) is read at ``(b, t)`` as a one-token sequence; tuples and lists
+    item by item; anything else as it is."""
+    if isinstance(value, torch.Tensor):
+        if value.dim() >= 2 and value.shape[0] == B and value.shape[1] == T:
+            return value[b_idx, t_idx][:, None]
+        if value.dim() >= 2 and value.shape[0] == 1 and value.shape[1] == T:  # one table for the batch
+            return value[0, t_idx][:, None]
+        return value
+    if isinstance(value, (tuple, list)):
+        return type(value)(_rows(v, B, T, b_idx, t_idx) for v in value)
+    return value
+
+
+def _key_mask(recorded, B: int, T: int, b_idx, t_idx, dtype) -> torch.Tensor | None:
+    """The additive mask ``(rows, 1, 1, T + 1)`` over the recorded keys and the row's own key
+    (last): key ``j < T`` is seen where ``j < t`` (and the recorded mask lets row ``t`` see it),
+    the row's own key where the recorded mask lets token ``t`` see itself. None where the
+    recorded mask has a layout this does not know."""
+    rows = b_idx.shape[0]
+    keys = torch.arange(T)
+    seen = keys[None, :] < t_idx[:, None]  # (rows, T)
+    self_seen = torch.ones(rows, dtype=torch.bool)
+    if recorded is not None:
+        if not isinstance(recorded, torch.Tensor) or recorded.dim() != 4 or recorded.shape[-2:] != (T, T):
+            return None
+        row = recorded[b_idx if recorded.shape[0] == B else torch.zeros_like(b_idx), 0, t_idx]  # (rows, T)
+        ok = row if row.dtype == torch.bool else row == 0
+        seen = seen & ok
+        self_seen = ok[torch.arange(rows), t_idx]
+    allowed = torch.cat([seen, self_seen[:, None]], dim=1)
+    mask = torch.zeros(rows, 1, 1, T + 1, dtype=dtype)
+    return mask.masked_fill(~allowed[:, None, None, :], torch.finfo(dtype).min)
+
+
+def cached_attention(call) -> Callable:
+    """Candidates for a recorded layer call (:class:`~depthdyn.nn.analysis.record.Call`): the
+    token-local function described above where its attention takes a key/value cache, then the
+    call as a token-wise step."""
+    fallback = call.function()
+
+    def candidates(tokens):
+        made = _token_local(call, tokens)
+        return [fallback] if made is None else [made, fallback]
+
+    return candidates
+
+
+def _token_local(call, tokens) -> Callable | None:
+    x = call.state.detach()
+    named = _named(call)
+    if x.dim() != 3 or named is None:
+        return None
+    kw, kwargs = named[0], _detached(named[1])
+    state = 0 if call.where == 0 else call.where
+    state = next(iter(pyinspect.signature(call.module.forward).parameters)) if state == 0 else state
+    module = call.module
+    B, T = x.shape[:2]
+    tape = _Tape()
+    try:
+        with torch.no_grad():
+            module(**{**kwargs, state: x.clone(), kw: tape})
+    except Exception:  # noqa: BLE001 - a layer that rejects the cache is simply not token-local
+        return None
+    if len(tape.kv) != 1:  # no attention through the cache, or several (cross-attention): unknown
+        return None
+    keys, values = tape.kv[0]
+    if keys.dim() != 4 or keys.shape[0] != B or keys.shape[-2] != T or values.shape[-2] != T:
+        return None
+    t_idx = torch.tensor(tokens).repeat_interleave(B)  # token-major rows, as LayerOperator's problems
+    b_idx = torch.arange(B).repeat(len(tokens))
+    mask = _key_mask(kwargs.get("attention_mask"), B, T, b_idx, t_idx, x.dtype)
+    if mask is None:
+        return None
+    local = {k: _rows(v, B, T, b_idx, t_idx) for k, v in kwargs.items() if k not in (state, "cache_position")}
+    local.update({"attention_mask": mask.to(x.device), kw: _Prefix(keys[b_idx], values[b_idx])})
+
+    def fn(rows: torch.Tensor) -> torch.Tensor:
+        return _first_tensor(module(**local, **{state: rows.clone()}))
+
+    return fn
