@@ -1,7 +1,9 @@
 """Hyper-connections: residual equivalence and gradients at init, Sinkhorn, linearisation, recurrence."""
 
 import copy
+import sys
 
+import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch", reason="depthdyn.nn needs the optional torch extra")
@@ -250,3 +252,238 @@ def test_bad_hyper_parameters_raise():
             block.initial_state(bad)
     with pytest.raises(ParameterError):
         block.recurrence(channel=4)
+
+
+# -- lucidrains hyper-connections as shipped: H_res read with no user glue ---------------
+#
+# The reference for a layer's H_res is the Jacobian of the library's own forward with the
+# branch replaced by zero (what is left is the residual mixing path), taken by reverse mode
+# on the recorded state. With static mixing that is the plain forward; with dynamic mixing
+# the mixing weights depend on the state through the layer's norm, so the reference detaches
+# the norm's input (the weights stay those of the state, their derivative is dropped). The
+# Jacobian is laid out by einops patterns of the library's documented layouts and must be
+# H_res (x) I on each token and zero between tokens and between features.
+
+
+def _hc_library():
+    try:
+        import hyper_connections
+        import hyper_connections.mHCv2 as v2
+    except Exception as exc:  # noqa: BLE001 - any failure to import is a skip, said why
+        pytest.skip(f"hyper-connections is not importable here: {type(exc).__name__}: {str(exc)[:120]}")
+    return hyper_connections, v2
+
+
+class _Zero(torch.nn.Module):
+    def forward(self, x, *args, **kwargs):
+        return torch.zeros_like(x)
+
+
+class _LibraryNet(torch.nn.Module):
+    def __init__(self, kind, streams, dim, depth, conv=False, **kw):
+        super().__init__()
+        hc, v2 = _hc_library()
+        make = {
+            "hc": hc.get_init_and_expand_reduce_stream_functions,
+            "mhc": hc.mc_get_init_and_expand_reduce_stream_functions,
+            "mhcv2": v2.get_init_and_expand_reduce_stream_functions,
+        }[kind]
+        init, self.expand, self.reduce = make(streams, num_fracs=kw.pop("num_fracs", 1), disable=False)
+
+        def branch():
+            if conv:
+                return torch.nn.Sequential(torch.nn.Conv2d(dim, dim, 1), torch.nn.Tanh())
+            return torch.nn.Sequential(torch.nn.Linear(dim, dim), torch.nn.Tanh())
+
+        self.layers = torch.nn.ModuleList(
+            init(dim=dim, branch=branch(), layer_index=i, **kw) for i in range(depth)
+        )
+
+    def forward(self, x):
+        x = self.expand(x)
+        for layer in self.layers:
+            x = layer(x)
+        return self.reduce(x)
+
+
+def _library_net(kind, dynamic, streams=3, dim=4, depth=3, seed=0, **kw):
+    torch.manual_seed(seed)
+    net = _LibraryNet(kind, streams, dim, depth, **kw).double().eval()
+    with torch.no_grad():  # away from the initialisation: real mixing, real dynamic weights
+        for name, p in net.named_parameters():
+            p.add_(0.5 * torch.randn_like(p))
+            if "dynamic_alpha_fn" in name and not dynamic:
+                p.zero_()  # the dynamic part of the mixing weights is then exactly zero
+    return net
+
+
+def _mixing_jacobian(layer, state, freeze):
+    """The library's forward with a zero branch, differentiated at ``state``."""
+    zero = copy.deepcopy(layer)
+    zero.branch = _Zero()
+    if freeze:
+        zero.norm.register_forward_pre_hook(lambda module, args: (args[0].detach(),))
+    return torch.func.jacrev(zero)(state.detach()).detach()
+
+
+def _per_token(J, shape, pattern, **sizes):
+    """``J`` ``(*shape, *shape)`` as ``(N, m, w, N, m, w)`` (tokens, streams, features)."""
+    import einops
+
+    numel = int(torch.tensor(shape).prod())
+    idx = einops.rearrange(torch.arange(numel).reshape(shape), pattern, **sizes)
+    flat = J.reshape(numel, numel)
+    return flat[idx[:, :, :, None, None, None], idx[None, None, None]]
+
+
+LIBRARY_CASES = [  # kind, dynamic, layer options, input shape, state pattern (to tokens, streams, features)
+    ("hc", False, {}, (2, 3, 4), "(b s) t d -> (b t) s d"),
+    ("hc", True, {}, (2, 3, 4), "(b s) t d -> (b t) s d"),
+    ("hc", True, {}, (5, 4), "(b s) d -> b s d"),
+    ("hc", True, {"num_fracs": 2}, (2, 2, 4), "(b s) t (f d) -> (b t) (f s) d"),
+    ("hc", True, {"channel_first": True, "conv": True}, (2, 4, 2, 3), "(b s) d h w -> (b h w) s d"),
+    ("mhc", False, {}, (2, 3, 4), "(b s) t d -> (b t) s d"),
+    ("mhc", True, {}, (2, 3, 4), "(b s) t d -> (b t) s d"),
+    ("mhc", True, {"num_fracs": 2}, (2, 2, 4), "(b s) t (f d) -> (b t) (f s) d"),
+    ("mhcv2", True, {}, (2, 3, 4), "b t s d -> (b t) s d"),
+    ("mhcv2", True, {"num_fracs": 2}, (2, 2, 4), "b t s (f d) -> (b t) (f s) d"),
+]
+
+
+@pytest.mark.parametrize("kind, dynamic, options, shape, pattern", LIBRARY_CASES)
+def test_library_h_res_is_the_jacobian_of_the_zero_branch_mixing_path(kind, dynamic, options, shape, pattern):
+    from depthdyn.nn import hc_profile, record
+    from depthdyn.nn.analysis.hclib import library_mixing
+
+    net = _library_net(kind, dynamic, **options)
+    x = torch.randn(*shape, dtype=torch.float64)
+    prof = hc_profile(net, x)
+    rec = record(net, x)
+    fracs = options.get("num_fracs", 1)
+    sizes = {"f": fracs} if fracs > 1 else {}
+    sizes |= {"s": 3} if kind != "mhcv2" else {}
+    P = None
+    for layer, call in enumerate(rec.calls):
+        state = call.state.detach()
+        J = _per_token(_mixing_jacobian(call.module, state, dynamic), state.shape, pattern, **sizes)
+        N, m, w = J.shape[:3]
+        R = J[torch.arange(N), :, 0, torch.arange(N), :, 0]  # token i, feature 0 -> 0: H_res of i
+        eye_N, eye_w = torch.eye(N, dtype=R.dtype), torch.eye(w, dtype=R.dtype)
+        expected = torch.einsum("iac,ij,pq->iapjcq", R, eye_N, eye_w)
+        assert (J - expected).abs().max() <= 1e-10  # nothing between tokens or features
+        H = library_mixing(call.module, state)
+        assert H.shape == (N, m, m) == (prof.products.shape[1], 3 * fracs, 3 * fracs)
+        assert (H - R).abs().max() <= 1e-10
+        P = R if P is None else R @ P
+        assert float(np.abs(prof.products[layer] - P.numpy()).max()) <= 1e-10
+        # the mixing varies over tokens, and its derivative is not in H_res (Sinkhorn layers
+        # from layer 1 on: into layer 0 every stream is the input, so the dynamic logits add
+        # a constant to each column, which Sinkhorn's normalisation removes)
+        if dynamic and (kind == "hc" or layer > 0):
+            assert float((R - R[:1]).abs().max()) > 1e-3
+            full = _per_token(_mixing_jacobian(call.module, state, False), state.shape, pattern, **sizes)
+            assert (full - expected).abs().max() > 1e-3
+        if kind == "hc" and not dynamic:  # the paper's static H_res: alpha's residual columns, transposed
+            static = call.module.static_alpha.detach()[:, 1:].T
+            assert (H - static).abs().max() <= 1e-12
+    # Sinkhorn (in float32 inside the library): doubly stochastic, gains 1. Not so for mHC (v1)
+    # with fractions: its weights' last axis is split into fractions with the branch-input
+    # columns inside, so the Sinkhorn-normalised block is not the one that mixes the streams
+    # (the Jacobian reference above agrees with what the layer computes either way).
+    if kind == "mhcv2" or (kind == "mhc" and fracs == 1):
+        np.testing.assert_allclose(prof.products.sum(axis=-2), 1, atol=1e-5)
+        np.testing.assert_allclose(prof.forward_gain, 1, atol=1e-4)
+    elif kind == "hc":
+        assert prof.max_forward_gain > 1.1  # free mixing grows some stream
+
+
+def test_library_vit_transformer_is_profiled_at_its_hyper_connection_layers():
+    _hc_library()
+    from hyper_connections.vit import Transformer
+
+    from depthdyn.nn import hc_profile, record
+    from depthdyn.nn.analysis.hclib import library_layers
+
+    torch.manual_seed(1)
+    model = (
+        Transformer(dim=8, depth=2, heads=2, dim_head=4, mlp_dim=16, num_residual_streams=3).double().eval()
+    )
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(0.5 * torch.randn_like(p))
+    x = torch.randn(2, 3, 8, dtype=torch.float64)
+    prof = hc_profile(model, x)  # layers=None: the attention and feed-forward HC layers, in order
+    names = [n for n, _ in library_layers(model)]
+    assert names == ["layers.0.0", "layers.0.1", "layers.1.0", "layers.1.1"]
+    assert prof.products.shape == (4, 6, 3, 3)
+    rec = record(model, x, [m for _, m in library_layers(model)])
+    P = None
+    for layer, call in enumerate(rec.calls):
+        J = _per_token(
+            _mixing_jacobian(call.module, call.state, True), call.state.shape, "b t s d -> (b t) s d"
+        )
+        R = J[torch.arange(6), :, 0, torch.arange(6), :, 0]
+        P = R if P is None else R @ P
+        assert float(np.abs(prof.products[layer] - P.numpy()).max()) <= 1e-10
+    np.testing.assert_allclose(prof.backward_gain, 1, atol=1e-5)
+    assert prof.homogenisation[-1].max() < prof.homogenisation[0].max()  # the streams mix
+
+
+def test_library_layers_that_are_not_read_raise_with_what_to_do(monkeypatch):
+    hc, _ = _hc_library()
+    from depthdyn.nn import hc_profile
+    from depthdyn.nn.analysis.hclib import library_mixing
+
+    x = torch.randn(2, 4, dtype=torch.float64)
+    # wrong layouts: a batch that is no multiple of the streams, streams not on the second-to-last axis
+    folded = _library_net("hc", True).layers[0]
+    with pytest.raises(ShapeError, match=r"\(b s\) \.\.\. d.*not a multiple of 3"):
+        library_mixing(folded, torch.randn(5, 4, dtype=torch.float64))
+    with pytest.raises(ShapeError, match=r"\.\.\. s d"):
+        library_mixing(_library_net("mhcv2", True).layers[0], torch.randn(2, 4, 4, dtype=torch.float64))
+    with pytest.raises(ShapeError, match="fractions"):
+        library_mixing(
+            _library_net("hc", True, num_fracs=2).layers[0], torch.randn(6, 5, dtype=torch.float64)
+        )
+    # skips that are not a mixing of the streams
+    init, _, _ = hc.mc_get_init_and_expand_reduce_stream_functions(3, disable=False)
+    with pytest.raises(ParameterError, match="residual_transform"):
+        library_mixing(init(dim=4, residual_transform=torch.nn.Linear(4, 4)), torch.randn(6, 4))
+    with pytest.raises(ParameterError, match="add_branch_out_to_residual"):
+        library_mixing(init(dim=4, add_branch_out_to_residual=False), torch.randn(6, 4))
+    # layers with different stream counts in one model: no product over depth
+    net = _library_net("hc", True, streams=3, depth=2)
+    net.layers[1] = _library_net("hc", True, streams=2, depth=1).layers[0]
+    net(x)  # the model itself runs: 6 rows are 3 samples of 2 streams to the second layer
+    with pytest.raises(ShapeError, match="same tokens and streams"):
+        hc_profile(net, x)
+
+    # a model holding HC layers inside the layers given: say where they are
+    class Block(torch.nn.Module):
+        def __init__(self, hc_layer):
+            super().__init__()
+            self.hc = hc_layer
+
+        def forward(self, z):
+            return self.hc(z)
+
+    net = _library_net("hc", True)
+    net.layers = torch.nn.ModuleList(Block(layer) for layer in net.layers)
+    assert hc_profile(net, x).products.shape[0] == 3  # found by their class
+    with pytest.raises(ParameterError, match=r"holds the hyper-connection layers \['hc'\].*layers=None"):
+        hc_profile(net, x, layers=net.layers)
+    # a residual model that is no hyper-connection model, and the library's classes not loaded
+    with pytest.raises(ParameterError, match="mixing=lambda layer, state: H_res"):
+        hc_profile(DepthStack(ResidualBlock(4, mlp(4)) for _ in range(2)).double(), x)
+    net = _library_net("hc", True)
+    for name in (
+        "hyper_connections.hyper_connections",
+        "hyper_connections.manifold_constrained_hyper_connections",
+        "hyper_connections.mHCv2",
+    ):
+        monkeypatch.delitem(sys.modules, name)
+    with pytest.raises(ParameterError, match="HyperConnections.*mixing="):
+        hc_profile(net, x, layers=net.layers)
+    # user glue still takes precedence, on the state as recorded ((b s) d: one "token" of 6 rows)
+    eye = hc_profile(net, x, layers=net.layers, mixing=lambda layer, state: torch.eye(state.shape[-2]))
+    assert eye.products.shape == (3, 1, 6, 6) and np.array_equal(eye.products[-1, 0], np.eye(6))

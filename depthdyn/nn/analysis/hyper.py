@@ -14,7 +14,9 @@ grow going forward), its *backward gain* the largest absolute column sum ``||P_l
 ``J/n`` (every stream the mean) and its second singular value ``sigma_2(P_l)`` measures
 how far it still is (0 at ``J/n``). :func:`hc_profile` records the streams during the
 model's forward and evaluates ``H_res`` at each recorded state, for static, dynamic and
-Sinkhorn mixing alike (the static ``hc_gain`` of :mod:`.diagnostics` is the token-free case).
+Sinkhorn mixing alike (the static ``hc_gain`` of :mod:`.diagnostics` is the token-free case),
+for depthdyn's blocks and, with no glue, for models built from lucidrains ``hyper-connections``
+(streams folded into the batch; ``H_res`` read by :mod:`.hclib` from the library's own code).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import numpy as np
 import torch
 
 from ...errors import ParameterError, ShapeError
+from .hclib import library_classes, library_layers, library_mixing
 from .record import record
 
 __all__ = ["HCProfile", "hc_profile"]
@@ -80,12 +83,35 @@ class HCProfile:
         )
 
 
-def _default_mixing(layer, state):
-    if not hasattr(layer, "mixing_matrices"):
-        raise ParameterError(
-            f"{type(layer).__name__} has no mixing_matrices(state); pass mixing=lambda layer, state: H_res"
-        )
-    return layer.mixing_matrices(state)[0]
+def _default_mixing(layer, state, name):
+    """``H_res`` ``(N, n, n)`` of a depthdyn block or a library layer, or a typed refusal."""
+    if library_classes() and isinstance(layer, library_classes()):
+        return library_mixing(layer, state, name)
+    if hasattr(layer, "mixing_matrices"):
+        return _tokens(layer.mixing_matrices(state)[0], state, name)
+    inner = [n for n, _ in library_layers(layer)]
+    hint = f" (it holds the hyper-connection layers {inner[:4]}: pass layers=None)" if inner else ""
+    raise ParameterError(
+        f"layer {name} ({type(layer).__name__}) is neither depthdyn's HyperConnectionBlock "
+        "(mixing_matrices) nor a hyper-connections layer (HyperConnections, "
+        f"ManifoldConstrainedHyperConnections){hint}; pass mixing=lambda layer, state: H_res"
+    )
+
+
+def _tokens(H, state, name):
+    """``H`` of shape ``(n, n)`` or ``(*state.shape[:-2], n, n)`` as ``(N, n, n)``."""
+    n = state.shape[-2]
+    H = torch.as_tensor(H)
+    lead = state.shape[:-2]
+    if H.shape[-2:] != (n, n):
+        raise ShapeError(f"H_res of layer {name} has shape {tuple(H.shape)}; expected (..., {n}, {n})")
+    try:
+        return H.expand(*lead, n, n).reshape(-1, n, n)
+    except RuntimeError:
+        raise ShapeError(
+            f"H_res of layer {name} has shape {tuple(H.shape)}, which fits no token of the "
+            f"state {tuple(state.shape)}"
+        ) from None
 
 
 def hc_profile(model, inputs, layers=None, *, mixing: Callable | None = None) -> HCProfile:
@@ -94,40 +120,46 @@ def hc_profile(model, inputs, layers=None, *, mixing: Callable | None = None) ->
     Parameters
     ----------
     model : torch.nn.Module
-        Any model whose residual layers carry ``n`` streams as the state's second-to-last
-        axis (``(..., n, d)``).
+        A model of depthdyn's :class:`~depthdyn.nn.HyperConnectionBlock` (state
+        ``(..., n, d)``, ``H_res`` from the block's ``mixing_matrices``), or one built from
+        lucidrains ``hyper-connections`` (``HyperConnections``, mHC's
+        ``ManifoldConstrainedHyperConnections``: streams folded into the batch as
+        ``(b s) ... d``; the ``mHCv2`` one: ``... s d``; ``H_res`` read from the layer's own
+        ``width_connection``, see :mod:`~depthdyn.nn.analysis.hclib`). Tokens are the state's
+        leading axes with the streams taken out (``b`` major). Any other model needs ``mixing``.
     inputs, layers
-        As for :func:`~depthdyn.nn.analysis.inspect.inspect`.
+        As for :func:`~depthdyn.nn.analysis.inspect.inspect`. With ``layers=None`` a model
+        holding library hyper-connection layers is analysed at those layers, in module order.
     mixing : callable, optional
         ``mixing(layer, state) -> H_res`` with shape ``(n, n)`` (static) or
-        ``(*state.shape[:-2], n, n)`` (per token). Default: the layer's
-        ``mixing_matrices(state)[0]`` (depthdyn's :class:`~depthdyn.nn.HyperConnectionBlock`).
+        ``(*state.shape[:-2], n, n)`` (per token), for a state ``(..., n, d)``.
 
     Raises
     ------
+    ParameterError
+        A layer is none of the kinds above and no ``mixing`` is given.
     ShapeError
-        ``H_res`` is not ``n x n`` for the state's ``n`` streams.
+        ``H_res`` is not ``n x n`` for the state's ``n`` streams, a library layer's state is
+        not in its layout, or layers disagree on the tokens or streams.
     """
+    if layers is None and isinstance(model, torch.nn.Module):
+        layers = [m for _, m in library_layers(model)] or None
     rec = record(model, inputs, layers)
-    mixing = _default_mixing if mixing is None else mixing
     P, out = None, []
     with torch.no_grad():
         for call in rec.calls:
             state = call.state.detach()
-            n = state.shape[-2]
-            H = torch.as_tensor(mixing(call.module, state)).detach().to(torch.float64)
-            lead = state.shape[:-2]
-            if H.shape[-2:] != (n, n):
+            if mixing is None:
+                H = _default_mixing(call.module, state, call.name)
+            else:
+                H = _tokens(mixing(call.module, state), state, call.name)
+            H = H.detach().to(torch.float64)
+            if P is not None and H.shape != P.shape:
                 raise ShapeError(
-                    f"H_res of layer {call.name} has shape {tuple(H.shape)}; expected (..., {n}, {n})"
+                    f"layer {call.name} has H_res for {H.shape[0]} tokens of {H.shape[-1]} streams, the "
+                    f"layers before it {P.shape[0]} tokens of {P.shape[-1]}: the product over depth "
+                    "needs the same tokens and streams at every layer"
                 )
-            try:
-                H = H.expand(*lead, n, n).reshape(-1, n, n)
-            except RuntimeError:
-                raise ShapeError(
-                    f"H_res of layer {call.name} has shape {tuple(H.shape)}, which fits no token of the "
-                    f"state {tuple(state.shape)}"
-                ) from None
             P = H if P is None else H @ P
             out.append(P)
     prods = torch.stack(out).cpu().numpy()
