@@ -43,8 +43,14 @@ def _gpt2(tf):
 
 
 def _llama(tf, kv_heads=2):
-    cfg = tf.LlamaConfig(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
-                         num_key_value_heads=kv_heads, vocab_size=64)
+    cfg = tf.LlamaConfig(
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=kv_heads,
+        vocab_size=64,
+    )
     return tf.LlamaModel(cfg).double().eval()
 
 
@@ -70,8 +76,9 @@ def test_cached_attention_blocks_equal_the_jacobian_blocks(make):
         dense = op.dense()
         tol = TOL if make == "gpt2" else 1e-6  # LLaMA's RMSNorm computes in float32
         assert float((dense - D).abs().max()) < tol * float(D.abs().max())
-        np.testing.assert_allclose(ins.top_singular_values[layer], torch.linalg.svdvals(D)[:, :3].numpy(),
-                                   rtol=tol)
+        np.testing.assert_allclose(
+            ins.top_singular_values[layer], torch.linalg.svdvals(D)[:, :3].numpy(), rtol=tol
+        )
         # several vectors at once (copies of the rows) give each vector's own product
         W = torch.randn(5, op.problems, 32, dtype=torch.float64)
         ref = torch.einsum("pij,kpj->kpi", D, W)
@@ -118,7 +125,7 @@ def _operator_with(candidate_maker):
 
 def test_a_candidate_without_the_other_tokens_is_refused():
     # the layer on one-token sequences alone: its outputs differ from the recording
-    op, D = _operator_with(lambda st: (lambda tokens: [st.function]))
+    op, D = _operator_with(lambda st: lambda tokens: [st.function])
     assert not op.token_local and op.prefixed
     assert float((op.dense() - D).abs().max()) < TOL * float(D.abs().max())
 

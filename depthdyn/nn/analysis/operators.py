@@ -308,7 +308,9 @@ class LayerOperator:
             try:  # a candidate that does not fit this layer may raise anything: the next one is tried
                 with torch.no_grad():
                     Ys = fn(X)
-                if not isinstance(Ys, torch.Tensor) or Ys.shape != X.shape or float((Ys - Y).abs().max()) > tol:
+                if not isinstance(Ys, torch.Tensor) or Ys.shape != X.shape:
+                    continue
+                if float((Ys - Y).abs().max()) > tol:
                     continue
                 piece = _Products(fn, X, Ys)
                 short = piece.rvec(V.reshape(1, self.problems, 1, -1)).reshape(V.shape)
