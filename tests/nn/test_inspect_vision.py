@@ -208,3 +208,29 @@ def test_momentumnet_from_a_torchvision_resnet_by_its_helper():
         # textbook: v' = g v + (1 - g) lam x, x' = x + v'  ->  r^2 - (1 + g + (1 - g) lam) r + g = 0
         roots = [np.roots([1, -(1 + 0.9 + 0.1 * v), 0.9]) for v in lam]
         assert placed.inside[layer] == pytest.approx(np.mean([np.all(np.abs(r) < 1) for r in roots]))
+
+
+def test_momentumnet_conversion_of_every_stage_gives_the_branches_of_all():
+    _library("torchvision")
+    mn = _library("momentumnet")
+    from torchvision.models.resnet import BasicBlock, ResNet
+
+    resnet = ResNet(BasicBlock, [2, 2, 2, 2], num_classes=10).double().eval()
+    # the helper's default stages and keep_first_layer: each stage is (block 0, MomentumNet(block 1))
+    model = mn.transform_to_momentumnet(resnet, gamma=0.9, is_residual=True).eval()
+    px = torch.randn(2, 3, 8, 8, dtype=torch.float64)  # streams (2, 64, 2, 2) .. (2, 512, 1, 1)
+    ins = inspect(model, px, k=2, dense_max=512)
+    assert ins.kinds == ("branch",) * 4 and ins.momentum == 0.9
+    assert ins.names == tuple(f"layer{s}.1.0.network.0" for s in range(1, 5))
+    fs = [getattr(model, f"layer{s}")[1][0].functions[0] for s in range(1, 5)]
+    for layer, f in enumerate(fs):
+        J = _full_jacobian(f, ins._states[layer])
+        n = ins._states[layer][0].numel()
+        for b, D in enumerate(_per_input(J.reshape(2, n, 2, n), 2)):
+            assert _rel(ins.top_singular_values[layer, b], torch.linalg.svdvals(D)[:2].numpy()) < TOL
+            assert _rel(ins.spectral_radius[layer, b], float(torch.linalg.eigvals(D).abs().max())) < TOL
+    # MomentumNets of different gamma are not one momentum recurrence: refused with the way out
+    half = mn.transform_to_momentumnet(resnet, ["layer1"], gamma=0.9, is_residual=True)
+    mixed = mn.transform_to_momentumnet(half, ["layer2"], gamma=0.5, is_residual=True)
+    with pytest.raises(ParameterError, match="different gamma"):
+        inspect(mixed.eval(), px)
