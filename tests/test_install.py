@@ -88,3 +88,39 @@ def test_installing_the_extra_keeps_an_installed_torch():
     major, minor = (int(p) for p in torch.__version__.split(".")[:2])
     proc = subprocess.run([*cmd, f"torch>{major}.{minor + 50}"], capture_output=True, text=True, timeout=300)
     assert proc.returncode != 0 or "torch" in proc.stdout
+
+
+def _pins(path: Path) -> dict[str, str]:
+    """``name -> version`` of the ``name==version`` lines of a constraints file."""
+    out = {}
+    for line in path.read_text().splitlines():
+        line = line.split("#")[0].strip()
+        if line:
+            name, _, version = line.partition("==")
+            out[name.strip().lower()] = version.strip()
+    return out
+
+
+def _unpinned(requirements, pins: dict[str, str]) -> list[str]:
+    from packaging.requirements import Requirement
+
+    return [r for r in requirements if Requirement(r).name.lower() not in pins]
+
+
+def test_the_models_setup_pins_torchvision_with_its_torch():
+    """The second test set-up (``.[test,models]`` under constraints-models.txt, the second stage of
+    .ci/run): every requirement of the models extra pinned, torch with the torchvision built for
+    it, and the libraries it shares with the main set-up at the same versions."""
+    pytest.importorskip("packaging", reason="packaging reads the requirements")
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    models = _pins(ROOT / "constraints-models.txt")
+    ci = _pins(ROOT / "constraints-ci.txt")
+    assert _unpinned(extras["models"], models) == []
+    assert _unpinned(["torchvision>=0.1", "not-a-pinned-package>=1"], models) == ["not-a-pinned-package>=1"]
+    assert (models["torch"], models["torchvision"]) == ("2.14.1", "0.29.1")
+    shared = sorted(set(models) & set(ci) - {"torch"})
+    assert {"transformers", "timm", "momentumnet"} <= set(shared)
+    assert [n for n in shared if models[n] != ci[n]] == []
+    run = (ROOT / ".ci" / "run").read_text()
+    assert 'pip install -e ".[test,models]" -c constraints-models.txt' in run
+    assert "tests/nn/test_inspect_vision.py" in run and "tests/nn/test_inspect_shipped.py" in run

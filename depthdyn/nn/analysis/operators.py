@@ -60,7 +60,8 @@ def _quiet(fn):
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=".*batching rule.*")
             warnings.filterwarnings("ignore", message=".*fallback.*")
-            warnings.filterwarnings("ignore", message=".*torch.jit.script.*", category=DeprecationWarning)
+            # a DeprecationWarning up to torch 2.13, a FutureWarning from 2.14
+            warnings.filterwarnings("ignore", message=".*torch.jit.script.*")
             return fn(*args)
 
     return wrapped

@@ -158,25 +158,39 @@ def layer_steps(calls, kind: str = "layer") -> list[Step]:
 
 
 def momentum_layout(model: nn.Module):
-    """``(gamma, functions)`` of a momentumnet ``MomentumNet`` inside ``model``, else None.
+    """``(gamma, functions)`` of the momentumnet ``MomentumNet`` modules inside ``model``, else None.
 
     Its state over depth is the pair ``(x, v)``: ``v' = gamma v + (1 - gamma) f(x)``,
     ``x' = x + v'`` (Sander et al. 2021); the recorded layers are the branch functions ``f``,
     whose Jacobians are the ``lam`` of the momentum family with ``m = gamma``, ``eta = 1 - gamma``.
+    Several MomentumNets (``transform_to_momentumnet`` makes one per ResNet stage) give the
+    functions of all of them, in order; they must share one ``gamma``.
     """
-    for mod in model.modules():
-        if (
-            type(mod).__name__.startswith("MomentumNet")
-            and hasattr(mod, "gamma")
-            and hasattr(mod, "functions")
-        ):
-            if not getattr(getattr(mod, "network", mod), "is_residual", True):
-                raise ParameterError(
-                    "a MomentumNet with is_residual=False (f(x) - x as the branch) is not supported: "
-                    "pass layers= explicitly to analyse its functions as plain layers"
-                )
-            return float(mod.gamma), list(mod.functions)
-    return None
+    nets = [
+        (name, mod)
+        for name, mod in model.named_modules()
+        if type(mod).__name__.startswith("MomentumNet")
+        and hasattr(mod, "gamma")
+        and hasattr(mod, "functions")
+    ]
+    # MomentumNet wraps MomentumNetWithBackprop/NoBackprop as .network: count the outermost only
+    inner = {id(getattr(mod, "network", None)) for _, mod in nets}
+    nets = [(name, mod) for name, mod in nets if id(mod) not in inner]
+    if not nets:
+        return None
+    if not all(getattr(getattr(mod, "network", mod), "is_residual", True) for _, mod in nets):
+        raise ParameterError(
+            "a MomentumNet with is_residual=False (f(x) - x as the branch) is not supported: "
+            "pass layers= explicitly to analyse its functions as plain layers"
+        )
+    gammas = {float(mod.gamma) for _, mod in nets}
+    if len(gammas) > 1:
+        raise ParameterError(
+            "the MomentumNets of this model have different gamma ("
+            + ", ".join(f"{n}: {float(m.gamma):g}" for n, m in nets)
+            + "): inspect each as a model of its own, inspect(net, its input)"
+        )
+    return gammas.pop(), [f for _, mod in nets for f in mod.functions]
 
 
 class ComposedOperator:
