@@ -50,7 +50,7 @@ def add_arguments(parser) -> None:
         "--tokens", type=int, default=8, help="token blocks sampled per causal layer (default 8)"
     )
     parser.add_argument("-k", type=int, default=5, help="top singular values per step (default 5)")
-    parser.add_argument("--steps", type=int, default=100, help="at most this many Krylov steps (default 100)")
+    parser.add_argument("--steps", type=int, default=200, help="at most this many Krylov steps (default 200)")
     parser.add_argument(
         "--tol", type=float, default=1e-3, help="relative residual bound to stop at (default 1e-3)"
     )

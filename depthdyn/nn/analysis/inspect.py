@@ -136,7 +136,7 @@ def inspect(
     k: int = 5,
     tokens=8,
     causal: bool | None = None,
-    steps: int = 100,
+    steps: int = 200,
     tol: float = 1e-3,
     dense_max: int = 64,
     probes: int = 16,

@@ -3,16 +3,18 @@
 The diagonal block ``D_t = dy_t / dx_t`` of a causal sequence layer holds every other token at
 its recorded value. A product with it through the layer costs a pass over the sequence (or
 its prefix), most of it spent on tokens whose tangents are zero. A *token-local* function
-maps the sampled tokens, as a batch of one-token sequences (row ``i * B + b`` is token
-``t_i`` of sample ``b``), to their outputs, at the cost of those tokens alone:
+maps the sampled tokens of each sample, gathered into a short sequence of their own
+(``(B, R, d)``; entry ``r`` is token ``t_r``), to their outputs, with no entry moving another:
 
 * a token-wise step (an MLP with its residual, a norm) is itself token-local;
 * an attention layer that reads its keys and values through a key/value cache (Hugging Face
-  decoders: ``cache=`` or ``past_key_values=``) is made token-local with a cache of the
-  recorded keys and values: row ``(t, b)``'s query attends to the recorded keys of tokens
-  ``< t`` and to its own key, computed from the row, through the layer's own code and an
-  attention mask that hides the rest. Positions (``position_ids``, rotary
-  ``position_embeddings``) are read at token ``t``.
+  decoders: ``cache=`` or ``past_key_values=``) is made token-local with a cache that holds the
+  recorded keys and values of the whole sequence: entry ``r``'s query attends to the recorded
+  keys of tokens ``< t_r`` and to its own key, computed from the entry, through the layer's own
+  code and an attention mask that hides the rest (the other entries' keys included). Positions
+  (``position_ids``, rotary ``position_embeddings``) are read at ``t_r``. The recorded keys are
+  shared by every entry of a sample, so an entry costs the layer's matrix products on one token
+  plus one row of attention.
 
 These are *candidates*: :class:`~depthdyn.nn.analysis.operators.LayerOperator` takes one only
 where it reproduces the recorded outputs at the sampled tokens and a random product of the
@@ -51,9 +53,9 @@ class _Tape:
 
 
 class _Prefix:
-    """A key/value cache holding the recorded keys and values of the whole sequence per row:
-    ``update`` returns them with the row's own key and value appended (nothing is stored, so
-    the same cache serves every product, also under ``vmap``)."""
+    """A key/value cache holding the recorded keys and values of the whole sequence: ``update``
+    returns them with the entries' own keys and values appended (nothing is stored, so the same
+    cache serves every product, also under ``vmap``)."""
 
     def __init__(self, keys: torch.Tensor, values: torch.Tensor):
         self.keys, self.values = keys, values
@@ -83,40 +85,39 @@ def _named(call) -> tuple[str, dict] | None:
     return (kw, named) if kw is not None else None
 
 
-def _rows(value, B: int, T: int, b_idx, t_idx):
-    """Arguments of the recorded call at the sampled rows: a tensor laid out ``(B, T, ...)``
-    (positions, rotary tables) is read at ``(b, t)`` as a one-token sequence; tuples and lists
-    item by item; anything else as it is."""
+def _at(value, B: int, T: int, t_idx):
+    """An argument of the recorded call at the sampled tokens: a tensor laid out ``(B, T, ...)``
+    or ``(1, T, ...)`` (positions, rotary tables) is read at ``t_idx`` along its token axis;
+    tuples and lists item by item; anything else as it is."""
     if isinstance(value, torch.Tensor):
-        if value.dim() >= 2 and value.shape[0] == B and value.shape[1] == T:
-            return value[b_idx, t_idx][:, None]
-        if value.dim() >= 2 and value.shape[0] == 1 and value.shape[1] == T:  # one table for the batch
-            return value[0, t_idx][:, None]
+        if value.dim() >= 2 and value.shape[0] in (1, B) and value.shape[1] == T:
+            return value[:, t_idx.to(value.device)]
         return value
     if isinstance(value, (tuple, list)):
-        return type(value)(_rows(v, B, T, b_idx, t_idx) for v in value)
+        return type(value)(_at(v, B, T, t_idx) for v in value)
     return value
 
 
-def _key_mask(recorded, B: int, T: int, b_idx, t_idx, dtype) -> torch.Tensor | None:
-    """The additive mask ``(rows, 1, 1, T + 1)`` over the recorded keys and the row's own key
-    (last): key ``j < T`` is seen where ``j < t`` (and the recorded mask lets row ``t`` see it),
-    the row's own key where the recorded mask lets token ``t`` see itself. None where the
-    recorded mask has a layout this does not know."""
-    rows = b_idx.shape[0]
-    keys = torch.arange(T)
-    seen = keys[None, :] < t_idx[:, None]  # (rows, T)
-    self_seen = torch.ones(rows, dtype=torch.bool)
+def _key_mask(recorded, B: int, T: int, t_idx, dtype) -> torch.Tensor | None:
+    """The additive mask ``(B, 1, R, T + R)`` over the recorded keys and the entries' own keys:
+    entry ``r`` sees recorded key ``j`` where ``j < t_r`` (and the recorded mask lets token
+    ``t_r`` see it) and, of the entries' keys, its own alone (where the recorded mask lets
+    ``t_r`` see itself). None where the recorded mask has a layout this does not know."""
+    R = t_idx.shape[0]
+    seen = (torch.arange(T)[None, :] < t_idx[:, None]).expand(B, R, T)
+    own = torch.eye(R, dtype=torch.bool).expand(B, R, R)
     if recorded is not None:
         if not isinstance(recorded, torch.Tensor) or recorded.dim() != 4 or recorded.shape[-2:] != (T, T):
             return None
-        row = recorded[b_idx if recorded.shape[0] == B else torch.zeros_like(b_idx), 0, t_idx]  # (rows, T)
-        ok = row if row.dtype == torch.bool else row == 0
+        if recorded.shape[0] not in (1, B) or recorded.shape[1] != 1:
+            return None
+        rows = recorded[:, 0].cpu()[:, t_idx]  # (B or 1, R, T): what token t_r may see
+        ok = rows if rows.dtype == torch.bool else rows == 0
         seen = seen & ok
-        self_seen = ok[torch.arange(rows), t_idx]
-    allowed = torch.cat([seen, self_seen[:, None]], dim=1)
-    mask = torch.zeros(rows, 1, 1, T + 1, dtype=dtype)
-    return mask.masked_fill(~allowed[:, None, None, :], torch.finfo(dtype).min)
+        own = own & ok[:, torch.arange(R), t_idx][:, :, None]
+    allowed = torch.cat([seen, own], dim=2)
+    mask = torch.zeros(B, 1, R, T + R, dtype=dtype)
+    return mask.masked_fill(~allowed[:, None], torch.finfo(dtype).min)
 
 
 def cached_attention(call) -> Callable:
@@ -153,15 +154,14 @@ def _token_local(call, tokens) -> Callable | None:
     keys, values = tape.kv[0]
     if keys.dim() != 4 or keys.shape[0] != B or keys.shape[-2] != T or values.shape[-2] != T:
         return None
-    t_idx = torch.tensor(tokens).repeat_interleave(B)  # token-major rows, as LayerOperator's problems
-    b_idx = torch.arange(B).repeat(len(tokens))
-    mask = _key_mask(kwargs.get("attention_mask"), B, T, b_idx, t_idx, x.dtype)
+    t_idx = torch.tensor(tokens)
+    mask = _key_mask(kwargs.get("attention_mask"), B, T, t_idx, x.dtype)
     if mask is None:
         return None
-    local = {k: _rows(v, B, T, b_idx, t_idx) for k, v in kwargs.items() if k not in (state, "cache_position")}
-    local.update({"attention_mask": mask.to(x.device), kw: _Prefix(keys[b_idx], values[b_idx])})
+    local = {k: _at(v, B, T, t_idx) for k, v in kwargs.items() if k not in (state, "cache_position")}
+    local.update({"attention_mask": mask.to(x.device), kw: _Prefix(keys, values)})
 
-    def fn(rows: torch.Tensor) -> torch.Tensor:
-        return _first_tensor(module(**local, **{state: rows.clone()}))
+    def fn(entries: torch.Tensor) -> torch.Tensor:
+        return _first_tensor(module(**local, **{state: entries.clone()}))
 
     return fn

@@ -281,22 +281,31 @@ class LayerOperator:
         scale = float(whole.abs().max()) + float(V.abs().max())
         return float((short - whole).abs().max()) <= 1e3 * eps * scale
 
-    def _rows(self, t: torch.Tensor, lanes: int = 1) -> torch.Tensor:
-        """``(B, T, d)`` -> the sampled tokens as one-token rows ``(lanes * m * B, 1, d)``, ordered
-        (lane, token, sample): the layout of the token-local functions."""
+    def _entries(self, t: torch.Tensor, lanes: int = 1) -> torch.Tensor:
+        """``(B, T, d)`` -> the sampled tokens of each sample as a sequence of their own,
+        ``lanes`` times over: ``(B, lanes * m, d)``, entry ``k * m + i`` token ``t_i`` (the layout
+        of the token-local functions)."""
         tok = torch.tensor(self.tokens, device=t.device)
-        rows = t[:, tok].transpose(0, 1).reshape(self.problems, 1, t.shape[2])
-        return rows.repeat(lanes, 1, 1)
+        return t[:, tok].repeat(1, lanes, 1)
+
+    def _to_entries(self, V: torch.Tensor) -> torch.Tensor:
+        """``(K, P, d)`` vectors (token-major problems) -> ``(B, K * m, d)``."""
+        K, m = V.shape[0], len(self.tokens)
+        return V.reshape(K, m, self.B, -1).permute(2, 0, 1, 3).reshape(self.B, K * m, -1)
+
+    def _from_entries(self, E: torch.Tensor, K: int) -> torch.Tensor:
+        m = len(self.tokens)
+        return E.reshape(self.B, K, m, -1).permute(1, 2, 0, 3).reshape(K, self.problems, -1)
 
     def _token_local(self, local) -> dict | None:
         """The first candidate of ``local(tokens)`` (token-local functions, see
         :mod:`~depthdyn.nn.analysis.local`) that gives the recorded outputs at the sampled
         tokens and the whole-sequence ``J^T v`` on a random ``v``; None where none does.
 
-        Products with ``K`` vectors at once run as one batch of ``K`` copies of the rows (built
-        on first use, :meth:`_piece`): the rows are independent, so the layer's matrix products
-        take all vectors in one pass, where ``vmap`` over the vectors would repeat the pass."""
-        X, Y = self._rows(self.x), self._rows(self.y)
+        Products with ``K`` vectors at once run on ``K`` copies of the entries in one sequence
+        (:meth:`_piece`): no entry moves another, so the layer's matrix products take all vectors
+        in one pass, where ``vmap`` over the vectors would repeat the pass."""
+        X, Y = self._entries(self.x), self._entries(self.y)
         eps = torch.finfo(self.y.dtype).eps
         tol = 1e3 * eps * (1.0 + float(self.y.abs().max()))
         gen = torch.Generator().manual_seed(54321)
@@ -314,23 +323,25 @@ class LayerOperator:
                 if float((Ys - Y).abs().max()) > tol:
                     continue
                 piece = _Products(fn, X, Ys)
-                short = piece.rvec(V.reshape(1, self.problems, 1, -1)).reshape(V.shape)
+                short = self._from_entries(piece.rvec(self._to_entries(V)[None])[0], 1)
             except Exception:  # noqa: BLE001
                 continue
             whole = self._whole_rmatvec(V) if whole is None else whole
             if self._agrees(short, whole, V):
                 self._make = lambda K, local=local, which=which: math_attention(local(self.tokens * K)[which])
+                self._full._vjp = None  # the whole-sequence graph is not needed again: free it
                 return {1: piece}
         return None
 
     def _piece(self, K: int) -> _Products:
-        """The token-local products of ``K`` copies of the rows (recorded once per ``K``)."""
-        if K not in self._local:
-            fn, X = self._make(K), self._rows(self.x, K)
-            with torch.no_grad():
-                Y = fn(X)
-            self._local[K] = _Products(fn, X, Y)
-        return self._local[K]
+        """The token-local products of ``K`` copies of the entries: one vector's is kept, others
+        (probes, dense columns) are recorded when asked, so that their graphs do not pile up."""
+        if K in self._local:
+            return self._local[K]
+        fn, X = self._make(K), self._entries(self.x, K)
+        with torch.no_grad():
+            piece = _Products(fn, X, fn(X))
+        return piece
 
     # -- layout: (P, n) vectors <-> full tensors, one lane per token -----------------------
     def _lanes(self, V: torch.Tensor, shape) -> torch.Tensor:
@@ -373,7 +384,7 @@ class LayerOperator:
 
     def _per_row(self, V: torch.Tensor, product) -> torch.Tensor:
         K = V.shape[0]
-        return product(self._piece(K), V.reshape(1, K * self.problems, 1, -1)).reshape(K, self.problems, -1)
+        return self._from_entries(product(self._piece(K), self._to_entries(V)[None])[0], K)
 
     def rmatvec(self, V: torch.Tensor) -> torch.Tensor:
         """``J^T v`` for ``V`` of shape ``(K, P, n_out)``: returns ``(K, P, n_in)``."""
