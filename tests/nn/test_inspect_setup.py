@@ -222,4 +222,4 @@ def test_progress_prints_an_estimate(capsys):
     model = ResidualMLP(dim=6, depth=2).double().eval()
     ins = inspect(model, torch.randn(2, 6, dtype=torch.float64), progress=True)
     assert np.isfinite(ins.estimate_seconds) and ins.estimate_seconds >= 0
-    assert "inspect: 2 steps x 2 problems of size 6: about" in capsys.readouterr().err
+    assert "inspect: 2 steps x 2 problems of size 6: at most about" in capsys.readouterr().err

@@ -160,6 +160,37 @@ def test_ritz_residuals_from_inverse_iteration_match_full_eigenvectors():
             assert np.abs(other - resid).max() > 1e-3 * resid.max()
 
 
+@pytest.mark.parametrize("fault", ["zero pivots", "info"])
+def test_ritz_residuals_survive_a_faulty_lu(fault, monkeypatch):
+    """A LAPACK LU that returns invalid pivots (seen from MKL's threaded complex LU at s = 152)
+    or reports failure must not reach ``lu_solve``: those problems take a full ``eig``."""
+    from depthdyn.nn.analysis import operators
+
+    rng = np.random.default_rng(5)
+    s = 12
+    H = np.triu(rng.standard_normal((4, s + 1, s)), -1)
+    H[:, :s] += 2 * np.eye(s)
+    want = operators._dominant(H, s)
+    real = torch.linalg.lu_factor_ex
+
+    def faulty(M):
+        LU, piv, info = real(M)
+        if fault == "zero pivots":
+            piv = piv.clone()
+            piv[1] = 0
+        else:
+            info = info.clone()
+            info[2] = 1
+            LU = LU.clone()
+            LU[2] = float("nan")
+        return LU, piv, info
+
+    monkeypatch.setattr(torch.linalg, "lu_factor_ex", faulty)
+    got = operators._dominant(H, s)
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-12)
+    np.testing.assert_allclose(got[1], want[1], rtol=1e-6, atol=1e-14)
+
+
 def test_causal_blocks_run_on_prefixes_only_where_the_layer_allows():
     torch.manual_seed(0)
     T, d = 6, 4

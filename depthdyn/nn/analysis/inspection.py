@@ -73,7 +73,8 @@ class Inspection:
         What was done differently from the model as given (a float32 copy of a float16 model,
         coupled rows grouped, attention on its math backend).
     estimate_seconds : float
-        The cost estimate made before the Krylov work (from one timed product).
+        The cost estimate made before the Krylov work: one timed product times the most products
+        the analysis may take (the iterations usually stop earlier, at ``tol``).
     momentum : float or None
         ``gamma`` of a momentumnet ``MomentumNet``: the steps (``kind`` ``"branch"``) are then
         its branch functions ``f``, not residual steps.

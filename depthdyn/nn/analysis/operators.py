@@ -596,12 +596,20 @@ def _eigenvector(Hs: torch.Tensor, theta: torch.Tensor) -> torch.Tensor:
     shift = theta * (1 + 1e-10) + 1e-10 * theta.abs().clamp(min=1)
     M = Hs.to(theta.dtype) - shift[:, None, None] * torch.eye(s, dtype=theta.dtype)
     y = torch.ones(P, s, 1, dtype=theta.dtype) / math.sqrt(s)
-    LU, piv, info = torch.linalg.lu_factor_ex(M)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # MKL's threaded complex LU returned invalid pivots (0) at s = 152
+    try:
+        LU, piv, info = torch.linalg.lu_factor_ex(M)
+    finally:
+        torch.set_num_threads(threads)
+    bad = (info != 0) | (piv < 1).any(dim=1) | (piv > s).any(dim=1)
+    LU = torch.where(bad[:, None, None], torch.eye(s, dtype=LU.dtype), LU)  # their solve is redone below
+    piv = torch.where(bad[:, None], torch.arange(1, s + 1, dtype=piv.dtype), piv)
     for _ in range(2):
         y = torch.linalg.lu_solve(LU, piv, y)
         y = y / torch.linalg.vector_norm(y, dim=1, keepdim=True)
     y = y[..., 0]
-    bad = (info != 0) | ~torch.isfinite(y).all(dim=1)
+    bad = bad | ~torch.isfinite(y).all(dim=1)
     if bool(bad.any()):
         lam, Y = torch.linalg.eig(Hs[bad])
         top = (lam - theta[bad, None]).abs().argmin(dim=1)
