@@ -141,7 +141,7 @@ def test_arnoldi_stops_at_its_tolerance_on_a_known_spectrum():
 def test_ritz_residuals_from_inverse_iteration_match_full_eigenvectors():
     """The checkpoint's residual ``h_{s+1,s} |y_s|``, with ``y`` by inverse iteration at the
     dominant Ritz value, is the one a full ``eig`` gives (a wrong eigenvector would not be)."""
-    from depthdyn.nn.analysis.operators import _dominant
+    from depthdyn.nn.analysis.krylov import _dominant
 
     rng = np.random.default_rng(3)
     for s in (1, 8, 40):
@@ -164,13 +164,13 @@ def test_ritz_residuals_from_inverse_iteration_match_full_eigenvectors():
 def test_ritz_residuals_survive_a_faulty_lu(fault, monkeypatch):
     """A LAPACK LU that returns invalid pivots (seen from MKL's threaded complex LU at s = 152)
     or reports failure must not reach ``lu_solve``: those problems take a full ``eig``."""
-    from depthdyn.nn.analysis import operators
+    from depthdyn.nn.analysis import krylov
 
     rng = np.random.default_rng(5)
     s = 12
     H = np.triu(rng.standard_normal((4, s + 1, s)), -1)
     H[:, :s] += 2 * np.eye(s)
-    want = operators._dominant(H, s)
+    want = krylov._dominant(H, s)
     real = torch.linalg.lu_factor_ex
 
     def faulty(M):
@@ -186,7 +186,7 @@ def test_ritz_residuals_survive_a_faulty_lu(fault, monkeypatch):
         return LU, piv, info
 
     monkeypatch.setattr(torch.linalg, "lu_factor_ex", faulty)
-    got = operators._dominant(H, s)
+    got = krylov._dominant(H, s)
     np.testing.assert_allclose(got[0], want[0], rtol=1e-12)
     np.testing.assert_allclose(got[1], want[1], rtol=1e-6, atol=1e-14)
 

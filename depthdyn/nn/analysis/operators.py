@@ -1,4 +1,4 @@
-"""Each layer's Jacobian as a matrix-free operator, and the Krylov methods that read it.
+"""Each layer's Jacobian as a matrix-free operator.
 
 A layer maps its input state ``x`` (one sample: ``n_in`` numbers) to its output state ``y``.
 :class:`LayerOperator` wraps ``J = dy/dx`` at the recorded input as products only: ``J^T v``
@@ -17,16 +17,9 @@ sampled token is one independent ``d``-dimensional problem, ``T / len(tokens)`` 
 than the whole-sequence Jacobian and exact for the sampled blocks; where the layer allows it,
 token ``t``'s products run on the prefix ``x[:, :t + 1]`` alone (:class:`LayerOperator`).
 
-Methods (all batched over the independent problems, float64 when the model is float64):
-
-* :func:`top_singular_values`: Golub–Kahan–Lanczos bidiagonalisation (``J^T J`` implicitly);
-* :func:`spectral_radius`: Arnoldi on ``J^T`` (same eigenvalues as ``J``), needing only ``vjp``;
-* :func:`hutchinson_trace`: ``E[z^T J z]`` with Rademacher probes;
-* :meth:`LayerOperator.dense`: the Jacobian itself, for small ``n`` (one ``vjp`` per row).
-
-A Krylov space as large as the problem makes the values exact up to rounding; below that each
-value comes with its residual bound (``accuracy``), and the iterations stop once that bound is
-below ``tol`` times the value (tested every 8 steps).
+The methods that read the operator (Lanczos, Arnoldi, Hutchinson) are in :mod:`.krylov` and
+importable from here too; :meth:`LayerOperator.dense` gives the Jacobian itself, for small
+``n`` (one ``vjp`` per row).
 """
 
 from __future__ import annotations
@@ -34,21 +27,20 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass
 
-import numpy as np
 import torch
 
 from ...errors import ParameterError, ShapeError
+from .krylov import (  # noqa: F401 (the methods' home was this module: kept importable from it)
+    Spectrum,
+    _check_tol,
+    hutchinson_trace,
+    ritz_values,
+    spectral_radius,
+    top_singular_values,
+)
 
-__all__ = [
-    "LayerOperator",
-    "Spectrum",
-    "top_singular_values",
-    "spectral_radius",
-    "hutchinson_trace",
-    "ritz_values",
-]
+__all__ = ["LayerOperator"]
 
 
 def _quiet(fn):
@@ -411,251 +403,3 @@ class LayerOperator:
             E = eye[lo : lo + chunk, None, :].expand(-1, self.problems, -1)
             rows.append(self.rmatvec(E))
         return torch.cat(rows).permute(1, 0, 2)
-
-
-@dataclass(frozen=True, eq=False)
-class Spectrum:
-    """Values per problem and the bound on their error.
-
-    ``values`` ``(P, k)``; ``accuracy`` ``(P, k)``: the Krylov residual bound on each
-    value (0 for a dense computation: rounding only); ``method`` says how they were found.
-    """
-
-    values: np.ndarray
-    accuracy: np.ndarray
-    method: str
-
-
-def _check_steps(steps, n: int, k: int) -> int:
-    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
-        raise ParameterError(f"steps must be a positive integer, got {steps!r}")
-    return max(min(steps, n), min(k, n))
-
-
-def _orthonormalise(w: torch.Tensor, Q: torch.Tensor, j: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """Gram–Schmidt of ``w`` ``(P, n)`` against ``Q[:, :j]``, repeated once where a problem's
-    vector lost more than ``1 - 1/sqrt(2)`` of its norm (the Daniel–Gragg–Kaufman–Stewart test:
-    one pass is then not enough for orthogonality to rounding); returns (w, coefficients)."""
-    h = torch.zeros(w.shape[0], j, dtype=w.dtype, device=w.device)
-    for _ in range(2):
-        before = w.norm(dim=-1)
-        # bmm reads the basis in place (einsum copies the strided slice on every call)
-        c = torch.bmm(Q[:, :j], w[:, :, None])[:, :, 0]
-        w = w - torch.bmm(c[:, None, :], Q[:, :j])[:, 0]
-        h = h + c
-        if bool((w.norm(dim=-1) > before / math.sqrt(2)).all()):
-            break
-    return w, h
-
-
-def _next_basis(w: torch.Tensor, Q: torch.Tensor, j: int, gen: torch.Generator) -> tuple:
-    """Normalise ``w``; where it vanished (an invariant subspace), restart with a random vector
-    orthogonal to the basis and record a zero coupling, which keeps the projection exact."""
-    norm = w.norm(dim=-1)
-    # the basis is orthonormal (entries at most 1): the threshold is absolute past the first vector
-    scale = torch.clamp(norm, min=1.0) if j == 0 else torch.ones_like(norm)
-    dead = norm <= 1e3 * torch.finfo(w.dtype).eps * scale
-    if bool(dead.any()):
-        r = torch.randn(w.shape, generator=gen, dtype=w.dtype).to(w.device)
-        r, _ = _orthonormalise(r, Q, j)
-        w = torch.where(dead[:, None], r, w)
-        norm = torch.where(dead, torch.zeros_like(norm), norm)
-    return w / w.norm(dim=-1, keepdim=True), norm
-
-
-def _start(P: int, n: int, like: torch.Tensor, seed: int) -> tuple[torch.Tensor, torch.Generator]:
-    gen = torch.Generator().manual_seed(seed)
-    v = torch.randn(P, n, generator=gen, dtype=like.dtype).to(like.device)
-    return v / v.norm(dim=-1, keepdim=True), gen
-
-
-def _orth(Y: torch.Tensor) -> torch.Tensor:
-    """Orthonormal columns per problem: ``(P, n, m)`` -> ``(P, n, m)`` (reduced QR)."""
-    return torch.linalg.qr(Y).Q
-
-
-def _check_tol(tol) -> float:
-    if isinstance(tol, bool) or not isinstance(tol, (int, float)) or not 0 <= tol < 1:
-        raise ParameterError(f"tol must be a number in [0, 1), got {tol!r}")
-    return float(tol)
-
-
-def _checkpoint(j: int, s: int, every: int = 8) -> bool:
-    """Test convergence after step ``j`` (0-based) every ``every`` steps and at the last (a
-    test costs a small dense SVD / eigenproblem per problem: not after every step)."""
-    return j + 1 == s or (j + 1) % every == 0
-
-
-def _full_space(op: LayerOperator, k: int) -> Spectrum:
-    """Every ``J e_i`` at once: the exact singular values (the Krylov space is everything)."""
-    n = op.n_in
-    Q = torch.eye(n, dtype=op.x.dtype, device=op.x.device).expand(op.problems, n, n).contiguous()
-    JQ = op.matvec(Q.permute(2, 0, 1)).permute(1, 2, 0).double()  # (P, n_out, n) = J
-    sigma = torch.linalg.svdvals(JQ)[:, :k]
-    return Spectrum(sigma.cpu().numpy(), np.zeros(tuple(sigma.shape)), "dense (full Krylov space)")
-
-
-def top_singular_values(
-    op: LayerOperator, k: int = 1, *, steps: int = 100, tol: float = 1e-3, seed: int = 0
-) -> Spectrum:
-    """The ``k`` largest singular values of ``J`` per problem, descending.
-
-    Golub–Kahan–Lanczos bidiagonalisation with full reorthogonalisation, batched over the
-    problems: step ``j`` makes one ``J v`` (``jvp``) and one ``J^T u`` (``vjp``) for every
-    problem at once and extends ``J V_j = U_j B_j`` with ``B_j`` upper bidiagonal. The singular
-    values of ``B_j`` are those of ``U_j^T J V_j``, so each is a lower bound of the
-    corresponding one of ``J`` (interlacing), and for each Ritz triplet ``(sigma, x, y)`` of
-    ``B_j``, ``J V y = sigma U x`` holds exactly while ``J^T U x - sigma V y`` has norm
-    ``r = beta_j |x_j|``: a singular value of ``J`` lies within ``r`` of ``sigma``. ``accuracy``
-    is that ``r`` (absolute). Every 8 steps the iteration stops once ``r <= tol * sigma`` for the
-    top ``k`` of every problem (``tol=0``: always ``steps`` steps); a single-vector Krylov space
-    of ``J^T J`` reaches a given accuracy in far fewer products than a block one of the same
-    dimension. With ``steps >= n`` the whole space is taken at once and the values are exact.
-    """
-    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
-        raise ParameterError(f"steps must be a positive integer, got {steps!r}")
-    tol = _check_tol(tol)
-    n = op.n_in
-    k = min(k, n, op.n_out)
-    s = max(steps, k)
-    if s >= min(n, op.n_out):
-        return _full_space(op, k)
-    P = op.problems
-    v, gen = _start(P, n, op.x, seed)
-    V = v.new_zeros(P, s + 1, n)
-    U = v.new_zeros(P, s, op.n_out)
-    alpha = torch.zeros(P, s, dtype=torch.float64)
-    beta = torch.zeros(P, s, dtype=torch.float64)
-    V[:, 0] = v
-    u = op.matvec(v[None])[0]
-    for j in range(s):
-        if j:
-            u = u - beta[:, j - 1, None].to(u) * U[:, j - 1]
-        u, _ = _orthonormalise(u, U, j)
-        U[:, j], a = _next_basis(u, U, j, gen)
-        alpha[:, j] = a.double().cpu()
-        w = op.rmatvec(U[None, :, j])[0] - alpha[:, j, None].to(u) * V[:, j]
-        w, _ = _orthonormalise(w, V, j + 1)
-        V[:, j + 1], b = _next_basis(w, V, j + 1, gen)
-        beta[:, j] = b.double().cpu()
-        if _checkpoint(j, s) and j + 1 >= k:
-            B = torch.diag_embed(alpha[:, : j + 1]) + torch.diag_embed(beta[:, :j], offset=1)
-            # left singular vectors of B as eigenvectors of B B^T: 3x cheaper than an SVD, and
-            # the top k (all that is kept) lose nothing by the squaring (relative error eps s_1^2/s_k^2)
-            ev, X = torch.linalg.eigh(B @ B.mT)
-            sig, X = ev.flip(-1)[:, :k].clamp(min=0).sqrt(), X.flip(-1)
-            resid = beta[:, j, None] * X[:, j, :k].abs()
-            if j + 1 == s or bool((resid <= tol * sig).all()):
-                break
-        u = op.matvec(V[None, :, j + 1])[0]
-    return Spectrum(sig.numpy(), resid.numpy(), f"Golub-Kahan-Lanczos ({j + 1} steps, tol {tol:g})")
-
-
-def _arnoldi(op: LayerOperator, steps: int, seed: int, tol: float = 0.0) -> tuple[np.ndarray, int]:
-    """Arnoldi on ``J^T`` (same eigenvalues as ``J``; ``vjp`` only): the ``(P, s + 1, s)``
-    Hessenberg matrix in float64 and the number of steps ``s`` taken. With ``tol > 0`` and a
-    Krylov space short of the whole space it stops (tested every 8 steps) once the dominant
-    Ritz value of every problem has a residual ``<= tol`` times its modulus."""
-    if not op.square:
-        raise ShapeError(f"no eigenvalues: the layer maps {op.n_in} numbers to {op.n_out}")
-    s = _check_steps(steps, op.n_in, 1)
-    v, gen = _start(op.problems, op.n_in, op.x, seed)
-    Q = v.new_zeros(op.problems, s + 1, op.n_in)
-    Q[:, 0] = v
-    H = v.new_zeros(op.problems, s + 1, s)
-    for j in range(s):
-        w, h = _orthonormalise(op.rmatvec(Q[None, :, j])[0], Q, j + 1)
-        H[:, : j + 1, j] = h
-        Q[:, j + 1], H[:, j + 1, j] = _next_basis(w, Q, j + 1, gen)
-        if tol > 0 and s < op.n_in and j + 1 < s and _checkpoint(j, s):
-            theta, resid = _dominant(H[:, : j + 2, : j + 1].double().cpu().numpy(), j + 1)
-            if np.all(resid <= tol * theta):
-                return H[:, : j + 2, : j + 1].double().cpu().numpy(), j + 1
-    return H.double().cpu().numpy(), s
-
-
-def _dominant(H: np.ndarray, s: int) -> tuple[np.ndarray, np.ndarray]:
-    """``|theta|`` of the largest Ritz value of each problem and its residual ``h_{s+1,s} |y_s|``.
-
-    Eigenvalues only (half the cost of eigenvectors too, and this runs at every checkpoint),
-    then the one eigenvector needed by two steps of inverse iteration at that Ritz value.
-    """
-    # torch's LAPACK: numpy's threaded BLAS crawls on a shared machine (10-60x here)
-    Hs = torch.from_numpy(np.ascontiguousarray(H[:, :s, :]))
-    lam = torch.linalg.eigvals(Hs)
-    theta = lam[torch.arange(lam.shape[0]), lam.abs().argmax(dim=1)]
-    y = _eigenvector(Hs, theta)
-    return theta.abs().numpy(), np.abs(H[:, s, s - 1] * y[:, -1].numpy())
-
-
-def _eigenvector(Hs: torch.Tensor, theta: torch.Tensor) -> torch.Tensor:
-    """Unit eigenvectors ``(P, s)`` of ``Hs`` ``(P, s, s)`` for its eigenvalues ``theta``: inverse
-    iteration with the shift moved off ``theta`` by ~1e-10 relative, so that the LU has no exact
-    zero pivot; where that still fails (not finite), the eigenvector from a full ``eig``."""
-    P, s = Hs.shape[0], Hs.shape[1]
-    shift = theta * (1 + 1e-10) + 1e-10 * theta.abs().clamp(min=1)
-    M = Hs.to(theta.dtype) - shift[:, None, None] * torch.eye(s, dtype=theta.dtype)
-    y = torch.ones(P, s, 1, dtype=theta.dtype) / math.sqrt(s)
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # MKL's threaded complex LU returned invalid pivots (0) at s = 152
-    try:
-        LU, piv, info = torch.linalg.lu_factor_ex(M)
-    finally:
-        torch.set_num_threads(threads)
-    bad = (info != 0) | (piv < 1).any(dim=1) | (piv > s).any(dim=1)
-    LU = torch.where(bad[:, None, None], torch.eye(s, dtype=LU.dtype), LU)  # their solve is redone below
-    piv = torch.where(bad[:, None], torch.arange(1, s + 1, dtype=piv.dtype), piv)
-    for _ in range(2):
-        y = torch.linalg.lu_solve(LU, piv, y)
-        y = y / torch.linalg.vector_norm(y, dim=1, keepdim=True)
-    y = y[..., 0]
-    bad = bad | ~torch.isfinite(y).all(dim=1)
-    if bool(bad.any()):
-        lam, Y = torch.linalg.eig(Hs[bad])
-        top = (lam - theta[bad, None]).abs().argmin(dim=1)
-        y[bad] = Y[torch.arange(Y.shape[0]), :, top]
-    return y
-
-
-def spectral_radius(op: LayerOperator, *, steps: int = 100, tol: float = 1e-3, seed: int = 0) -> Spectrum:
-    """Largest ``|eigenvalue|`` of ``J`` per problem (``values`` ``(P, 1)``), by Arnoldi.
-
-    Arnoldi on ``J^T`` (``vjp`` only) with full reorthogonalisation, at most ``steps`` steps,
-    stopping (tested every 8 steps) once the dominant Ritz value of every problem has a
-    residual ``h_{s+1,s} |y_s| <= tol * |theta|`` (``tol=0``: always ``steps``; ``steps >= n``:
-    always the whole space, exact). ``accuracy`` is
-    that residual: a backward-error bound (``theta`` is an eigenvalue of a matrix within it of
-    ``J``), which a non-normal Jacobian can amplify; 0 when the Krylov space is the whole space.
-    """
-    tol = _check_tol(tol)
-    H, s = _arnoldi(op, steps, seed, tol)
-    theta, resid = _dominant(H, s)
-    exact = s >= op.n_in
-    if exact:
-        resid = np.zeros(op.problems)
-    return Spectrum(theta[:, None], resid[:, None], "arnoldi (exact)" if exact else f"arnoldi ({s} steps)")
-
-
-def ritz_values(op: LayerOperator, *, steps: int = 40, seed: int = 0) -> np.ndarray:
-    """All Ritz values of ``J`` per problem: ``(P, s)`` complex.
-
-    With ``steps >= n`` these are the eigenvalues of ``J``; below it, a sampled spectrum whose
-    extreme values converge first.
-    """
-    H, s = _arnoldi(op, steps, seed)
-    return torch.linalg.eigvals(torch.from_numpy(np.ascontiguousarray(H[:, :s, :]))).numpy()
-
-
-def hutchinson_trace(op: LayerOperator, *, probes: int = 16, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """Hutchinson estimate of ``tr J`` per problem and its standard error: two ``(P,)`` arrays.
-
-    ``z^T (J^T z)`` with Rademacher ``z`` (``probes`` of them, one batched ``vjp``).
-    """
-    if not op.square:
-        raise ShapeError(f"no trace: the layer maps {op.n_in} numbers to {op.n_out}")
-    if isinstance(probes, bool) or not isinstance(probes, int) or probes < 2:
-        raise ParameterError(f"probes must be an integer >= 2, got {probes!r}")
-    gen = torch.Generator().manual_seed(seed)
-    Z = (torch.randint(0, 2, (probes, op.problems, op.n_in), generator=gen) * 2 - 1).to(op.x)
-    est = (Z * op.rmatvec(Z)).sum(-1).double().cpu().numpy()
-    return est.mean(0), est.std(0, ddof=1) / math.sqrt(probes)

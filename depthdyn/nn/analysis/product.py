@@ -3,7 +3,7 @@
 :class:`ProductOperator` chains :class:`~.operators.LayerOperator` objects (each the Jacobian
 of one layer at its recorded input, ``jvp``/``vjp`` products only): ``J w`` goes through the
 layers first to last, ``J^T v`` last to first. It has the interface the Krylov methods of
-:mod:`.operators` read, so :func:`~.operators.top_singular_values` gives the top singular values
+:mod:`.operators` read, so :func:`~.krylov.top_singular_values` gives the top singular values
 of the whole run per problem (sample or sampled token), with their residual bounds, and
 :func:`lyapunov_exponents` the finite-depth Lyapunov exponents of the run by the QR method,
 each layer applied to ``k`` vectors at once (``jvp`` lanes).
