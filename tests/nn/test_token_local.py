@@ -146,3 +146,30 @@ def test_a_candidate_with_the_right_values_but_wrong_derivative_is_refused():
     # the genuine candidate is taken
     op_ok, _ = _operator_with(lambda st: st.local)
     assert op_ok.token_local
+
+
+def test_block_lanczos_on_token_local_blocks_against_dense():
+    from depthdyn.nn.analysis.blockkrylov import block_singular_values
+
+    tf = _tf()
+    model = _gpt2(tf)
+    ids = torch.randint(0, 64, (2, 9))
+    inputs = {"input_ids": ids, "use_cache": False}
+    ins = inspect(model, inputs, k=3, tokens=[2, 8], dense_max=0, steps=6, tol=1e-6)
+    call = record(model, inputs).calls[0]
+    D = _blocks(_jacobian(call.function(), call.state), (2, 8), 2)
+    want = torch.linalg.svdvals(D)[:, :3].numpy()
+    op = ins.operator(0)
+    assert op.block == 4 and ins.methods[0].startswith("block Lanczos")
+    # each value within the layer's largest bound of the true one
+    sv, bound = ins.top_singular_values[0], ins.accuracy["singular_values"][0]
+    assert np.all(np.abs(sv - want) <= bound * (1 + 1e-9) + 1e-12)
+    # the whole space (8 steps of 4 = 32 = d): exact, bounds 0
+    values, bounds, steps = block_singular_values(op, 3, 4, 8, 0.0, 0)
+    np.testing.assert_allclose(values, want, rtol=1e-10)
+    assert steps == 8 and np.all(bounds == 0)
+    # short of it, the bound holds per value and shrinks as the space grows
+    v2, b2, _ = block_singular_values(op, 3, 4, 2, 0.0, 0)
+    v4, b4, _ = block_singular_values(op, 3, 4, 4, 0.0, 0)
+    assert np.all(np.abs(v2 - want) <= b2 + 1e-12) and np.all(np.abs(v4 - want) <= b4 + 1e-12)
+    assert b4.max() < b2.max() and np.all(v2 <= want + 1e-10)  # Ritz values from below

@@ -382,8 +382,11 @@ def _spectra(gsteps, rec, blocks, picked, notes, opt, **fields) -> Inspection:
         if i == 0:
             estimate = _estimate(op, L, dense, opt)
             if bar is not None:
-                bar.write(f"inspect: {L} steps x {N} problems of size {op.n_in}: at most about {estimate:.0f} s "
-                          "(the iterations usually stop earlier)", file=sys.stderr)
+                bar.write(
+                    f"inspect: {L} steps x {N} problems of size {op.n_in}: at most about {estimate:.0f} s "
+                    "(the iterations usually stop earlier)",
+                    file=sys.stderr,
+                )
         if dense:
             J = op.dense()
             s = torch.linalg.svdvals(J.double()).cpu().numpy()

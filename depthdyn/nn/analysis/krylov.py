@@ -8,7 +8,8 @@ anything with its ``matvec`` / ``rmatvec`` / ``problems`` / ``n_in`` / ``n_out``
 
 All are batched over the operator's independent problems. Where the operator takes several
 vectors in one pass for little more than one (``op.block > 1``: token-local operators), the
-first two grow their Krylov spaces a block of vectors per step (:mod:`.blocks`).
+singular values come from block Lanczos instead (:mod:`.blockkrylov`), a block of vectors per
+step.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import numpy as np
 import torch
 
 from ...errors import ParameterError, ShapeError
+from .blockkrylov import block_singular_values
 
 __all__ = ["Spectrum", "top_singular_values", "spectral_radius", "hutchinson_trace", "ritz_values"]
 
@@ -106,9 +108,7 @@ def _full_space(op, k: int) -> Spectrum:
     return Spectrum(sigma.cpu().numpy(), np.zeros(tuple(sigma.shape)), "dense (full Krylov space)")
 
 
-def top_singular_values(
-    op, k: int = 1, *, steps: int = 100, tol: float = 1e-3, seed: int = 0
-) -> Spectrum:
+def top_singular_values(op, k: int = 1, *, steps: int = 100, tol: float = 1e-3, seed: int = 0) -> Spectrum:
     """The ``k`` largest singular values of ``J`` per problem, descending.
 
     Golub–Kahan–Lanczos bidiagonalisation with full reorthogonalisation, batched over the
@@ -122,6 +122,9 @@ def top_singular_values(
     top ``k`` of every problem (``tol=0``: always ``steps`` steps); a single-vector Krylov space
     of ``J^T J`` reaches a given accuracy in far fewer products than a block one of the same
     dimension. With ``steps >= n`` the whole space is taken at once and the values are exact.
+    An operator that takes several vectors per pass cheaply (``op.block > 1``) gets block
+    Lanczos instead (:func:`~.blockkrylov.block_singular_values`): ``steps`` steps of
+    ``op.block`` vectors, the same kind of bound.
     """
     if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
         raise ParameterError(f"steps must be a positive integer, got {steps!r}")
@@ -131,6 +134,10 @@ def top_singular_values(
     s = max(steps, k)
     if s >= min(n, op.n_out):
         return _full_space(op, k)
+    b = getattr(op, "block", 1)
+    if b > 1:
+        values, bounds, it = block_singular_values(op, k, b, s, tol, seed)
+        return Spectrum(values, bounds, f"block Lanczos ({it} steps of {b} vectors, tol {tol:g})")
     P = op.problems
     v, gen = _start(P, n, op.x, seed)
     V = v.new_zeros(P, s + 1, n)

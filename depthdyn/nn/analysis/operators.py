@@ -235,6 +235,12 @@ class LayerOperator:
         return bool(self._local)
 
     @property
+    def block(self) -> int:
+        """Vectors per product for block Lanczos (:mod:`.blockkrylov`): 4 where the operator is
+        token-local (several vectors cost little more than one), else 1."""
+        return 4 if self.token_local else 1
+
+    @property
     def forward_mode(self) -> str | None:
         """How ``J w`` is computed (known after the first one): ``"transpose of vjp"`` or ``"jvp"``."""
         pieces = list(self._local.values()) if self._local else self._prefix or [self._full]
@@ -326,13 +332,16 @@ class LayerOperator:
         return None
 
     def _piece(self, K: int) -> _Products:
-        """The token-local products of ``K`` copies of the entries: one vector's is kept, others
-        (probes, dense columns) are recorded when asked, so that their graphs do not pile up."""
+        """The token-local products of ``K`` copies of the entries: those of one vector and of a
+        block (:attr:`block`) are kept, others (probes, dense columns) recorded when asked, so that
+        their graphs do not pile up."""
         if K in self._local:
             return self._local[K]
         fn, X = self._make(K), self._entries(self.x, K)
         with torch.no_grad():
             piece = _Products(fn, X, fn(X))
+        if K == self.block:
+            self._local[K] = piece
         return piece
 
     # -- layout: (P, n) vectors <-> full tensors, one lane per token -----------------------
