@@ -413,10 +413,11 @@ def _spectra(gsteps, rec, blocks, picked, notes, opt, **fields) -> Inspection:
             bar.update(1)
     if bar is not None:
         bar.close()
-    if any("math" in (op.forward_mode or "") for op in ops):
+    if any(op.token_local or "math" in (op.forward_mode or "") for op in ops):
         notes.append(
-            "scaled_dot_product_attention ran on its math backend in the analysis: the fused CPU kernel has "
-            "neither forward-mode AD nor a differentiable backward (the recorded forward is the model's own)"
+            "scaled_dot_product_attention (where a step has it) ran on its math backend in the analysis: "
+            "the fused CPU kernel has neither forward-mode AD nor a differentiable backward, nor a batched "
+            "one (the recorded forward is the model's own)"
         )
     return Inspection(
         kinds=tuple(s.kind for s in gsteps),
