@@ -3,8 +3,6 @@ tiny: 2 layers, width 64, float64), cross-checked against dense ``torch.func.jac
 the whole batch, the cross-batch blocks included. Each library is skipped with a reason when it
 is not installed (the test extra installs transformers and hyper-connections)."""
 
-import importlib
-
 import numpy as np
 import pytest
 
@@ -13,7 +11,10 @@ torch = pytest.importorskip("torch", reason="depthdyn.nn needs the optional torc
 from torch import nn  # noqa: E402
 
 torch.set_num_threads(1)  # a second thread on a shared 2-core machine makes each op ~100x slower
-from torch.nn.attention import SDPBackend, sdpa_kernel  # noqa: E402
+
+from shipped_models import full_jacobian as _full_jacobian  # noqa: E402
+from shipped_models import library as _library  # noqa: E402
+from shipped_models import rel as _rel  # noqa: E402
 
 from depthdyn.nn import find_layers, inspect, record  # noqa: E402
 from depthdyn.nn.analysis.checks import BatchCouplingError  # noqa: E402
@@ -21,30 +22,9 @@ from depthdyn.nn.analysis.checks import BatchCouplingError  # noqa: E402
 TOL = 1e-8
 
 
-def _library(name):
-    """The module, or a skip: timm imports torchvision, whose PyPI build needs the CUDA torch and
-    fails to import beside a CPU torch with a RuntimeError, not an ImportError."""
-    try:
-        return importlib.import_module(name)
-    except Exception as exc:  # noqa: BLE001
-        pytest.skip(f"{name} is not importable here: {type(exc).__name__}: {str(exc)[:120]}")
-
-
 @pytest.fixture(autouse=True)
 def _seed():
     torch.manual_seed(0)
-
-
-def _full_jacobian(fn, x):
-    """``d fn(x) / d x`` of the whole batch: ``(*y.shape, *x.shape)``, by reverse mode, with the
-    attention on its math backend (vmap of the fused CPU kernel's backward falls back)."""
-    with sdpa_kernel([SDPBackend.MATH]):
-        return torch.func.jacrev(fn)(x.detach()).detach()
-
-
-def _rel(a, b):
-    a, b = np.asarray(a), np.asarray(b)
-    return float(np.max(np.abs(a - b) / np.maximum(np.abs(b), 1e-300)))
 
 
 def _gpt2():

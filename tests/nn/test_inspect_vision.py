@@ -7,15 +7,16 @@ tests run in the models set-up (``pip install -e ".[test,models]" -c constraints
 the second stage of ``.ci/run``) and are skipped, with the reason, beside the CPU torch of
 the main test set-up."""
 
-import importlib
-
 import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch", reason="depthdyn.nn needs the optional torch extra")
 
 torch.set_num_threads(1)  # a second thread on a shared 2-core machine makes each op ~100x slower
-from torch.nn.attention import SDPBackend, sdpa_kernel  # noqa: E402
+
+from shipped_models import full_jacobian as _full_jacobian  # noqa: E402
+from shipped_models import library as _library  # noqa: E402
+from shipped_models import rel as _rel  # noqa: E402
 
 from depthdyn.errors import ParameterError  # noqa: E402
 from depthdyn.nn import find_layers, inspect, record  # noqa: E402
@@ -25,30 +26,9 @@ from depthdyn.nn.analysis.steps import Split  # noqa: E402
 TOL = 1e-8
 
 
-def _library(name):
-    """The module, or a skip: beside a torch it was not built for, torchvision (imported by timm
-    at import time) fails with a RuntimeError, not an ImportError."""
-    try:
-        return importlib.import_module(name)
-    except Exception as exc:  # noqa: BLE001
-        pytest.skip(f"{name} is not importable here: {type(exc).__name__}: {str(exc)[:120]}")
-
-
 @pytest.fixture(autouse=True)
 def _seed():
     torch.manual_seed(0)
-
-
-def _full_jacobian(fn, x):
-    """``d fn(x) / d x`` of the whole batch, ``(*y.shape, *x.shape)``, by reverse mode (attention
-    on its math backend: vmap of the fused CPU kernel's backward falls back)."""
-    with sdpa_kernel([SDPBackend.MATH]):
-        return torch.func.jacrev(fn)(x.detach()).detach()
-
-
-def _rel(a, b):
-    a, b = np.asarray(a), np.asarray(b)
-    return float(np.max(np.abs(a - b) / np.maximum(np.abs(b), 1e-300)))
 
 
 def _per_input(J, B):

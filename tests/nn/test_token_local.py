@@ -3,38 +3,26 @@ one-token rows, through a cache of the recorded keys and values (Hugging Face de
 token-wise step. Every block is cross-checked against dense ``torch.func.jacrev`` Jacobians of
 the whole batch; candidates that do not reproduce the layer are shown to be refused."""
 
-import importlib
-
 import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch", reason="depthdyn.nn needs the optional torch extra")
 
-from torch.nn.attention import SDPBackend, sdpa_kernel  # noqa: E402
 
 from depthdyn.nn import inspect, record  # noqa: E402
 from depthdyn.nn.analysis.operators import LayerOperator  # noqa: E402
 from depthdyn.nn.analysis.steps import layer_steps  # noqa: E402
 
 torch.set_num_threads(1)
+from shipped_models import full_jacobian as _jacobian  # noqa: E402
+from shipped_models import library  # noqa: E402
+
 TOL = 1e-8
-
-
-def _tf():
-    try:
-        return importlib.import_module("transformers")
-    except Exception as exc:  # noqa: BLE001
-        pytest.skip(f"transformers is not importable here: {type(exc).__name__}")
 
 
 @pytest.fixture(autouse=True)
 def _seed():
     torch.manual_seed(0)
-
-
-def _jacobian(fn, x):
-    with sdpa_kernel([SDPBackend.MATH]):
-        return torch.func.jacrev(fn)(x.detach()).detach()
 
 
 def _gpt2(tf):
@@ -61,7 +49,7 @@ def _blocks(J, tokens, B):
 
 @pytest.mark.parametrize("make", ["gpt2", "llama", "llama-gqa"])
 def test_cached_attention_blocks_equal_the_jacobian_blocks(make):
-    tf = _tf()
+    tf = library("transformers")
     model = _gpt2(tf) if make == "gpt2" else _llama(tf, kv_heads=1 if make == "llama-gqa" else 4)
     ids = torch.randint(0, 64, (2, 7))
     tokens = (0, 3, 6)
@@ -87,7 +75,7 @@ def test_cached_attention_blocks_equal_the_jacobian_blocks(make):
 
 
 def test_padding_mask_is_respected():
-    tf = _tf()
+    tf = library("transformers")
     model = _gpt2(tf)
     ids = torch.randint(0, 64, (2, 6))
     mask = torch.ones(2, 6, dtype=torch.long)
@@ -101,7 +89,7 @@ def test_padding_mask_is_respected():
 
 
 def test_split_steps_are_token_local():
-    tf = _tf()
+    tf = library("transformers")
     model = _gpt2(tf)
     ids = torch.randint(0, 64, (1, 6))
     ins = inspect(model, {"input_ids": ids, "use_cache": False}, k=2, tokens=[1, 5], dense_max=64, split=True)
@@ -114,7 +102,7 @@ def test_split_steps_are_token_local():
 
 
 def _operator_with(candidate_maker):
-    tf = _tf()
+    tf = library("transformers")
     model = _gpt2(tf)
     ids = torch.randint(0, 64, (1, 6))
     st = layer_steps(record(model, {"input_ids": ids, "use_cache": False}).calls)[1]
@@ -151,7 +139,7 @@ def test_a_candidate_with_the_right_values_but_wrong_derivative_is_refused():
 def test_block_lanczos_on_token_local_blocks_against_dense():
     from depthdyn.nn.analysis.blockkrylov import block_singular_values
 
-    tf = _tf()
+    tf = library("transformers")
     model = _gpt2(tf)
     ids = torch.randint(0, 64, (2, 9))
     inputs = {"input_ids": ids, "use_cache": False}
