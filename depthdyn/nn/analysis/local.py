@@ -64,9 +64,9 @@ class _Prefix:
         return torch.cat([self.keys, key_states], dim=-2), torch.cat([self.values, value_states], dim=-2)
 
 
-def _named(call) -> tuple[str, dict] | None:
-    """The cache keyword of the layer and its recorded call as keyword arguments (the state
-    included), or None where the layer takes no cache or its arguments cannot all be named."""
+def _named(call) -> tuple[str, str, dict] | None:
+    """The cache keyword of the layer, the name of its state argument and its recorded call as
+    keyword arguments, or None where it takes no cache or its arguments cannot all be named."""
     try:
         sig = pyinspect.signature(call.module.forward)
         bound = sig.bind(*call.args, **call.kwargs)
@@ -82,7 +82,30 @@ def _named(call) -> tuple[str, dict] | None:
             return None
         else:
             named[name] = value
-    return (kw, named) if kw is not None else None
+    state = next(iter(sig.parameters)) if call.where == 0 else call.where
+    return (kw, state, _detached(named)) if kw is not None else None
+
+
+def _recorded_keys(call):
+    """``(cache keyword, state name, keyword arguments, keys, values)`` of one call of the layer
+    on its recorded state with a recording cache, or None where that is not one attention."""
+    x, named = call.state.detach(), _named(call)
+    if x.dim() != 3 or named is None:
+        return None
+    kw, state, kwargs = named
+    tape = _Tape()
+    try:
+        with torch.no_grad():
+            call.module(**{**kwargs, state: x.clone(), kw: tape})
+    except Exception:  # noqa: BLE001 - a layer that rejects the cache is simply not token-local
+        return None
+    if len(tape.kv) != 1:  # no attention through the cache, or several (cross-attention): unknown
+        return None
+    keys, values = tape.kv[0]
+    B, T = x.shape[:2]
+    if keys.dim() != 4 or keys.shape[0] != B or keys.shape[-2] != T or values.shape[-2] != T:
+        return None
+    return kw, state, kwargs, keys, values
 
 
 def _at(value, B: int, T: int, t_idx):
@@ -123,37 +146,23 @@ def _key_mask(recorded, B: int, T: int, t_idx, dtype) -> torch.Tensor | None:
 def cached_attention(call) -> Callable:
     """Candidates for a recorded layer call (:class:`~depthdyn.nn.analysis.record.Call`): the
     token-local function described above where its attention takes a key/value cache, then the
-    call as a token-wise step."""
+    call as a token-wise step. The keys and values are recorded once, on first use."""
     fallback = call.function()
+    memo = {}
 
     def candidates(tokens):
-        made = _token_local(call, tokens)
+        if "keys" not in memo:
+            memo["keys"] = _recorded_keys(call)
+        made = None if memo["keys"] is None else _token_local(call, memo["keys"], tokens)
         return [fallback] if made is None else [made, fallback]
 
     return candidates
 
 
-def _token_local(call, tokens) -> Callable | None:
-    x = call.state.detach()
-    named = _named(call)
-    if x.dim() != 3 or named is None:
-        return None
-    kw, kwargs = named[0], _detached(named[1])
-    state = 0 if call.where == 0 else call.where
-    state = next(iter(pyinspect.signature(call.module.forward).parameters)) if state == 0 else state
-    module = call.module
+def _token_local(call, recorded, tokens) -> Callable | None:
+    kw, state, kwargs, keys, values = recorded
+    x, module = call.state, call.module
     B, T = x.shape[:2]
-    tape = _Tape()
-    try:
-        with torch.no_grad():
-            module(**{**kwargs, state: x.clone(), kw: tape})
-    except Exception:  # noqa: BLE001 - a layer that rejects the cache is simply not token-local
-        return None
-    if len(tape.kv) != 1:  # no attention through the cache, or several (cross-attention): unknown
-        return None
-    keys, values = tape.kv[0]
-    if keys.dim() != 4 or keys.shape[0] != B or keys.shape[-2] != T or values.shape[-2] != T:
-        return None
     t_idx = torch.tensor(tokens)
     mask = _key_mask(kwargs.get("attention_mask"), B, T, t_idx, x.dtype)
     if mask is None:
