@@ -22,8 +22,8 @@ import sympy as sp
 from .errors import DepthdynError, ParameterError
 from .families.registry import parse_spec, resolve_spec
 from .numeric.region import StabilityRegion, stability_region
+from .records import Record
 from .recurrence import Param, Recurrence
-from .symbolic.records import Record
 
 __all__ = ["DEFAULT_BOX", "CompareRow", "ComparisonTable", "axis_intervals", "compare", "numeric_numbers", "parse_spec",
            "plot_comparison", "resolve_spec", "stability_facts"]

@@ -24,8 +24,8 @@ import sympy as sp
 
 from .errors import DomainError, ParameterError, ParseError, ShapeError, UnknownParameterError
 from .parse import as_sympy, parse_value
-from .symbolic.records import symbol as _symbol
-from .symbolic.records import tex
+from .printing import symbol as _symbol
+from .printing import tex
 
 __all__ = [
     "r",

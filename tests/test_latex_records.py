@@ -8,7 +8,8 @@ import pytest
 import sympy as sp
 
 import depthdyn as dd
-from depthdyn.symbolic.records import TexSymbol, symbol
+import depthdyn.numeric  # noqa: F401 - dd.numeric below (a submodule is an attribute once imported)
+from depthdyn.printing import TexSymbol, symbol
 
 
 def bare_lam(text: str) -> bool:

@@ -110,8 +110,8 @@ def test_scan_allows_what_cannot_read_text(snippet):
 
 
 def test_scan_fails_on_a_mutated_package_module():
-    """Re-inserting the old ``sympify`` into ``records.tex`` is caught."""
-    path = PACKAGE / "symbolic" / "records.py"
+    """Re-inserting the old ``sympify`` into ``printing.tex`` is caught."""
+    path = PACKAGE / "printing.py"
     source = path.read_text(encoding="utf-8")
     assert violations(source) == []
     marker = "def tex(expr, **settings) -> str:\n"
@@ -129,7 +129,7 @@ _PAYLOAD = "__import__('os').getcwd()"
 
 
 def test_tex_does_not_evaluate_a_string():
-    from depthdyn.symbolic.records import tex
+    from depthdyn.printing import tex
 
     with pytest.raises(DepthdynError):
         tex(_PAYLOAD)

@@ -3,10 +3,12 @@
 import re
 from dataclasses import dataclass
 
+import pytest
 import sympy as sp
 
 from depthdyn import depth_limit, momentum, residual, roots, stability_conditions, vieta
-from depthdyn.symbolic.records import Record, tex, tex_sum
+from depthdyn.printing import tex, tex_sum
+from depthdyn.records import Record
 
 
 def _no_code_names(text: str) -> bool:
@@ -56,3 +58,54 @@ def test_a_subclass_latex_without_printer_argument_is_wrapped():
     assert sp.latex(Tiny(3)) == "\\text{tiny}\\ 3"
     assert sp.sstr(Tiny(3)) == "tiny 3"
     assert Tiny(3)._latex() == "\\text{tiny}\\ 3"
+
+
+def test_default_to_json_reads_the_fields():
+    import json
+    from dataclasses import dataclass, field
+
+    import numpy as np
+
+    from depthdyn.records import jsonable
+
+    @dataclass(frozen=True)
+    class Inner(Record):
+        x: float
+
+        def _text(self):
+            return "inner"
+
+        def _latex(self):
+            return "inner"
+
+    @dataclass(frozen=True)
+    class Outer(Record):
+        expr: object
+        values: object
+        inner: Inner
+        hidden: int = field(default=0, repr=False)
+
+        def _text(self):
+            return "outer"
+
+        def _latex(self):
+            return "outer"
+
+    a = sp.Symbol("a")
+    out = Outer(a**2 / 3, np.array([1.0, np.inf, np.nan]), Inner(0.5), hidden=7)
+    data = out.to_json()
+    assert data == {"expr": "a**2/3", "values": [1.0, "inf", "nan"], "inner": {"x": 0.5}}
+    json.dumps(data, allow_nan=False)  # strict JSON: no bare NaN or Infinity
+    assert sp.parse_expr(data["expr"]) == a**2 / 3
+    # a different value gives a different JSON (the conversion reads the fields, not the type)
+    assert Outer(a, np.zeros(1), Inner(1.0)).to_json() != data
+    assert jsonable({1: {2j}}) == {"1": [{"re": 0.0, "im": 2.0}]}
+
+
+def test_to_json_needs_a_dataclass():
+    class Loose(Record):
+        def _text(self):
+            return "loose"
+
+    with pytest.raises(TypeError, match="not a dataclass"):
+        Loose().to_json()

@@ -54,7 +54,7 @@ import sympy as sp
 
 from ..errors import BudgetExceededError, DepthdynError
 from ..parse import MAX_DIGITS, as_sympy, free_names, parse_expr
-from ..symbolic.records import Record
+from ..records import Record
 from .formula import formula
 
 __all__ = [

@@ -39,8 +39,8 @@ import numpy as np
 import sympy as sp
 
 from ..errors import DegreeTooLargeError, ParameterError
+from ..records import Record
 from ..recurrence import COMPLEXES, r
-from ..symbolic.records import Record
 
 __all__ = [
     "CheckRow", "CheckReport", "check", "ROOT_TOL", "CLOSED_FORM_TOL", "BOUNDARY_BAND", "PARAMETRIC_SECONDS",

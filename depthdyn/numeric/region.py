@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import ParameterError, UnknownParameterError
-from ..symbolic.records import Record
+from ..records import Record
 from .bridge import _compile, prepare_values
 from .masks import _charpoly_entries, _chunked_mask, _evaluate, _schur_cohn_chunk
 

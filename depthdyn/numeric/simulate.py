@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import ArrayTooLargeError, DepthdynError, ParameterError, ShapeError
-from ..symbolic.records import Record
+from ..records import Record
 from ._powers import _final, _ill_conditioned
 from .bridge import check_size
 

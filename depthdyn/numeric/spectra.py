@@ -35,9 +35,9 @@ import numpy as np
 import sympy as sp
 
 from ..errors import ParameterError
+from ..records import Record
 from ..recurrence import r as _r
 from ..symbolic.circle import certified_roots
-from ..symbolic.records import Record
 from .bridge import batch_coefficients, check_grid, prepare_values
 from .companion import CHUNK_BYTES, block_companion, checked_coefficients, roots
 

@@ -13,9 +13,9 @@ from matplotlib.patches import Patch
 from ..errors import ParameterError, ShapeError
 from ..numeric.bridge import batch_coefficients
 from ..numeric.region import StabilityRegion, stability_region
+from ..printing import tex
 from ..recurrence import Recurrence
 from ..style import PALETTE, family_label, styled
-from ..symbolic.records import tex
 from ._common import (
     _GREEN,
     _MARGINAL,

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import ParameterError, ShapeError
-from ..symbolic.records import Record
+from ..records import Record
 
 __all__ = ["EndToEnd", "end_to_end_singular_values", "product_operator"]
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import ParameterError
-from ..symbolic.records import Record
+from ..records import Record
 from .lyapunov import ProductOverflowError, SingularProductError, as_layers
 from .mixing import sinkhorn
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import DepthdynError, ParameterError, ShapeError
-from ..symbolic.records import Record
+from ..records import Record
 
 __all__ = [
     "LyapunovSpectrum",

@@ -26,8 +26,9 @@ import numpy as np
 import sympy as sp
 
 from ..errors import DegreeTooLargeError, DomainError, ParameterError, ShapeError
+from ..printing import sstr, tex
+from ..records import Record
 from ..recurrence import Param, Recurrence, _rename, as_square_matrix, to_exact
-from ..symbolic.records import Record, sstr, tex
 from ..symbolic.statespace import _next_rows
 
 __all__ = ["Periodic", "periodic", "layer_matrix", "state_matrices", "MAX_PERIOD", "MAX_STATE", "Switch",

@@ -40,8 +40,8 @@ from fractions import Fraction
 import sympy as sp
 
 from ..errors import ParameterError
+from ..records import Record
 from ..recurrence import r
-from .records import Record
 from .structure import _rank_one
 
 __all__ = ["StructuredCharpoly", "Piece", "structured_charpoly", "term_bound", "shorten_numbers", "shorten",

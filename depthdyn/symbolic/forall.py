@@ -8,6 +8,7 @@ from __future__ import annotations
 import sympy as sp
 
 from ..errors import ParameterError
+from ..printing import sstr
 from ..recurrence import REALS, to_exact
 from .intervals import (
     ExactPoint,
@@ -22,7 +23,6 @@ from .intervals import (
     real_points,
     sweep,
 )
-from .records import sstr
 
 __all__ = ["solve_for_all"]
 

@@ -21,8 +21,9 @@ from dataclasses import dataclass, field
 import sympy as sp
 
 from ..errors import ParameterError
+from ..printing import sstr
+from ..records import Record
 from ..recurrence import REALS, to_exact
-from .records import Record, sstr
 
 __all__ = ["Interval", "IntervalUnion", "ExactPoint", "real_points", "sweep"]
 

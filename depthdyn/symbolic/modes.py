@@ -13,10 +13,11 @@ import sympy as sp
 
 from ..budget import bounded
 from ..errors import ParameterError, ShapeError
+from ..printing import sstr, tex
+from ..records import Record
 from ..recurrence import l, r, to_exact
 from .polynomial import _Implicit
 from .polynomial import roots as _roots
-from .records import Record, sstr, tex
 from .statespace import realisation as _realisation
 
 __all__ = [

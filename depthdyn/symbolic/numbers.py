@@ -40,11 +40,12 @@ import sympy as sp
 from ..budget import bounded
 from ..errors import ParameterError
 from ..parse import as_sympy
+from ..printing import sstr
+from ..records import Record
 from ..recurrence import r
 from .circle import circle_roots, exact_poly, verdicts
 from .intervals import ExactPoint, Interval, IntervalUnion, real_points, sweep
 from .onestep import general_numbers, only_free, scaled_out, unique_points
-from .records import Record, sstr
 from .solvefor import solve_for
 
 __all__ = ["StabilityNumbers", "stability_numbers", "schur_stable", "axis_sets"]

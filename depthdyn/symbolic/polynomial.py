@@ -24,9 +24,10 @@ from functools import lru_cache
 import sympy as sp
 
 from ..budget import REFINE_SECONDS, at_most, bounded, part
+from ..printing import sstr, tex
+from ..printing import symbol as _symbol  # lam prints as \lambda in sympy.latex
+from ..records import Record
 from ..recurrence import REALS, r
-from .records import Record, sstr, tex
-from .records import symbol as _symbol  # lam prints as \lambda in sympy.latex
 from .sparse import (
     degree_r,
     discriminant,

@@ -32,6 +32,8 @@ from sympy.polys.polyerrors import NotInvertible
 
 from ..budget import bounded
 from ..errors import DegreeTooLargeError, ParameterError, ShapeError, UnknownParameterError
+from ..printing import sstr, tex, tex_sum
+from ..records import Record
 from ..recurrence import l, r, to_exact
 from .forced import annihilate
 from .modes import (
@@ -46,7 +48,6 @@ from .modes import (
     tidy,
 )
 from .polynomial import _Implicit
-from .records import Record, sstr, tex, tex_sum
 
 __all__ = ["l", "Modes", "modes", "ClosedForm", "closed_form", "DepthLimit", "depth_limit"]
 

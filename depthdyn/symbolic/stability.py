@@ -17,11 +17,12 @@ from sympy.polys.rings import PolyRing, sring
 
 from ..budget import bounded, part, require
 from ..errors import DegreeTooLargeError, DomainError, ParameterError, UnknownParameterError
+from ..printing import sstr, tex
+from ..printing import symbol as _symbol  # lam prints as \lambda in sympy.latex
+from ..records import Record
 from ..recurrence import REALS, r, to_exact
 from .circle import circle_roots, exact_poly, verdicts
 from .polynomial import factors_in_r
-from .records import Record, sstr, tex
-from .records import symbol as _symbol  # lam prints as \lambda in sympy.latex
 from .signs import cheap_to_factor
 from .signs import sign as _sign
 

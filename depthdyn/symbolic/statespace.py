@@ -26,8 +26,9 @@ import sympy as sp
 
 from ..budget import bounded
 from ..errors import RealisationError
+from ..printing import tex
+from ..records import Record
 from ..recurrence import signed_pascal
-from .records import Record, tex
 
 __all__ = [
     "signed_pascal",

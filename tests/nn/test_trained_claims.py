@@ -52,7 +52,6 @@ def test_verify_trained_from_the_command_line(results, capsys):
 
 def test_progress_is_reported_per_claim_and_at_the_end(monkeypatch):
     import depthdyn.nn.experiments.claims as trained
-
     from depthdyn.claims.base import Claim, Outcome
 
     fake = tuple(Claim(f"000-fake-{i}", CLAIMS[0].source, "§0", "fake", "1", "none",

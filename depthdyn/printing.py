@@ -1,14 +1,12 @@
-"""Base class for small frozen result records that print as text and LaTeX."""
+"""Printing of exact expressions: parameter symbols that LaTeX prints as Greek letters, ``tex``, ``sstr``."""
 
 from __future__ import annotations
 
-import functools
-
 import sympy as sp
 
-from ..parse import as_sympy, free_names
+from .parse import as_sympy, free_names
 
-__all__ = ["Record", "TexSymbol", "symbol", "sstr", "tex", "tex_sum"]
+__all__ = ["TexSymbol", "symbol", "sstr", "tex", "tex_sum"]
 
 _GREEK_LATIN = {"lam": "\\lambda"}  # ASCII names the code uses for Greek letters SymPy does not know
 
@@ -113,42 +111,3 @@ def tex_sum(*terms) -> str:
         else:
             out += " + " + text
     return out
-
-
-class Record:
-    """Mixin: ``__str__`` from ``_text()``, ``_repr_latex_`` from ``_latex()``.
-
-    Subclasses are frozen dataclasses; they implement ``_text`` and ``_latex``. SymPy's
-    printers call ``_sympystr(printer)`` and ``_latex(printer)``, so ``sympy.latex(record)``
-    and records inside SymPy containers print: a subclass's ``_latex(self)`` is wrapped here
-    to accept (and ignore) the printer argument.
-    """
-
-    def __init_subclass__(cls, **kwargs) -> None:
-        super().__init_subclass__(**kwargs)
-        body = cls.__dict__.get("_latex")
-        if body is not None and not getattr(body, "_takes_printer", False):
-
-            @functools.wraps(body)
-            def _latex(self, printer=None, _body=body) -> str:
-                return _body(self)
-
-            _latex._takes_printer = True
-            cls._latex = _latex
-
-    def _text(self) -> str:  # pragma: no cover - every record overrides
-        raise NotImplementedError
-
-    def _latex(self, printer=None) -> str:  # pragma: no cover
-        raise NotImplementedError
-
-    def __str__(self) -> str:
-        return self._text()
-
-    def _repr_latex_(self) -> str:
-        return f"$\\displaystyle {self._latex()}$"
-
-    def _sympystr(self, printer) -> str:
-        return self._text()
-
-
