@@ -27,7 +27,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "depthdyn"
 #: The layers, lowest first. A module may import from its own layer (without a cycle) and
 #: from any layer below; a module's layer is that of its longest matching prefix.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("base", ("depthdyn.errors", "depthdyn.records", "depthdyn.printing", "depthdyn.parse", "depthdyn.budget", "depthdyn.output", "depthdyn.version",
+    ("base", ("depthdyn.errors", "depthdyn.records", "depthdyn.printing", "depthdyn.mixing", "depthdyn.parse", "depthdyn.budget", "depthdyn.output", "depthdyn.version",
               "depthdyn.symbolic.structure", "depthdyn.style")),
     ("recurrence", ("depthdyn.recurrence",)),
     # the factories and their registry; depthdyn.rules (update rules -> recurrences) sits with them
