@@ -258,8 +258,8 @@ def _figure(placed, out: str) -> None:
         raise ParameterError(f"--out must end in .png, .svg or .pdf, got {out!r}")
     from matplotlib.figure import Figure
 
-    from ..nn.analysis.placement import plot_placement
     from ..output import save_figure
+    from ..plot.placement import plot_placement
 
     fig = Figure(figsize=(6.4, 4.8), layout="constrained")
     plot_placement(placed, fig.add_subplot())

@@ -10,7 +10,7 @@ torch = pytest.importorskip("torch", reason="depthdyn.nn needs the optional torc
 import sympy as sp  # noqa: E402
 
 from depthdyn import ParameterError, UnknownFamilyError  # noqa: E402
-from depthdyn.nn import (  # noqa: E402
+from depthdyn.nn.blocks import (  # noqa: E402
     DenseBlock,
     DepthStack,
     HighwayBlock,

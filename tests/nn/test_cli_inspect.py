@@ -47,7 +47,7 @@ def test_module_callable_json_matches_the_library_call(user_file, capsys):
         == 0
     )
     report = json.loads(capsys.readouterr().out)
-    from depthdyn.nn import inspect
+    from depthdyn.nn.analysis import inspect
     from depthdyn.nn.experiments.zoo import ResidualMLP
 
     torch.manual_seed(0)

@@ -181,11 +181,14 @@ def test_out_refuses_a_foreign_directory_and_reuses_its_own(tmp_path, capsys):
 
 
 def test_train_analyses_the_model_where_it_is_and_linearises_once(tmp_path, monkeypatch):
-    from depthdyn.nn.analysis import linearize as lz
+    import importlib
+
     from depthdyn.nn.experiments import command
 
+    lz = importlib.import_module("depthdyn.nn.analysis.linearise")  # the module (the package has the verb)
+
     built, moved = [], []
-    real_lin, real_run = lz.linearize, command.run
+    real_lin, real_run = lz.linearise, command.run
 
     def counting(*args, **kwargs):
         built.append(1)
@@ -197,8 +200,8 @@ def test_train_analyses_the_model_where_it_is_and_linearises_once(tmp_path, monk
         model.cpu = lambda *a, **k: moved.append("cpu") or model
         return model, result
 
-    monkeypatch.setattr(lz, "linearize", counting)
-    monkeypatch.setattr(command, "linearize", counting)
+    monkeypatch.setattr(lz, "linearise", counting)
+    monkeypatch.setattr(command, "linearise", counting)
     monkeypatch.setattr(command, "run", pinned)
     metrics = command.train_to_dir("momentum", "cubic", out=tmp_path, layers=3, steps=2, device="cpu")
     assert metrics["bridge"]["agreement"] is not None

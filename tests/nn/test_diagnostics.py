@@ -9,18 +9,19 @@ import pytest
 torch = pytest.importorskip("torch", reason="depthdyn.nn needs the optional torch extra")
 
 from depthdyn.errors import ParameterError, ShapeError  # noqa: E402
-from depthdyn.nn import DepthBlock, DepthStack, MomentumBlock, ResidualBlock  # noqa: E402
-from depthdyn.nn.analysis.diagnostics import (  # noqa: E402
+from depthdyn.nn.analysis import (  # noqa: E402
     Diagnostics,
     diagnose,
     grad_norms,
-    hc_gain,
+    hc_profile,
     inversion_growth,
     jacobian_spectra,
     norm_profile,
     perturbation_ratio,
+    record,
     update_cosine,
 )
+from depthdyn.nn.blocks import DepthBlock, DepthStack, MomentumBlock, ResidualBlock  # noqa: E402
 
 torch.set_num_threads(1)
 
@@ -91,32 +92,60 @@ def test_grad_norms_of_a_linear_residual_stack_in_closed_form():
     lam, L = 0.3, 4
     stack = residual_stack(lam, L=L)
     x = torch.tensor([[1.0], [2.0], [-1.0]], dtype=torch.float64)
-    g = grad_norms(stack, x, lambda out: out.sum())  # d x_L.sum() / d x_l = (1 + lam)^(L - l)
+    g = grad_norms(record(stack, x), lambda out: out.sum())  # d x_L.sum() / d x_l = (1 + lam)^(L - l)
     np.testing.assert_allclose(g, math.sqrt(3) * (1 + lam) ** np.arange(L, -1, -1), rtol=1e-13)
     assert all(p.grad is None for p in stack.parameters())
     with pytest.raises(ShapeError):
-        grad_norms(stack, x, lambda out: out)
+        grad_norms(record(stack, x), lambda out: out)
+
+
+def test_grad_norms_are_nan_where_no_gradient_arrives():
+    # the first block runs without a graph: no gradient reaches its input or its output; 0
+    # would claim that the gradient vanishes there
+    class Cut(ResidualBlock):
+        def __init__(self, *args, cut: bool, **kwargs):
+            super().__init__(*args, **kwargs)
+            self.cut = cut
+
+        def forward(self, state):
+            with torch.set_grad_enabled(not self.cut and torch.is_grad_enabled()):
+                return super().forward(state)
+
+    stack = DepthStack(Cut(1, scalar_linear(0.5), norm=False, cut=cut) for cut in (True, False))
+    x = torch.tensor([[1.0], [2.0]], dtype=torch.float64)
+    g = grad_norms(record(stack, x), lambda out: out.sum())
+    assert np.isnan(g[:2]).all() and g[2] == pytest.approx(math.sqrt(2))  # x_1: layer 0's output, no graph
+    np.testing.assert_array_equal(diagnose(stack, x, lambda out: out.sum()).grad_norms, g)
 
 
 def test_jacobian_spectra_of_a_scalar_momentum_block():
     blk = MomentumBlock(1, scalar_linear(-0.8), step=0.5, norm=False, a_init=0.0).double()
-    got = jacobian_spectra(DepthStack([blk]), torch.tensor([0.7], dtype=torch.float64))[0]
+    got = jacobian_spectra(record(DepthStack([blk]), torch.tensor([[0.7]], dtype=torch.float64)))[0]
     z, m = blk.eta.item() * 0.5 * -0.8, 0.5
     want = np.linalg.eigvals(np.array([[1 + z, m], [z, m]]))
     np.testing.assert_allclose(np.sort_complex(got), np.sort_complex(want), atol=1e-14)
 
 
-def test_hc_gain_of_doubly_stochastic_products_is_one():
+def _hc(stack) -> object:
+    return hc_profile(record(stack, torch.randn(3, 2, dtype=torch.float64)))
+
+
+def test_hc_profile_of_doubly_stochastic_products_is_one():
     mats = [[[0.7, 0.3], [0.3, 0.7]], [[0.0, 1.0], [1.0, 0.0]], [[0.25, 0.75], [0.75, 0.25]]]
-    gain = hc_gain(DepthStack(HandMadeHC(H) for H in mats))
+    gain = _hc(DepthStack(HandMadeHC(H) for H in mats))
     want = np.array(mats[2]) @ np.array(mats[1]) @ np.array(mats[0])
-    np.testing.assert_allclose(gain.product, want, rtol=1e-15)
-    for value in (gain.max_row_sum, gain.max_col_sum, gain.spectral_norm):
+    np.testing.assert_allclose(gain.products[-1], np.broadcast_to(want, (3, 2, 2)), rtol=1e-15)
+    for value in (gain.max_forward_gain, gain.max_backward_gain, gain.spectral_norm[-1].max()):
         assert value == pytest.approx(1.0, abs=1e-14)
-    np.testing.assert_allclose(gain.spectral_norm_by_depth, 1.0, atol=1e-14)
-    big = hc_gain(DepthStack(HandMadeHC([[1.2, 0.1], [0.0, 0.9]]) for _ in range(5)))
-    assert big.max_row_sum > 1 and big.max_col_sum > 1 and big.spectral_norm > 1.2**5 - 1e-9
-    assert np.all(np.diff(big.spectral_norm_by_depth) > 0)
+    np.testing.assert_allclose(gain.spectral_norm, 1.0, atol=1e-14)
+    big = _hc(DepthStack(HandMadeHC([[1.2, 0.1], [0.0, 0.9]]) for _ in range(5)))
+    assert big.max_forward_gain > 1 and big.max_backward_gain > 1 and big.spectral_norm[-1, 0] > 1.2**5 - 1e-9
+    assert np.all(np.diff(big.spectral_norm[:, 0]) > 0)
+    # the products' numbers are those of the NumPy record, each token one sample
+    from depthdyn.products.hc import composite_gains
+
+    ref = composite_gains(np.array([[[1.2, 0.1], [0.0, 0.9]]] * 5))
+    np.testing.assert_allclose(big.gains.log_row_gain[0], ref.log_row_gain[0], rtol=1e-14)
 
 
 def test_inversion_growth_is_the_product_of_inverse_carries_and_matches_an_inversion():
@@ -148,14 +177,14 @@ def test_diagnose_is_json_serialisable():
     stack = DepthStack(MomentumBlock(3, step=0.25, a_init=-1.0) for _ in range(3))
     x = torch.randn(5, 3)
     diag = diagnose(stack, x, loss_fn=lambda out: (out**2).mean())
-    assert isinstance(diag, Diagnostics) and diag.hc_gain is None
+    assert isinstance(diag, Diagnostics) and diag.hc is None
     data = json.loads(json.dumps(diag.to_json()))
     assert len(data["norms"]) == 4 and len(data["grad_norms"]) == 4 and len(data["update_cosine"]) == 2
     np.testing.assert_allclose(data["inversion_log10_growth"], 3 * -np.log10(1 / (1 + np.e)), rtol=1e-6)
     hc = diagnose(
         DepthStack(HandMadeHC([[0.5, 0.5], [0.5, 0.5]]) for _ in range(2)), torch.randn(4, 2).double()
     )
-    assert hc.to_json()["hc_gain"]["spectral_norm"] == pytest.approx(1.0)
+    assert hc.to_json()["hc"]["max_spectral_norm"] == pytest.approx(1.0)
     assert hc.grad_norms is None and hc.inversion_log10_growth is None
 
 
@@ -165,18 +194,22 @@ def test_bad_inputs_raise_typed_errors():
         norm_profile("trace")
     with pytest.raises(ShapeError):
         update_cosine(stack.trace(torch.ones(2, 1, dtype=torch.float64)))
-    with pytest.raises(ShapeError):
-        jacobian_spectra(stack, torch.ones(2, 1, dtype=torch.float64))
     with pytest.raises(ParameterError):
-        hc_gain(stack)
+        jacobian_spectra(stack.trace(torch.ones(2, 1, dtype=torch.float64)))
+    with pytest.raises(ParameterError):
+        jacobian_spectra(record(stack, torch.ones(2, 1, dtype=torch.float64)), sample=2)
+    with pytest.raises(ParameterError):
+        hc_profile(record(stack, torch.ones(2, 1, dtype=torch.float64)))
     with pytest.raises(ParameterError):
         inversion_growth(stack)
     with pytest.raises(ShapeError):
-        hc_gain(DepthStack([HandMadeHC(np.eye(2)), HandMadeHC(np.eye(2), reported=np.ones((2, 3)))]))
+        _hc(DepthStack([HandMadeHC(np.eye(2)), HandMadeHC(np.eye(2), reported=np.ones((2, 3)))]))
     deep = DepthStack(MomentumBlock(1, scalar_linear(0.0), norm=False) for _ in range(40))  # m = sigmoid(-20)
     with pytest.raises(ParameterError):
         inversion_growth(deep)
     m = torch.sigmoid(torch.tensor(-20.0, dtype=torch.float64)).item()
     assert inversion_growth(deep, log10=True)[0] == pytest.approx(-40 * math.log10(m), rel=1e-6)
     with pytest.raises(ParameterError):
-        grad_norms(stack, torch.ones(1, 1), "loss")
+        grad_norms(record(stack, torch.ones(1, 1, dtype=torch.float64)), "loss")
+    with pytest.raises(ParameterError):
+        grad_norms("recording", lambda out: out.sum())

@@ -11,7 +11,7 @@ torch = pytest.importorskip("torch", reason="depthdyn.nn needs the optional torc
 import sympy as sp  # noqa: E402
 
 from depthdyn.errors import DegreeTooLargeError, ParameterError, ShapeError  # noqa: E402
-from depthdyn.nn import DepthStack, ResidualBlock, mlp  # noqa: E402
+from depthdyn.nn.blocks import DepthStack, ResidualBlock, mlp  # noqa: E402
 from depthdyn.nn.blocks.hyper import HyperConnectionBlock, sinkhorn  # noqa: E402
 
 torch.set_num_threads(1)
@@ -135,14 +135,14 @@ def test_two_streams_cannot_avoid_the_trap():
 def test_sinkhorn_is_doubly_stochastic_within_the_stated_tolerance():
     g = torch.Generator().manual_seed(0)
     logits = torch.randn(50, 4, 4, generator=g, dtype=torch.float64)
-    A = sinkhorn(logits)  # 20 rounds: columns to rounding, rows within 3e-5 (docstring)
+    A = sinkhorn(logits, 20)  # 20 rounds: columns to rounding, rows within 3e-5 (docs/nn.md)
     assert (A >= 0).all()
     assert (A.sum(-2) - 1).abs().max() < 1e-14
     assert (A.sum(-1) - 1).abs().max() < 3e-5
     assert (sinkhorn(logits, 60).sum(-1) - 1).abs().max() < 1e-10
     rows = [(sinkhorn(logits, k).sum(-1) - 1).abs().max() for k in (1, 5, 10, 20)]
     assert rows == sorted(rows, reverse=True) and rows[0] > 1e-2  # converges, from far away
-    A32 = sinkhorn(logits.float())
+    A32 = sinkhorn(logits.float(), 20)
     assert (A32.sum(-2) - 1).abs().max() < 1e-6 and (A32.sum(-1) - 1).abs().max() < 3e-5
 
 
@@ -154,10 +154,29 @@ def test_sinkhorn_of_equal_logits_is_uniform(n):
         torch.testing.assert_close(A, torch.full_like(A, 1.0 / n), rtol=0, atol=2**-52)
 
 
+def test_sinkhorn_is_the_torch_twin_of_the_numpy_one():
+    from depthdyn.mixing import sinkhorn as numpy_sinkhorn
+
+    g = torch.Generator().manual_seed(1)
+    logits = 2.0 * torch.randn(6, 4, 4, generator=g, dtype=torch.float64)
+    for rounds in (1, 3, 20, None):
+        want = numpy_sinkhorn(logits.numpy(), rounds)
+        np.testing.assert_allclose(sinkhorn(logits, rounds).numpy(), want, rtol=1e-13, atol=1e-15)
+    # until converged: rows and columns within tol; the same tolerance stops both at the same round
+    A = sinkhorn(logits, tol=1e-12)
+    assert (A.sum(-1) - 1).abs().max() <= 1e-12 and (A.sum(-2) - 1).abs().max() < 1e-14
+    np.testing.assert_allclose(A.numpy(), numpy_sinkhorn(logits.numpy(), tol=1e-12), rtol=1e-13, atol=1e-15)
+    # a fixed count is not converged where the rows have not caught up (the check can fail)
+    assert (sinkhorn(logits, 1).sum(-1) - 1).abs().max() > 1e-3
+
+
 def test_sinkhorn_bad_input_raises():
-    for iters in (0, -1, 2.5, True, None):
+    for iters in (0, -1, 2.5, True):
         with pytest.raises(ParameterError):
             sinkhorn(torch.zeros(3, 3), iters)
+    for tol in (0, -1e-3, True, "1e-9"):
+        with pytest.raises(ParameterError):
+            sinkhorn(torch.zeros(3, 3), tol=tol)
     with pytest.raises(ShapeError):
         sinkhorn(torch.zeros(3, 4))
     with pytest.raises(ShapeError):
@@ -350,14 +369,21 @@ LIBRARY_CASES = [  # kind, dynamic, layer options, input shape, state pattern (t
 ]
 
 
+def _hc(model, x, layers=None, **options):
+    """``hc_profile`` of one recording at the given layers, or at the model's hyper-connection layers."""
+    from depthdyn.nn.analysis import hc_layers, hc_profile, record
+
+    return hc_profile(record(model, x, layers if layers is not None else hc_layers(model)), **options)
+
+
 @pytest.mark.parametrize("kind, dynamic, options, shape, pattern", LIBRARY_CASES)
 def test_library_h_res_is_the_jacobian_of_the_zero_branch_mixing_path(kind, dynamic, options, shape, pattern):
-    from depthdyn.nn import hc_profile, record
+    from depthdyn.nn.analysis import record
     from depthdyn.nn.analysis.hclib import library_mixing
 
     net = _library_net(kind, dynamic, **options)
     x = torch.randn(*shape, dtype=torch.float64)
-    prof = hc_profile(net, x)
+    prof = _hc(net, x)
     rec = record(net, x)
     fracs = options.get("num_fracs", 1)
     sizes = {"f": fracs} if fracs > 1 else {}
@@ -401,7 +427,7 @@ def test_library_vit_transformer_is_profiled_at_its_hyper_connection_layers():
     _hc_library()
     from hyper_connections.vit import Transformer
 
-    from depthdyn.nn import hc_profile, record
+    from depthdyn.nn.analysis import record
     from depthdyn.nn.analysis.hclib import library_layers
 
     torch.manual_seed(1)
@@ -412,7 +438,7 @@ def test_library_vit_transformer_is_profiled_at_its_hyper_connection_layers():
         for p in model.parameters():
             p.add_(0.5 * torch.randn_like(p))
     x = torch.randn(2, 3, 8, dtype=torch.float64)
-    prof = hc_profile(model, x)  # layers=None: the attention and feed-forward HC layers, in order
+    prof = _hc(model, x)  # layers=None: the attention and feed-forward HC layers, in order
     names = [n for n, _ in library_layers(model)]
     assert names == ["layers.0.0", "layers.0.1", "layers.1.0", "layers.1.1"]
     assert prof.products.shape == (4, 6, 3, 3)
@@ -431,7 +457,6 @@ def test_library_vit_transformer_is_profiled_at_its_hyper_connection_layers():
 
 def test_library_layers_that_are_not_read_raise_with_what_to_do(monkeypatch):
     hc, _ = _hc_library()
-    from depthdyn.nn import hc_profile
     from depthdyn.nn.analysis.hclib import library_mixing
 
     x = torch.randn(2, 4, dtype=torch.float64)
@@ -456,7 +481,7 @@ def test_library_layers_that_are_not_read_raise_with_what_to_do(monkeypatch):
     net.layers[1] = _library_net("hc", True, streams=2, depth=1).layers[0]
     net(x)  # the model itself runs: 6 rows are 3 samples of 2 streams to the second layer
     with pytest.raises(ShapeError, match="same tokens and streams"):
-        hc_profile(net, x)
+        _hc(net, x)
 
     # a model holding HC layers inside the layers given: say where they are
     class Block(torch.nn.Module):
@@ -469,12 +494,12 @@ def test_library_layers_that_are_not_read_raise_with_what_to_do(monkeypatch):
 
     net = _library_net("hc", True)
     net.layers = torch.nn.ModuleList(Block(layer) for layer in net.layers)
-    assert hc_profile(net, x).products.shape[0] == 3  # found by their class
-    with pytest.raises(ParameterError, match=r"holds the hyper-connection layers \['hc'\].*layers=None"):
-        hc_profile(net, x, layers=net.layers)
+    assert _hc(net, x).products.shape[0] == 3  # found by their class
+    with pytest.raises(ParameterError, match=r"holds the hyper-connection layers \['hc'\].*hc_layers"):
+        _hc(net, x, layers=net.layers)
     # a residual model that is no hyper-connection model, and the library's classes not loaded
     with pytest.raises(ParameterError, match="mixing=lambda layer, state: H_res"):
-        hc_profile(DepthStack(ResidualBlock(4, mlp(4)) for _ in range(2)).double(), x)
+        _hc(DepthStack(ResidualBlock(4, mlp(4)) for _ in range(2)).double(), x)
     net = _library_net("hc", True)
     for name in (
         "hyper_connections.hyper_connections",
@@ -483,7 +508,7 @@ def test_library_layers_that_are_not_read_raise_with_what_to_do(monkeypatch):
     ):
         monkeypatch.delitem(sys.modules, name)
     with pytest.raises(ParameterError, match="HyperConnections.*mixing="):
-        hc_profile(net, x, layers=net.layers)
+        _hc(net, x, layers=net.layers)
     # user glue still takes precedence, on the state as recorded ((b s) d: one "token" of 6 rows)
-    eye = hc_profile(net, x, layers=net.layers, mixing=lambda layer, state: torch.eye(state.shape[-2]))
+    eye = _hc(net, x, layers=net.layers, mixing=lambda layer, state: torch.eye(state.shape[-2]))
     assert eye.products.shape == (3, 1, 6, 6) and np.array_equal(eye.products[-1, 0], np.eye(6))

@@ -12,17 +12,17 @@ from torch import nn  # noqa: E402
 torch.set_num_threads(1)  # a second thread on a loaded 2-core machine slows each small op ~100x
 
 from depthdyn.errors import ParameterError, ShapeError  # noqa: E402
-from depthdyn.nn import (  # noqa: E402
-    ConvEntangledBlock,
-    DepthStack,
-    MomentumBlock,
+from depthdyn.nn.analysis import (  # noqa: E402
     diagnose,
     find_layers,
     hc_profile,
     inspect,
     jacobian_spectra,
-    make_stack,
+    linearise,
+    place,
+    record,
 )
+from depthdyn.nn.blocks import ConvEntangledBlock, DepthStack, MomentumBlock, make_stack  # noqa: E402
 from depthdyn.nn.experiments.zoo import GPT2Style, LlamaStyle, ResidualMLP  # noqa: E402
 
 RTOL = 1e-5
@@ -72,7 +72,7 @@ def test_user_modulelist_against_dense_jacobians(dense_max):
             sv, rho = _dense_spectra(J, 3)
             assert _close(ins.top_singular_values[i, b], sv)
             assert _close(ins.spectral_radius[i, b], rho)
-            assert _close(ins.trace[i, b], float(torch.trace(J))) if dense_max else True
+            assert _close(ins.jacobian_trace[i, b], float(torch.trace(J))) if dense_max else True
     assert np.all(np.diff(ins.top_singular_values, axis=-1) <= 0)
     # the check can fail: a layer perturbed after recording no longer agrees
     with torch.no_grad():
@@ -201,8 +201,9 @@ def test_momentum_stack_against_the_state_jacobians():
     stack = DepthStack(MomentumBlock(3, a_init=-1.0) for _ in range(3)).double()
     x = torch.randn(4, 3, dtype=torch.float64)
     ins = inspect(stack, x, dense_max=0, steps=6)
+    rec = record(stack, x)
     for b in range(4):
-        radius = np.abs(jacobian_spectra(stack, x[b])[:, 0])
+        radius = np.abs(jacobian_spectra(rec, b)[:, 0])
         assert _close(ins.spectral_radius[:, b], radius)
     # profile reads positions x_l from the (x, v) state
     with torch.no_grad():
@@ -227,7 +228,7 @@ def _trained_hc(mixing="dynamic", steps=60):
 
 def test_trained_hc_gain_per_token_is_the_product_of_per_token_matrices():
     stack, x = _trained_hc()
-    prof = hc_profile(stack, x)
+    prof = hc_profile(record(stack, x))
     with torch.no_grad():
         states = stack.trace(x).states
         H = [blk.mixing_matrices(s)[0].numpy() for blk, s in zip(stack.blocks, states, strict=False)]
@@ -241,14 +242,14 @@ def test_trained_hc_gain_per_token_is_the_product_of_per_token_matrices():
         assert np.isclose(prof.homogenisation[-1, b], np.linalg.svd(P, compute_uv=False)[1])
     # dynamic mixing: tokens differ, and a wrong (static) reading gives other gains
     assert np.ptp(prof.forward_gain[-1]) > 0
-    static = hc_profile(stack, x, mixing=lambda layer, state: layer.mixing_matrices()[0])
+    static = hc_profile(record(stack, x), mixing=lambda layer, state: layer.mixing_matrices()[0])
     assert not np.allclose(static.forward_gain[-1], prof.forward_gain[-1])
     assert "4 streams" in str(prof)
 
 
 def test_sinkhorn_mixing_keeps_gains_at_one_and_homogenises():
     stack, x = _trained_hc("sinkhorn", steps=20)
-    prof = hc_profile(stack, x)
+    prof = hc_profile(record(stack, x))
     np.testing.assert_allclose(prof.forward_gain, 1, atol=1e-4)
     np.testing.assert_allclose(prof.backward_gain, 1, atol=1e-10)
 
@@ -374,11 +375,9 @@ def test_hugging_face_decoders(kind):
     assert _close(ins.spectral_radius[1, row], rho)
 
 
-def test_linearize_takes_hc_lam_at_the_branch_input_and_no_two_stream_conditions():
-    from depthdyn.nn import linearize, stability_placement
-
+def test_linearise_takes_hc_lam_at_the_branch_input_and_no_two_stream_conditions():
     stack, x = _trained_hc(steps=20)
-    lin = linearize(stack, x[:2])
+    lin = linearise(stack, x[:2])
     with torch.no_grad():
         states = stack.trace(x[:2]).states
     blk = stack.blocks[2]
@@ -387,10 +386,10 @@ def test_linearize_takes_hc_lam_at_the_branch_input_and_no_two_stream_conditions
     np.testing.assert_allclose(lin.jacobians[2, 1], J.numpy(), atol=1e-12)
     stream0 = torch.autograd.functional.jacobian(lambda t: blk.branch(t[None])[0], states[2][1, 0])
     assert not np.allclose(lin.jacobians[2, 1], stream0.numpy(), atol=1e-6)
-    placed = stability_placement(lin)
+    placed = place(lin)
     assert placed.conditions == ()  # not the 2-stream family's
     two = make_stack("hyper_connection", layers=2, dim=3, n=2).double()
-    assert stability_placement(linearize(two, torch.randn(2, 3, dtype=torch.float64))).conditions
+    assert place(linearise(two, torch.randn(2, 3, dtype=torch.float64))).conditions
 
 
 class _Basic(nn.Module):

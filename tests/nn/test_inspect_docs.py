@@ -1,4 +1,4 @@
-"""The "analyse your own model" page (docs/inspect.md) runs as written: its output is executed."""
+"""The torch pages (docs/inspect.md, docs/nn.md) run as written: their examples are executed."""
 
 import doctest
 from pathlib import Path
@@ -8,10 +8,12 @@ import pytest
 torch = pytest.importorskip("torch", reason="depthdyn.nn needs the optional torch extra")
 torch.set_num_threads(1)  # a second thread on a loaded 2-core machine slows each small op ~100x
 
-PAGE = Path(__file__).resolve().parents[2] / "docs" / "inspect.md"
+DOCS = Path(__file__).resolve().parents[2] / "docs"
 
 
-def test_inspect_page_examples():
-    result = doctest.testfile(str(PAGE), module_relative=False, optionflags=doctest.NORMALIZE_WHITESPACE)
-    assert result.attempted >= 10
+@pytest.mark.parametrize("page, least", [("inspect.md", 10), ("nn.md", 4)])
+def test_torch_page_examples(page, least):
+    flags = doctest.NORMALIZE_WHITESPACE
+    result = doctest.testfile(str(DOCS / page), module_relative=False, optionflags=flags)
+    assert result.attempted >= least
     assert result.failed == 0

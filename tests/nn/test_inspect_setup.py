@@ -13,10 +13,10 @@ torch = pytest.importorskip("torch", reason="depthdyn.nn needs the optional torc
 from torch import nn  # noqa: E402
 
 from depthdyn.errors import DepthdynError, ParameterError, ShapeError  # noqa: E402
-from depthdyn.nn import inspect  # noqa: E402
+from depthdyn.nn.analysis import inspect  # noqa: E402
 from depthdyn.nn.analysis.checks import ModelSetupError, NonFiniteError  # noqa: E402
-from depthdyn.nn.analysis.placement import plot_placement  # noqa: E402
 from depthdyn.nn.experiments.zoo import ResidualMLP  # noqa: E402
+from depthdyn.plot.placement import plot_placement  # noqa: E402
 
 torch.set_num_threads(1)
 

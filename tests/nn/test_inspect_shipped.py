@@ -16,7 +16,7 @@ from shipped_models import full_jacobian as _full_jacobian  # noqa: E402
 from shipped_models import library as _library  # noqa: E402
 from shipped_models import rel as _rel  # noqa: E402
 
-from depthdyn.nn import find_layers, inspect, record  # noqa: E402
+from depthdyn.nn.analysis import find_layers, inspect, record  # noqa: E402
 from depthdyn.nn.analysis.checks import BatchCouplingError  # noqa: E402
 
 TOL = 1e-8

@@ -19,7 +19,7 @@ from shipped_models import library as _library  # noqa: E402
 from shipped_models import rel as _rel  # noqa: E402
 
 from depthdyn.errors import ParameterError  # noqa: E402
-from depthdyn.nn import find_layers, inspect, record  # noqa: E402
+from depthdyn.nn.analysis import find_layers, inspect, record  # noqa: E402
 from depthdyn.nn.analysis.checks import ModelSetupError  # noqa: E402
 from depthdyn.nn.analysis.steps import Split  # noqa: E402
 
@@ -69,7 +69,7 @@ def test_timm_vit_whole_sequence_spectra_against_jacrev():
             assert _rel(ins.top_singular_values[layer, b], torch.linalg.svdvals(D[b])[:3].numpy()) < TOL
             rho = float(torch.linalg.eigvals(D[b]).abs().max())
             assert _rel(ins.spectral_radius[layer, b], rho) < TOL
-            assert ins.trace[layer, b] == pytest.approx(float(torch.trace(D[b])), rel=1e-10)
+            assert ins.jacobian_trace[layer, b] == pytest.approx(float(torch.trace(D[b])), rel=1e-10)
     # a bidirectional layer is no causal sequence layer: asking for per-token blocks is refused
     with pytest.raises(ParameterError, match="not causal"):
         inspect(model, px, causal=True)

@@ -14,7 +14,7 @@ their residuals need no further product: the Ritz values are ``sigma^2 = eig(W W
 ``sigma^2``, so a singular value of ``J`` within ``||r|| / sigma`` of ``sigma`` (the
 ``accuracy`` given). For the spectral radius the block space did not pay: a block Krylov space
 of ``J^T`` needed about 1.7 times the dimension of Arnoldi's for the same residual on GPT-2
-layers, and its Ritz problems grew with it, so :func:`~.krylov.spectral_radius` stays
+layers, and its Ritz problems grew with it, so :func:`~.krylov.spectral_radius_estimate` stays
 single-vector.
 
 The iteration stops once every problem meets ``tol`` (tested as the space grows by an eighth),

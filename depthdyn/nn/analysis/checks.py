@@ -28,7 +28,7 @@ import torch
 from torch import nn
 
 from ...errors import ParameterError, ShapeError
-from .operators import _quiet, math_attention  # noqa: F401 (re-exported)
+from .operators import math_attention, quiet  # noqa: F401 (re-exported)
 
 __all__ = [
     "BatchCouplingError",
@@ -147,11 +147,11 @@ def row_coupling(fn, x: torch.Tensor, *, rows: int = 32, seed: int = 0) -> np.nd
     B = x.shape[0]
     if B == 1:
         return np.ones((1, 1), dtype=bool)
-    y, vjp = _quiet(torch.func.vjp)(fn, x.detach())
+    y, vjp = quiet(torch.func.vjp)(fn, x.detach())
     gen = torch.Generator().manual_seed(seed)
     noise = torch.randn(y.shape, generator=gen, dtype=y.dtype).to(y.device)
     eps = torch.finfo(y.dtype).eps
-    pull = _quiet(torch.func.vmap(lambda v: vjp(v)[0]))
+    pull = quiet(torch.func.vmap(lambda v: vjp(v)[0]))
 
     def leaks(select: torch.Tensor) -> np.ndarray:
         """``select`` ``(lanes, B)`` 0/1 rows of each lane's cotangent -> ``(lanes, B)`` leak sizes."""

@@ -1,28 +1,55 @@
-"""The result of :func:`~depthdyn.nn.inspect`: :class:`Inspection`, with its per-step and
-per-layer views, the steps as matrices (a depth-varying recurrence), end-to-end growth and the
-placement of the measured ``lam`` values on a family's stability region."""
+"""Depth dynamics of any torch model: :func:`inspect`.
+
+One call takes a user's module, its inputs and its residual layers, records the residual
+stream with hooks during the model's own forward (:mod:`.record`), and returns
+
+* the depth profile: state norms per recorded depth, cosine of successive updates, the
+  perturbation ratio ``||x_{l+1} - x_l|| / ||x_l||`` and per-depth gradient norms;
+* per layer and input, the top singular values and the spectral radius of the Jacobian
+  ``d x_{l+1} / d x_l`` (:mod:`.operators`: dense where small, Lanczos / Arnoldi to a tolerance otherwise;
+  for causal sequence layers per sampled token block), a Hutchinson trace, and the accuracy
+  of each figure;
+* :meth:`Inspection.placement`: each layer as a depthdyn :class:`~depthdyn.Recurrence`
+  with its ``lam`` values placed on the family's stability region.
+"""
 
 from __future__ import annotations
 
+import copy
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
 import torch
+from torch import nn
 
 from ...errors import ParameterError, ShapeError
-from ...families import build
-from ...numeric.masks import stability_mask
+from ...records import Record
 from ..blocks.base import DepthBlock
-from .linearize import _frozen, _layer_recurrences
-from .operators import LayerOperator, top_singular_values
-from .placement import LayerPlacement, eigenvalues, place
-from .steps import ComposedOperator
+from .checks import (
+    analysis_dtype,
+    check_inputs,
+    check_model,
+    check_states,
+    grad_on,
+    grouping,
+    row_coupling,
+)
+from .krylov import check_tol, top_singular_values
+from .operators import LayerOperator
+from .placement import Placement, place
+from .product import ProductOperator
+from .profile import DepthProfile, depth_profile, gradient_norms
+from .readonly import frozen
+from .record import find_layers, record
+from .steps import SPLITS, capture_mids, layer_steps, momentum_layout, split_steps
+from .stepspectra import is_causal, step_spectra, token_sample
 
-__all__ = ["Inspection"]
+__all__ = ["Inspection", "inspect"]
 
 
 @dataclass(frozen=True, eq=False)
-class Inspection:
+class Inspection(Record):
     """The depth dynamics of one model at one batch of inputs (see :func:`inspect`).
 
     Attributes
@@ -59,11 +86,11 @@ class Inspection:
         ``(L, N, k)``, descending.
     spectral_radius : ndarray
         ``(L, N)`` (NaN for a step that changes the state's shape).
-    trace : ndarray
+    jacobian_trace : ndarray
         ``(L, N)``: ``tr J`` (exact when dense, Hutchinson otherwise; NaN if not square).
     accuracy : dict
         ``"singular_values"``, ``"spectral_radius"``: ``(L,)`` the largest error bound of the
-        step's values (0: dense, rounding only); ``"trace"``: ``(L,)`` the largest standard
+        step's values (0: dense, rounding only); ``"jacobian_trace"``: ``(L,)`` the largest standard
         error of the Hutchinson estimate; ``"recording"``: ``(L,)`` ``max |step(x_l) - x_{l+1}|``
         of the step function against the recorded output (0 for a deterministic layer).
     methods : tuple of str
@@ -95,7 +122,7 @@ class Inspection:
     blocks: np.ndarray
     top_singular_values: np.ndarray
     spectral_radius: np.ndarray
-    trace: np.ndarray
+    jacobian_trace: np.ndarray
     accuracy: dict
     methods: tuple
     causal: bool
@@ -114,6 +141,11 @@ class Inspection:
         return len(self.names)
 
     @property
+    def profile(self) -> DepthProfile:
+        """The depth profile (norms, update cosines, perturbation ratios, gradient norms)."""
+        return DepthProfile(self.norms, self.update_cosine, self.perturbation, self.grad_norms)
+
+    @property
     def period(self) -> tuple[str, ...]:
         """The kinds of one layer's steps: ``("layer",)`` or ``("attention", "mlp")``."""
         first = self.layers[0]
@@ -123,12 +155,12 @@ class Inspection:
         """The matrix-free Jacobian of step ``step`` (for further Krylov work)."""
         return self._operators[step]
 
-    def layer_operator(self, layer: int) -> ComposedOperator:
+    def layer_operator(self, layer: int) -> ProductOperator:
         """The Jacobian of model layer ``layer``: the product of its steps' operators."""
         ops = [op for op, i in zip(self._operators, self.layers, strict=True) if i == layer]
         if not ops:
             raise ParameterError(f"no layer {layer}: the model has {int(self.layers[-1]) + 1}")
-        return ComposedOperator(ops)
+        return ProductOperator(ops)
 
     def step_matrices(self, problem: int = 0, *, limit: int = 4096) -> np.ndarray:
         """``(L, n, n)`` float64: every step's Jacobian of one problem, dense (small states only).
@@ -156,7 +188,7 @@ class Inspection:
         ops = self._operators
         if any(not op.square or op.n_in != ops[0].n_in for op in ops):
             raise ShapeError("the steps change the state's size: no end-to-end product of one space")
-        top = top_singular_values(ComposedOperator(ops), 1, steps=steps, tol=tol)
+        top = top_singular_values(ProductOperator(ops), 1, steps=steps, tol=tol)
         return {
             "end_to_end": top.values[:, 0],
             "product_of_steps": np.prod(self.top_singular_values[:, :, 0], axis=0),
@@ -176,7 +208,11 @@ class Inspection:
         skip = {"output", "_operators", "_modules", "_states"}
         return {k: plain(getattr(self, k)) for k in self.__dataclass_fields__ if k not in skip}
 
-    def __str__(self) -> str:
+    def _latex(self) -> str:
+        top = float(np.nanmax(self.top_singular_values[:, :, 0]))
+        return rf"\text{{Inspection}}: L = {self.depth},\ \max_\ell \sigma_1(J_\ell) = {top:.4g}"
+
+    def _text(self) -> str:
         lines = [
             f"Inspection: {self.depth} steps, {self.blocks.shape[0]} problems"
             f"{' (causal, per token block)' if self.causal else ''}, {self.dtype} on {self.device}",
@@ -191,66 +227,247 @@ class Inspection:
         lines += [f"  note: {n}" for n in self.notes]
         return "\n".join(lines)
 
-    def placement(self, family: str | None = None, *, steps: int = 40, **params) -> LayerPlacement:
-        """Each step's ``lam`` values on the stability region of a family.
+    @property
+    def operators(self) -> tuple[LayerOperator, ...]:
+        """The matrix-free Jacobian of every step (:meth:`operator`)."""
+        return self._operators
 
-        ``family=None``: a depthdyn block gives its own recurrence
-        (:meth:`~depthdyn.nn.DepthBlock.recurrence`) with ``lam`` the eigenvalues of its branch
-        Jacobian at the branch input (:meth:`~depthdyn.nn.DepthBlock.branch_input`: ``H_pre X``
-        for hyper-connections); any other step is taken as an identity-skip residual step,
-        ``x_{l+1} = (1 + lam) x_l``, with ``lam`` the eigenvalues of ``J - I`` (dense) or its
-        Ritz values (``steps``). ``family="momentum", m=0.9, eta=1`` (or any registered family
-        with a free ``lam`` and values for its other parameters) places the same measured
-        ``lam = eig(J - I)`` on that family's region (:func:`~.placement.place`).
+    @property
+    def step_modules(self) -> tuple:
+        """The module of every step (the layer it belongs to)."""
+        return self._modules
 
-        Raises
-        ------
-        ShapeError
-            A step changes the state's shape (no recurrence over depth there).
-        """
-        for i, op in enumerate(self._operators):
-            if not op.square:
-                raise ShapeError(f"step {self.names[i]} changes the state's shape: no recurrence to place")
-        branch = all(kind == "branch" for kind in self.kinds)
-        if family is None and branch and self.momentum is not None and not params:
-            family, params = "momentum", {"m": self.momentum, "eta": 1.0 - self.momentum}
-        if family is not None:
-            return place(self._operators, self.names, family, steps=steps, branch=branch, **params)
-        if params:
-            raise ParameterError(f"parameters {sorted(params)} need a family=")
-        fams, lams, inside, marginal, recs_all = [], [], [], [], []
-        for op, module, state in zip(self._operators, self._modules, self._states, strict=True):
-            if isinstance(module, DepthBlock) and self.streams == 1:
-                recs, lam = _block_lam(module, state)
-                fams.append(module.family)
-            else:
-                lam = eigenvalues(op, steps) - 1.0
-                recs = (build("residual"),)
-                fams.append("residual")
-            masks = [stability_mask(rec, lam=lam) for rec in recs]  # every channel, every lam
-            lams.append(_frozen(lam))
-            inside.append(float(np.mean(np.stack([m[0] for m in masks]))))
-            marginal.append(float(np.mean(np.stack([m[1] for m in masks]))))
-            recs_all.append(tuple(recs))
-        return LayerPlacement(
-            tuple(self.names),
-            tuple(fams),
-            tuple(lams),
-            _frozen(inside),
-            _frozen(marginal),
-            tuple(recs_all),
-            ((),) * len(fams),
+    @property
+    def step_states(self) -> tuple:
+        """The recorded input state of every step (batch rows grouped into states)."""
+        return self._states
+
+    def placement(self, family: str | None = None, *, steps: int = 40, **params) -> Placement:
+        """Each step's ``lam`` values on the stability region of a family: :func:`~.placement.place`."""
+        return place(self, family, steps=steps, **params)
+
+
+def _to(inputs, device, dtype):
+    """Tensors of ``inputs`` on ``device``; floating ones also cast to ``dtype`` (if given)."""
+    if isinstance(inputs, torch.Tensor):
+        cast = dtype if dtype is not None and inputs.is_floating_point() else inputs.dtype
+        return inputs.to(device=device, dtype=cast)
+    if isinstance(inputs, Mapping):
+        return type(inputs)({k: _to(v, device, dtype) for k, v in inputs.items()})
+    if isinstance(inputs, tuple):
+        return tuple(_to(v, device, dtype) for v in inputs)
+    return inputs
+
+
+def _where(model: nn.Module) -> tuple[torch.device, torch.dtype]:
+    for t in (*model.parameters(), *model.buffers()):
+        if t.is_floating_point():
+            return t.device, t.dtype
+    return torch.device("cpu"), torch.get_default_dtype()
+
+
+def _position(module: nn.Module, state: torch.Tensor) -> torch.Tensor:
+    """``x_l`` of a state: a depthdyn block reads it from its state slots; else the state."""
+    return module.position(state) if isinstance(module, DepthBlock) else state
+
+
+def _splits(split) -> Mapping | None:
+    if split is False or split is None:
+        return None
+    if split is True:
+        return SPLITS
+    if isinstance(split, Mapping):
+        return {**SPLITS, **split}
+    raise ParameterError(
+        f"split must be True, False or a mapping of layer class names to Split, got {split!r}"
+    )
+
+
+def inspect(
+    model: nn.Module,
+    inputs,
+    layers=None,
+    *,
+    k: int = 5,
+    tokens=8,
+    causal: bool | None = None,
+    steps: int = 200,
+    tol: float = 1e-3,
+    dense_max: int = 64,
+    probes: int = 16,
+    loss_fn: Callable | None = None,
+    dtype: torch.dtype | None = None,
+    streams=None,
+    split=False,
+    progress: bool = False,
+    seed: int = 0,
+) -> Inspection:
+    """Depth profile and per-step Jacobian spectra of ``model`` at ``inputs``.
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+        Any model, in ``eval()`` mode if it has BatchNorm or dropout; it is run once, as it is.
+    inputs : torch.Tensor, tuple or mapping
+        ``model(inputs)``, ``model(*inputs)`` or ``model(**inputs)``; the first axis of the
+        residual stream is the batch of inputs. Tensors are moved to the model's device.
+    layers : None, str, list of str, ModuleList or list of modules
+        The residual layers (see :func:`~depthdyn.nn.analysis.record.find_layers`).
+    k : int
+        Number of top singular values per step and problem.
+    tokens : int or list of int
+        For causal sequence layers (state ``(B, T, d)``): how many token blocks to sample
+        (evenly spaced, last token included) or which.
+    causal : bool, optional
+        ``None`` decides by a reverse-mode check on the first step; ``True`` on a step that
+        is not causal is an error; ``False`` analyses whole-sequence Jacobians.
+    steps : int
+        At most this many Lanczos / Arnoldi steps where the problem is larger than ``dense_max``
+        (each Lanczos step is one ``J w`` and one ``J^T v`` per problem, each Arnoldi step one
+        ``J^T v``); ``steps >= n`` gives the exact values.
+    tol : float
+        Stop the Lanczos (Arnoldi) iteration of a step once the residual bound of each of the
+        top ``k`` singular values (of the dominant Ritz value) of every problem is at most
+        ``tol`` times the value; ``0`` always takes ``steps`` steps. The bound reached is in
+        ``accuracy``; the values themselves are usually far closer (see docs/inspect.md).
+    dense_max : int
+        Dense Jacobians (one ``vjp`` per row, chunked) for problems up to this size.
+    probes : int
+        Hutchinson probes for the trace of large Jacobians.
+    loss_fn : callable, optional
+        ``loss_fn(output) -> scalar`` for the gradient norms; default ``<g, out>`` with a
+        fixed standard-normal ``g`` (seed ``seed``), a probe of gradient transport.
+    dtype : torch.dtype, optional
+        Analyse a copy of the model in this dtype (float32 for speed, float64 for accuracy);
+        by default the model's own dtype, float32 for a float16/bfloat16 model (in ``notes``).
+    streams : None, int or "batch"
+        Batch rows that form one state. ``None``: probe every step for rows that move each
+        other (one reverse pass per row) and take each coupled group as one state (said in
+        ``notes``); an int ``n``: consecutive groups of ``n`` rows (hyper-connection streams
+        folded into the batch as ``(b s)``), checked by the probe; ``"batch"``: all rows.
+    split : bool or mapping
+        ``True``: attention and MLP of each layer as two depth steps (layer classes in
+        :data:`~depthdyn.nn.analysis.steps.SPLITS`; a mapping adds others).
+    progress : bool
+        A cost estimate (from one timed product) and a progress bar (tqdm) on stderr.
+    seed : int
+
+    Returns
+    -------
+    Inspection
+
+    Raises
+    ------
+    ParameterError
+        No residual layers found, a layer not called, a KV cache in the call, bad options;
+        :class:`~depthdyn.nn.analysis.checks.ModelSetupError` (meta device, BatchNorm or
+        dropout in training mode, a step that does not reproduce the recording),
+        :class:`~depthdyn.nn.analysis.checks.NonFiniteError` (NaN/inf inputs or states),
+        :class:`~depthdyn.nn.analysis.checks.BatchCouplingError` (rows coupled unevenly).
+    ShapeError
+        An empty batch; a layer's state is not a floating tensor with the batch first.
+    """
+    for name, v, lo in (("k", k, 1), ("steps", steps, 1), ("dense_max", dense_max, 0), ("probes", probes, 2)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < lo:
+            raise ParameterError(f"{name} must be an integer >= {lo}, got {v!r}")
+    check_tol(tol)
+    if not isinstance(model, nn.Module):
+        raise ParameterError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+    check_model(model)
+    check_inputs(inputs)
+    opts = dict(k=k, tokens=tokens, causal=causal, steps=steps, tol=tol, dense_max=dense_max, probes=probes,
+                loss_fn=loss_fn, streams=streams, split=_splits(split), progress=progress, seed=seed)
+    with grad_on():  # also under a caller's no_grad / inference_mode
+        return _inspect(model, inputs, layers, dtype, **opts)
+
+
+def _inspect(model, inputs, layers, dtype, *, k, tokens, causal, steps, tol, dense_max, probes, loss_fn,
+             streams, split, progress, seed) -> Inspection:
+    notes = []
+    adtype, note = analysis_dtype(_where(model)[1], dtype)
+    if note:
+        notes.append(note)
+    if adtype is not None and _where(model)[1] != adtype:
+        model = copy.deepcopy(model).to(adtype)
+    device, mdtype = _where(model)
+    mom = momentum_layout(model) if layers is None else None
+    found = find_layers(model, mom[1] if mom else layers)
+    if mom:
+        notes.append(
+            f"momentumnet MomentumNet (gamma {mom[0]:g}): the steps are its branch functions f of "
+            "v' = gamma v + (1 - gamma) f(x), x' = x + v'; their Jacobians are the lam of the momentum "
+            "family with m = gamma, eta = 1 - gamma (the default of placement())"
         )
+        if split:
+            raise ParameterError("split=True has no attention/MLP steps to split in a MomentumNet")
+    mids, handles = capture_mids(found, split) if split else ({}, [])
+    try:
+        rec = record(model, _to(inputs, device, adtype), found=found)
+    finally:
+        for h in handles:
+            h.remove()
+    calls = rec.calls
+    B = calls[0].state.shape[0]
+    if any(c.state.shape[0] != B or c.output.shape[0] != B for c in calls):
+        raise ShapeError("every layer's state must keep the batch of inputs on its first axis")
+    raw = split_steps(calls, mids, split) if split else layer_steps(calls, "branch" if mom else "layer")
+    raw_states = [raw[0].state] + [s.output for s in raw]
+    check_states([s.name for s in raw], raw_states)
 
+    # rows that move each other are one state (hyper-connection streams folded into the batch)
+    mask, where = np.eye(B, dtype=bool), None
+    for st in raw:
+        m = row_coupling(st.function, st.state.detach(), seed=seed)
+        if where is None and (m & ~np.eye(B, dtype=bool)).any():
+            where = f"step {st.name}"
+        mask |= m
+    x0 = raw[0].state
+    seq = x0.dim() == 3 and x0.shape[1] > 1 and all(s.output.shape == x0.shape for s in raw)
+    grp = grouping(mask, streams, sequence=seq, where=where or "the model")
+    if not grp.trivial:
+        notes.append(
+            f"batch rows move each other ({where or 'streams given'}): each group of {grp.streams} rows "
+            f"(the first: rows {grp.rows[0].tolist()}) analysed as one state"
+        )
+    gsteps = [
+        type(s)(s.name, s.module, grp.group(s.state.detach()), grp.group(s.output.detach()),
+                grp.wrap(s.function, tuple(s.state.shape[1:]), tuple(s.output.shape[1:])), s.kind, s.layer,
+                s.local if grp.trivial else None)
+        for s in raw
+    ]
+    G = gsteps[0].state.shape[0]
+    if grp.trivial:
+        pos = [_position(raw[0].module, raw[0].state)] + [_position(s.module, s.output) for s in raw]
+    else:
+        pos = [gsteps[0].state] + [s.output for s in gsteps]
+    shapes = tuple(tuple(p.shape[1:]) for p in pos)
+    stages = np.cumsum([0] + [int(shapes[i + 1] != shapes[i]) for i in range(1, len(raw))])
+    grads, note = gradient_norms(rec.output, raw_states, loss_fn, seed=seed)
+    if note:
+        notes.append(note)
+    profile = depth_profile(pos, grads)
 
-def _block_lam(block: DepthBlock, state: torch.Tensor):
-    """The block's recurrence(s) (one, or one per channel) and the eigenvalues of its branch
-    Jacobian at the branch input (divided by the step where the family carries it as ``h``)."""
-    recs = _layer_recurrences(block)
-    if not recs:
-        raise ParameterError(f"{type(block).__name__} gives no recurrence with a free lam")
-    u = block.branch_input(state.detach())
-    scale = block.step if "h" in block.coefficients() else 1.0
-    J = torch.func.vmap(torch.func.jacrev(lambda t: block.branch(t[None])[0]))(u)
-    J = J.detach().reshape(u.shape[0], u[0].numel(), -1) / scale
-    return recs, torch.linalg.eigvals(J.double()).cpu().numpy()
+    first = gsteps[0]
+    fn0, xg = first.function, first.state
+    seq_g = xg.dim() == 3 and xg.shape[1] > 1 and all(s.output.shape == xg.shape for s in gsteps)
+    if causal is None:
+        causal = seq_g and is_causal(fn0, xg)
+    elif causal and (not seq_g or not is_causal(fn0, xg)):
+        raise ParameterError(
+            f"causal=True, but step {first.name} is not causal over axis 1 of its (B, T, d) state "
+            f"{tuple(xg.shape)}: a later token moves earlier outputs"
+        )
+    picked = token_sample(xg.shape[1], tokens) if causal else None
+    pairs = [(b, t) for t in picked for b in range(G)] if causal else [(b, -1) for b in range(G)]
+    blocks = np.array(pairs)
+    opt = dict(k=k, steps=steps, tol=tol, dense_max=dense_max, probes=probes, seed=seed, progress=progress)
+    spectra = step_spectra(gsteps, blocks, picked, notes, opt)
+    return Inspection(
+        names=tuple(s.name for s in gsteps), kinds=tuple(s.kind for s in gsteps),
+        layers=frozen([s.layer for s in gsteps]), shapes=shapes, stages=frozen(stages), streams=grp.streams,
+        norms=profile.norms, update_cosine=profile.update_cosine, perturbation=profile.perturbation,
+        grad_norms=profile.grad_norms, blocks=frozen(blocks), causal=bool(causal),
+        dtype=str(mdtype).replace("torch.", ""), device=str(device), notes=tuple(notes), output=rec.output,
+        momentum=mom[0] if mom else None, _modules=tuple(s.module for s in gsteps),
+        _states=tuple(s.state for s in gsteps), **spectra,
+    )

@@ -2,7 +2,7 @@
 anything with its ``matvec`` / ``rmatvec`` / ``problems`` / ``n_in`` / ``n_out``).
 
 * :func:`top_singular_values`: Golub–Kahan–Lanczos bidiagonalisation (``J^T J`` implicitly);
-* :func:`spectral_radius`: Arnoldi on ``J^T`` (same eigenvalues as ``J``), needing only ``vjp``;
+* :func:`spectral_radius_estimate`: Arnoldi on ``J^T`` (same eigenvalues as ``J``), needing only ``vjp``;
 * :func:`hutchinson_trace`: ``E[z^T J z]`` with Rademacher probes;
 * :func:`ritz_values`: all Ritz values of an Arnoldi run.
 
@@ -21,13 +21,17 @@ import numpy as np
 import torch
 
 from ...errors import ParameterError, ShapeError
+from ...records import Record
 from .blockkrylov import block_singular_values
 
-__all__ = ["Spectrum", "top_singular_values", "spectral_radius", "hutchinson_trace", "ritz_values"]
+__all__ = [
+    "KrylovEstimate", "check_tol", "top_singular_values", "spectral_radius_estimate", "hutchinson_trace",
+    "ritz_values",
+]
 
 
 @dataclass(frozen=True, eq=False)
-class Spectrum:
+class KrylovEstimate(Record):
     """Values per problem and the bound on their error.
 
     ``values`` ``(P, k)``; ``accuracy`` ``(P, k)``: the Krylov residual bound on each
@@ -37,6 +41,14 @@ class Spectrum:
     values: np.ndarray
     accuracy: np.ndarray
     method: str
+
+    def _text(self) -> str:
+        return (f"{self.values.shape[1]} value(s) for {self.values.shape[0]} problem(s) by {self.method}, "
+                f"largest bound {float(np.max(self.accuracy)):.3g}")
+
+    def _latex(self) -> str:
+        top, bound = float(np.max(self.values)), float(np.max(self.accuracy))
+        return rf"\max \text{{value}} = {top:.6g} \pm {bound:.3g}"
 
 
 def _check_steps(steps, n: int, k: int) -> int:
@@ -87,7 +99,7 @@ def _orth(Y: torch.Tensor) -> torch.Tensor:
     return torch.linalg.qr(Y).Q
 
 
-def _check_tol(tol) -> float:
+def check_tol(tol) -> float:
     if isinstance(tol, bool) or not isinstance(tol, (int, float)) or not 0 <= tol < 1:
         raise ParameterError(f"tol must be a number in [0, 1), got {tol!r}")
     return float(tol)
@@ -99,16 +111,18 @@ def _checkpoint(j: int, s: int, every: int = 8) -> bool:
     return j + 1 == s or (j + 1) % every == 0
 
 
-def _full_space(op, k: int) -> Spectrum:
+def _full_space(op, k: int) -> KrylovEstimate:
     """Every ``J e_i`` at once: the exact singular values (the Krylov space is everything)."""
     n = op.n_in
     Q = torch.eye(n, dtype=op.x.dtype, device=op.x.device).expand(op.problems, n, n).contiguous()
     JQ = op.matvec(Q.permute(2, 0, 1)).permute(1, 2, 0).double()  # (P, n_out, n) = J
     sigma = torch.linalg.svdvals(JQ)[:, :k]
-    return Spectrum(sigma.cpu().numpy(), np.zeros(tuple(sigma.shape)), "dense (full Krylov space)")
+    return KrylovEstimate(sigma.cpu().numpy(), np.zeros(tuple(sigma.shape)), "dense (full Krylov space)")
 
 
-def top_singular_values(op, k: int = 1, *, steps: int = 100, tol: float = 1e-3, seed: int = 0) -> Spectrum:
+def top_singular_values(
+    op, k: int = 1, *, steps: int = 100, tol: float = 1e-3, seed: int = 0
+) -> KrylovEstimate:
     """The ``k`` largest singular values of ``J`` per problem, descending.
 
     Golub–Kahan–Lanczos bidiagonalisation with full reorthogonalisation, batched over the
@@ -128,7 +142,7 @@ def top_singular_values(op, k: int = 1, *, steps: int = 100, tol: float = 1e-3, 
     """
     if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
         raise ParameterError(f"steps must be a positive integer, got {steps!r}")
-    tol = _check_tol(tol)
+    tol = check_tol(tol)
     n = op.n_in
     k = min(k, n, op.n_out)
     s = max(steps, k)
@@ -137,7 +151,7 @@ def top_singular_values(op, k: int = 1, *, steps: int = 100, tol: float = 1e-3, 
     b = getattr(op, "block", 1)
     if b > 1:
         values, bounds, it = block_singular_values(op, k, b, s, tol, seed)
-        return Spectrum(values, bounds, f"block Lanczos ({it} steps of {b} vectors, tol {tol:g})")
+        return KrylovEstimate(values, bounds, f"block Lanczos ({it} steps of {b} vectors, tol {tol:g})")
     P = op.problems
     v, gen = _start(P, n, op.x, seed)
     V = v.new_zeros(P, s + 1, n)
@@ -166,7 +180,7 @@ def top_singular_values(op, k: int = 1, *, steps: int = 100, tol: float = 1e-3, 
             if j + 1 == s or bool((resid <= tol * sig).all()):
                 break
         u = op.matvec(V[None, :, j + 1])[0]
-    return Spectrum(sig.numpy(), resid.numpy(), f"Golub-Kahan-Lanczos ({j + 1} steps, tol {tol:g})")
+    return KrylovEstimate(sig.numpy(), resid.numpy(), f"Golub-Kahan-Lanczos ({j + 1} steps, tol {tol:g})")
 
 
 def _arnoldi(op, steps: int, seed: int, tol: float = 0.0) -> tuple[np.ndarray, int]:
@@ -235,7 +249,7 @@ def _eigenvector(Hs: torch.Tensor, theta: torch.Tensor) -> torch.Tensor:
     return y
 
 
-def spectral_radius(op, *, steps: int = 100, tol: float = 1e-3, seed: int = 0) -> Spectrum:
+def spectral_radius_estimate(op, *, steps: int = 100, tol: float = 1e-3, seed: int = 0) -> KrylovEstimate:
     """Largest ``|eigenvalue|`` of ``J`` per problem (``values`` ``(P, 1)``), by Arnoldi.
 
     Arnoldi on ``J^T`` (``vjp`` only) with full reorthogonalisation, at most ``steps`` steps,
@@ -245,13 +259,14 @@ def spectral_radius(op, *, steps: int = 100, tol: float = 1e-3, seed: int = 0) -
     that residual: a backward-error bound (``theta`` is an eigenvalue of a matrix within it of
     ``J``), which a non-normal Jacobian can amplify; 0 when the Krylov space is the whole space.
     """
-    tol = _check_tol(tol)
+    tol = check_tol(tol)
     H, s = _arnoldi(op, steps, seed, tol)
     theta, resid = _dominant(H, s)
     exact = s >= op.n_in
     if exact:
         resid = np.zeros(op.problems)
-    return Spectrum(theta[:, None], resid[:, None], "arnoldi (exact)" if exact else f"arnoldi ({s} steps)")
+    method = "arnoldi (exact)" if exact else f"arnoldi ({s} steps)"
+    return KrylovEstimate(theta[:, None], resid[:, None], method)
 
 
 def ritz_values(op, *, steps: int = 40, seed: int = 0) -> np.ndarray:

@@ -28,7 +28,7 @@ from collections.abc import Callable
 
 import torch
 
-from .record import _detached, _first_tensor
+from .record import detached, first_tensor
 
 __all__ = ["cached_attention", "tokenwise"]
 
@@ -83,7 +83,7 @@ def _named(call) -> tuple[str, str, dict] | None:
         else:
             named[name] = value
     state = next(iter(sig.parameters)) if call.where == 0 else call.where
-    return (kw, state, _detached(named)) if kw is not None else None
+    return (kw, state, detached(named)) if kw is not None else None
 
 
 def _recorded_keys(call):
@@ -171,6 +171,6 @@ def _token_local(call, recorded, tokens) -> Callable | None:
     local.update({"attention_mask": mask.to(x.device), kw: _Prefix(keys, values)})
 
     def fn(entries: torch.Tensor) -> torch.Tensor:
-        return _first_tensor(module(**local, **{state: entries.clone()}))
+        return first_tensor(module(**local, **{state: entries.clone()}))
 
     return fn

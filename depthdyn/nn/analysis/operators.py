@@ -17,9 +17,8 @@ sampled token is one independent ``d``-dimensional problem, ``T / len(tokens)`` 
 than the whole-sequence Jacobian and exact for the sampled blocks; where the layer allows it,
 token ``t``'s products run on the prefix ``x[:, :t + 1]`` alone (:class:`LayerOperator`).
 
-The methods that read the operator (Lanczos, Arnoldi, Hutchinson) are in :mod:`.krylov` and
-importable from here too; :meth:`LayerOperator.dense` gives the Jacobian itself, for small
-``n`` (one ``vjp`` per row).
+The methods that read the operator (Lanczos, Arnoldi, Hutchinson) are in :mod:`.krylov`;
+:meth:`LayerOperator.dense` gives the Jacobian itself, for small ``n`` (one ``vjp`` per row).
 """
 
 from __future__ import annotations
@@ -31,19 +30,11 @@ from collections.abc import Callable
 import torch
 
 from ...errors import ParameterError, ShapeError
-from .krylov import (  # noqa: F401 (the methods' home was this module: kept importable from it)
-    Spectrum,
-    _check_tol,
-    hutchinson_trace,
-    ritz_values,
-    spectral_radius,
-    top_singular_values,
-)
 
-__all__ = ["LayerOperator"]
+__all__ = ["LayerOperator", "math_attention", "quiet"]
 
 
-def _quiet(fn):
+def quiet(fn):
     """Run ``fn`` with vmap's "no batching rule, falling back" performance warnings silenced (and
     the deprecation warning of ``torch.jit.script`` that forward-mode AD's first use triggers
     inside torch)."""
@@ -110,7 +101,7 @@ class _Products:
                     break
                 jvp = lambda w, fn=self.fn: torch.func.jvp(fn, (self.x,), (w,))[1]  # noqa: E731
                 try:
-                    _quiet(jvp)(torch.zeros_like(self.x))
+                    quiet(jvp)(torch.zeros_like(self.x))
                     self._jvp, self.mode = jvp, "jvp"
                     break
                 except (RuntimeError, NotImplementedError) as exc:
@@ -144,8 +135,8 @@ class _Products:
     def _each(f, lanes: torch.Tensor) -> torch.Tensor:
         """``f`` on every lane: a single one directly, several batched by ``vmap``."""
         if lanes.shape[0] == 1:
-            return _quiet(f)(lanes[0])[None]
-        return _quiet(torch.func.vmap(f))(lanes)
+            return quiet(f)(lanes[0])[None]
+        return quiet(torch.func.vmap(f))(lanes)
 
     def rvec(self, lanes: torch.Tensor) -> torch.Tensor:
         vjp = self.transpose()

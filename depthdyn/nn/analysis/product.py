@@ -1,6 +1,6 @@
 """The end-to-end Jacobian of a run of a model's layers, as products of per-layer operators.
 
-:class:`ProductOperator` chains :class:`~.operators.LayerOperator` objects (each the Jacobian
+:class:`ProductOperator` chains matrix-free operators (:class:`~.operators.LayerOperator` (each the Jacobian
 of one layer at its recorded input, ``jvp``/``vjp`` products only): ``J w`` goes through the
 layers first to last, ``J^T v`` last to first. It has the interface the Krylov methods of
 :mod:`.operators` read, so :func:`~.krylov.top_singular_values` gives the top singular values
@@ -15,28 +15,40 @@ import numpy as np
 import torch
 
 from ...errors import ShapeError
-from .operators import LayerOperator, top_singular_values
+from .krylov import top_singular_values
 
 __all__ = ["ProductOperator", "end_to_end", "lyapunov_exponents"]
 
 
 class ProductOperator:
-    """``J_L ... J_1`` of layer operators of one layout (same problems and state sizes)."""
+    """``J_m ... J_1`` of matrix-free operators of one layout, applied first to last.
+
+    Any operator with ``matvec`` / ``rmatvec`` on lanes ``(K, problems, n)``, ``problems``,
+    ``n_in``, ``n_out`` and ``x`` (a :class:`~.operators.LayerOperator`, another product)
+    chains, where each one's input size is the previous one's output size and the problems
+    agree. For causal token blocks the product of block lower-triangular Jacobians has the
+    product of the diagonal blocks on its diagonal, so per-token problems compose as they are.
+    """
 
     def __init__(self, layers):
         self.layers = list(layers)
         if not self.layers:
-            raise ShapeError("an empty run of layers")
+            raise ShapeError("an empty run of layers: nothing to multiply")
         for i, op in enumerate(self.layers):
-            if not isinstance(op, LayerOperator):
-                raise ShapeError(f"layer {i + 1} is not a LayerOperator")
+            if not all(hasattr(op, a) for a in ("matvec", "rmatvec", "problems", "n_in", "n_out", "x")):
+                raise ShapeError(f"layer {i + 1} is not a matrix-free operator (a LayerOperator)")
+        for i, (a, b) in enumerate(zip(self.layers[:-1], self.layers[1:], strict=True), start=2):
+            if b.problems != a.problems or b.n_in != a.n_out:
+                raise ShapeError(
+                    f"layer {i} does not chain onto layer {i - 1} (problems or state size differ)"
+                )
         first = self.layers[0]
-        for i, op in enumerate(self.layers[1:], start=2):
-            if op.problems != first.problems or op.n_in != self.layers[i - 2].n_out:
-                raise ShapeError(f"layer {i} does not chain onto layer {i - 1} "
-                                 "(problems or state size differ)")
         self.x, self.problems = first.x, first.problems
         self.n_in, self.n_out = first.n_in, self.layers[-1].n_out
+
+    @property
+    def square(self) -> bool:
+        return self.n_in == self.n_out
 
     def matvec(self, W: torch.Tensor) -> torch.Tensor:
         for op in self.layers:
@@ -47,6 +59,11 @@ class ProductOperator:
         for op in reversed(self.layers):
             V = op.rmatvec(V)
         return V
+
+    def dense(self) -> torch.Tensor:
+        """``(problems, n_out, n_in)``: the product itself, one ``J^T`` pass per output row."""
+        eye = torch.eye(self.n_out, dtype=self.x.dtype, device=self.x.device)
+        return self.rmatvec(eye[:, None, :].expand(-1, self.problems, -1)).permute(1, 0, 2)
 
 
 def end_to_end(layers, k: int = 1, *, steps: int = 100, tol: float = 1e-6, seed: int = 0):

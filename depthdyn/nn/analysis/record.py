@@ -22,7 +22,7 @@ from torch import nn
 
 from ...errors import ParameterError, ShapeError
 
-__all__ = ["LAYOUTS", "Recording", "find_layers", "record"]
+__all__ = ["LAYOUTS", "Call", "Recording", "detached", "find_layers", "first_tensor", "record"]
 
 #: Where common models keep their residual layers, tried in order when ``layers=None``:
 #: (attribute path, what it is). torchvision ResNets are recognised by their stages
@@ -135,7 +135,7 @@ def _state_of(args: tuple, kwargs: dict) -> tuple[torch.Tensor, str | int]:
     raise ShapeError("a layer was called without a tensor as its first argument or as hidden_states=")
 
 
-def _first_tensor(out) -> torch.Tensor:
+def first_tensor(out) -> torch.Tensor:
     if isinstance(out, torch.Tensor):
         return out
     if isinstance(out, Mapping):
@@ -147,14 +147,14 @@ def _first_tensor(out) -> torch.Tensor:
     raise ShapeError(f"cannot read a tensor state from a layer output of type {type(out).__name__}")
 
 
-def _detached(value):
+def detached(value):
     """Tensors (also inside tuples, lists and dicts) detached: constants of the layer function."""
     if isinstance(value, torch.Tensor):
         return value.detach()
     if isinstance(value, (tuple, list)):
-        return type(value)(_detached(v) for v in value)
+        return type(value)(detached(v) for v in value)
     if isinstance(value, dict):
-        return {k: _detached(v) for k, v in value.items()}
+        return {k: detached(v) for k, v in value.items()}
     return value
 
 
@@ -182,7 +182,7 @@ class Call:
     def function(self):
         """The layer as a function of its state alone, the other arguments as recorded."""
 
-        args, kwargs = _detached(self.args), _detached(self.kwargs)
+        args, kwargs = detached(self.args), detached(self.kwargs)
 
         def fn(x):
             x = x.clone()  # a layer that updates its input in place (x += h) must not touch ours
@@ -190,7 +190,7 @@ class Call:
                 out = self.module(x, *args[1:], **kwargs)
             else:
                 out = self.module(*args, **{**kwargs, self.where: x})
-            return _first_tensor(out)
+            return first_tensor(out)
 
         return fn
 
@@ -224,12 +224,17 @@ def call_model(model: nn.Module, inputs):
     return model(inputs)
 
 
-def record(model: nn.Module, inputs, layers=None, *, found=None) -> Recording:
-    """Run ``model`` on ``inputs`` once with hooks on its residual layers (grad enabled).
+def record(model: nn.Module, inputs, layers=None, *, found=None, graph: bool = True) -> Recording:
+    """Run ``model`` on ``inputs`` once with hooks on its residual layers.
 
-    A layer input that carries no graph (the first layer of a model whose inputs and earlier
-    parameters need no gradient) is marked ``requires_grad`` so that gradients with respect
-    to the states exist; values are untouched. Each layer must be called once per forward.
+    The one recorder of depthdyn: every analysis of a forward (profiles, gradients, Jacobians,
+    ``H_res`` products, placement) reads the :class:`Recording` it returns.
+
+    With ``graph`` (the default) the forward runs with grad enabled and a layer input that
+    carries no graph (the first layer of a model whose inputs and earlier parameters need no
+    gradient) is marked ``requires_grad``, so that gradients with respect to the states exist;
+    values are untouched. ``graph=False`` runs under ``no_grad`` (states only). Each layer must
+    be called once per forward; ``found`` is a :func:`find_layers` result to reuse.
     """
     found = find_layers(model, layers) if found is None else found
     calls: dict[int, dict] = {}
@@ -245,7 +250,7 @@ def record(model: nn.Module, inputs, layers=None, *, found=None) -> Recording:
                     f"layer {name} received a {x.dtype} state; the residual stream must be floating"
                 )
             _no_cache(kwargs, name)
-            if not x.requires_grad:
+            if graph and not x.requires_grad:
                 x = x.detach().requires_grad_(True)
             # the layer gets a copy: an in-place residual update (x += h) must leave the recorded
             # state as it was (and a leaf that requires grad cannot be updated in place at all)
@@ -268,7 +273,7 @@ def record(model: nn.Module, inputs, layers=None, *, found=None) -> Recording:
 
     def post(i):
         def hook(module, args, kwargs, out):
-            calls[i]["output"] = _first_tensor(out)
+            calls[i]["output"] = first_tensor(out)
             if isinstance(out, torch.Tensor):  # the model goes on with a copy (in-place updates later)
                 return out.clone()
             return None
@@ -279,7 +284,7 @@ def record(model: nn.Module, inputs, layers=None, *, found=None) -> Recording:
         handles.append(mod.register_forward_pre_hook(pre(i, name), with_kwargs=True))
         handles.append(mod.register_forward_hook(post(i), with_kwargs=True))
     try:
-        with torch.enable_grad():
+        with torch.set_grad_enabled(graph):
             output = call_model(model, inputs)
     finally:
         for h in handles:

@@ -9,7 +9,7 @@ and the MLP step as a function of ``h``. The attention step runs the recorded la
 replayed from the layer's own submodules, and the recording checks both: ``mlp(h)`` must give
 the layer's recorded output (``accuracy["recording"]``; a mismatch is an error).
 
-:class:`Step` is what :func:`~depthdyn.nn.inspect` analyses; :class:`ComposedOperator`
+:class:`Step` is what :func:`~.inspection.inspect` analyses; :class:`~.product.ProductOperator`
 multiplies step operators (a layer from its two steps, or the whole depth) for per-layer
 views and end-to-end growth.
 """
@@ -25,7 +25,7 @@ from torch import nn
 from ...errors import ParameterError
 from .local import cached_attention, tokenwise
 
-__all__ = ["SPLITS", "ComposedOperator", "Split", "Step", "momentum_layout", "split_steps"]
+__all__ = ["SPLITS", "Split", "Step", "capture_mids", "layer_steps", "momentum_layout", "split_steps"]
 
 
 @dataclass(frozen=True)
@@ -191,40 +191,3 @@ def momentum_layout(model: nn.Module):
             + "): inspect each as a model of its own, inspect(net, its input)"
         )
     return gammas.pop(), [f for _, mod in nets for f in mod.functions]
-
-
-class ComposedOperator:
-    """The product ``J_m ... J_1`` of step operators (applied first to last), matrix-free.
-
-    For causal token blocks the product of block lower-triangular Jacobians has the product of
-    the diagonal blocks on its diagonal, so per-token problems compose as they are.
-    """
-
-    def __init__(self, ops):
-        ops = list(ops)
-        if not ops:
-            raise ParameterError("nothing to compose: no steps")
-        for a, b in zip(ops[:-1], ops[1:], strict=True):
-            if a.n_out != b.n_in or a.problems != b.problems:
-                raise ParameterError("steps of different state sizes cannot be multiplied")
-        self.ops = ops
-        self.x = ops[0].x
-        self.n_in, self.n_out, self.problems = ops[0].n_in, ops[-1].n_out, ops[0].problems
-
-    @property
-    def square(self) -> bool:
-        return self.n_in == self.n_out
-
-    def matvec(self, W):
-        for op in self.ops:
-            W = op.matvec(W)
-        return W
-
-    def rmatvec(self, V):
-        for op in reversed(self.ops):
-            V = op.rmatvec(V)
-        return V
-
-    def dense(self) -> torch.Tensor:
-        eye = torch.eye(self.n_out, dtype=self.x.dtype, device=self.x.device)
-        return self.rmatvec(eye[:, None, :].expand(-1, self.problems, -1)).permute(1, 0, 2)

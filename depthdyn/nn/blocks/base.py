@@ -25,16 +25,18 @@ from ...errors import ParameterError
 from ...families import build
 from ...recurrence import Recurrence
 
-__all__ = ["DepthBlock", "mlp", "tanh_layer"]
+__all__ = ["DepthBlock", "check_finite", "check_positive_int", "mlp", "tanh_layer"]
 
 
-def _positive_int(value, name: str) -> int:
+def check_positive_int(value, name: str) -> int:
+    """``value`` if it is a positive ``int`` (not a bool), else a ``ParameterError`` naming ``name``."""
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise ParameterError(f"{name} must be a positive integer, got {value!r}")
     return value
 
 
-def _finite(value, name: str, *, positive: bool = False) -> float:
+def check_finite(value, name: str, *, positive: bool = False) -> float:
+    """``value`` as a finite float (``> 0`` with ``positive``), else a ``ParameterError`` naming ``name``."""
     try:
         v = float(value)
     except (TypeError, ValueError):
@@ -51,8 +53,8 @@ def mlp(dim: int, hidden: int | None = None, activation: type[nn.Module] = nn.Ta
 
     ``hidden`` defaults to ``4 * dim``.
     """
-    dim = _positive_int(dim, "dim")
-    hidden = _positive_int(4 * dim if hidden is None else hidden, "hidden")
+    dim = check_positive_int(dim, "dim")
+    hidden = check_positive_int(4 * dim if hidden is None else hidden, "hidden")
     return nn.Sequential(nn.Linear(dim, hidden), activation(), nn.Linear(hidden, dim))
 
 
@@ -61,7 +63,7 @@ def tanh_layer(dim: int) -> nn.Sequential:
 
     With ``dim = 1`` this is the "single node per layer" function of 002 §4.1.
     """
-    dim = _positive_int(dim, "dim")
+    dim = check_positive_int(dim, "dim")
     return nn.Sequential(nn.Linear(dim, dim), nn.Tanh())
 
 
@@ -86,8 +88,8 @@ class DepthBlock(nn.Module):
 
     def __init__(self, dim: int, f: nn.Module | None = None, *, step: float = 1.0, norm: bool = False):
         super().__init__()
-        self.dim = _positive_int(dim, "dim")
-        self.step = _finite(step, "step", positive=True)
+        self.dim = check_positive_int(dim, "dim")
+        self.step = check_finite(step, "step", positive=True)
         if f is not None and not isinstance(f, nn.Module):
             raise ParameterError(f"f must be a torch.nn.Module, got {type(f).__name__}")
         if norm and self.dim < 2:
@@ -159,12 +161,13 @@ class DepthBlock(nn.Module):
                 fixed[name] = float(t[channel])
         return build(self.family, **self.structure(), **fixed, **values)
 
+    def identity(self) -> torch.Tensor:
+        """The ``dim x dim`` identity in the block's dtype and on its device."""
+        p = next(self.parameters(), None)
+        dtype = p.dtype if p is not None else torch.get_default_dtype()
+        device = p.device if p is not None else None
+        return torch.eye(self.dim, dtype=dtype, device=device)
+
     def extra_repr(self) -> str:
         return f"dim={self.dim}, step={self.step:g}"
 
-
-def _eye(block: DepthBlock) -> torch.Tensor:
-    p = next(block.parameters(), None)
-    dtype = p.dtype if p is not None else torch.get_default_dtype()
-    device = p.device if p is not None else None
-    return torch.eye(block.dim, dtype=dtype, device=device)

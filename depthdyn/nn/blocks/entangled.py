@@ -16,13 +16,13 @@ from ...errors import DomainError, ParameterError, ShapeError
 from ...families import entangled
 from ...numeric.conv import conv_kernel, conv_spectrum
 from ...recurrence import Recurrence
-from .base import DepthBlock, _finite, _positive_int
+from .base import DepthBlock, check_finite, check_positive_int
 
 __all__ = ["EntangledBlock", "ConvEntangledBlock", "circular_conv2d"]
 
 
 def _gamma(value) -> float:
-    g = _finite(value, "gamma")
+    g = check_finite(value, "gamma")
     if not 0 <= g <= 1:
         raise DomainError(f"gamma must lie in [0, 1] (001 eq. 4), got {value!r}")
     return g
@@ -216,13 +216,13 @@ class ConvEntangledBlock(DepthBlock):
         norm: bool = False,
         hidden: int | None = None,
     ):
-        C = _positive_int(channels, "channels")
+        C = check_positive_int(channels, "channels")
         if f is None:
-            f = _conv_f(C, _positive_int(C if hidden is None else hidden, "hidden"))
+            f = _conv_f(C, check_positive_int(C if hidden is None else hidden, "hidden"))
         super().__init__(C, f, step=step, norm=False)
         if norm:
             self.norm = nn.GroupNorm(1, C)
-        k = _positive_int(kernel_size, "kernel_size")
+        k = check_positive_int(kernel_size, "kernel_size")
         g = _gamma(gamma)
         if kind == "spatial":
             K = conv_kernel("spatial", g, k, C)
@@ -264,7 +264,7 @@ class ConvEntangledBlock(DepthBlock):
 
     def skip_matrix(self, H: int, W: int) -> torch.Tensor:
         """The skip as a dense ``(C H W) x (C H W)`` matrix on row-major flattened ``(C, H, W)`` maps."""
-        H, W = _positive_int(H, "H"), _positive_int(W, "W")
+        H, W = check_positive_int(H, "H"), check_positive_int(W, "W")
         n = self.dim * H * W
         eye = torch.eye(n, dtype=self.kernel.dtype, device=self.kernel.device)
         with torch.no_grad():

@@ -7,7 +7,7 @@ import math
 import torch
 from torch import nn
 
-from .base import DepthBlock, _positive_int, tanh_layer
+from .base import DepthBlock, check_positive_int, tanh_layer
 
 __all__ = ["SmoothBlock", "DenseBlock"]
 
@@ -21,7 +21,7 @@ class _LagBlock(DepthBlock):
         self, dim: int, f: nn.Module | None = None, *, k: int = 2, step: float = 1.0, norm: bool = False
     ):
         super().__init__(dim, f if f is not None else tanh_layer(dim), step=step, norm=norm)
-        self.k = self.slots = _positive_int(k, "k")
+        self.k = self.slots = check_positive_int(k, "k")
 
     def _next(self, lags: torch.Tensor) -> torch.Tensor:
         raise NotImplementedError

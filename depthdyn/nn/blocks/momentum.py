@@ -7,7 +7,7 @@ import math
 import torch
 from torch import nn
 
-from .base import DepthBlock, _eye, _finite
+from .base import DepthBlock, check_finite
 
 __all__ = ["MomentumBlock"]
 
@@ -42,8 +42,8 @@ class MomentumBlock(DepthBlock):
         b_init: float = math.log(math.e - 1),
     ):
         super().__init__(dim, f, step=step, norm=norm)
-        self.a = nn.Parameter(torch.full((self.dim,), _finite(a_init, "a_init")))
-        self.b = nn.Parameter(torch.full((self.dim,), _finite(b_init, "b_init")))
+        self.a = nn.Parameter(torch.full((self.dim,), check_finite(a_init, "a_init")))
+        self.b = nn.Parameter(torch.full((self.dim,), check_finite(b_init, "b_init")))
 
     @property
     def m(self) -> torch.Tensor:
@@ -66,5 +66,5 @@ class MomentumBlock(DepthBlock):
         return {"m": self.m.detach(), "eta": self.eta.detach()}
 
     def skip_operator(self) -> torch.Tensor:
-        eye, M = _eye(self), torch.diag(self.m.detach())
+        eye, M = self.identity(), torch.diag(self.m.detach())
         return torch.cat((torch.cat((eye, M), 1), torch.cat((torch.zeros_like(eye), M), 1)), 0)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from .base import DepthBlock, _eye, _finite
+from .base import DepthBlock, check_finite
 
 __all__ = ["ResidualBlock", "ReZeroBlock", "WeightedBlock", "HighwayBlock"]
 
@@ -27,7 +27,7 @@ class ResidualBlock(DepthBlock):
         return x + self.branch(x)
 
     def skip_operator(self) -> torch.Tensor:
-        return _eye(self)
+        return self.identity()
 
 
 class ReZeroBlock(DepthBlock):
@@ -49,7 +49,7 @@ class ReZeroBlock(DepthBlock):
         return {"a": self.a.detach()}
 
     def skip_operator(self) -> torch.Tensor:
-        return _eye(self)
+        return self.identity()
 
 
 class WeightedBlock(DepthBlock):
@@ -71,7 +71,7 @@ class WeightedBlock(DepthBlock):
         skip: float = 1.0,
     ):
         super().__init__(dim, f, step=step, norm=norm)
-        self.a = nn.Parameter(torch.tensor(_finite(skip, "skip")))
+        self.a = nn.Parameter(torch.tensor(check_finite(skip, "skip")))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.a * x + self.branch(x)
@@ -80,7 +80,7 @@ class WeightedBlock(DepthBlock):
         return {"a": self.a.detach()}
 
     def skip_operator(self) -> torch.Tensor:
-        return self.a.detach() * _eye(self)
+        return self.a.detach() * self.identity()
 
 
 class HighwayBlock(DepthBlock):
@@ -106,7 +106,7 @@ class HighwayBlock(DepthBlock):
         super().__init__(dim, f, step=step, norm=norm)
         self.gate = nn.Linear(self.dim, self.dim)
         with torch.no_grad():
-            self.gate.bias.fill_(_finite(gate_bias, "gate_bias"))
+            self.gate.bias.fill_(check_finite(gate_bias, "gate_bias"))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         g = torch.sigmoid(self.gate(x))

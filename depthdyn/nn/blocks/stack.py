@@ -18,7 +18,10 @@ from .lag import DenseBlock, SmoothBlock
 from .momentum import MomentumBlock
 from .residual import HighwayBlock, ResidualBlock, ReZeroBlock, WeightedBlock
 
-__all__ = ["BLOCKS", "DepthStack", "Trace", "make_stack", "pick_device", "block_class", "check_options"]
+__all__ = [
+    "BLOCKS", "DepthStack", "Trace", "make_stack", "pick_device", "block_class", "check_options",
+    "check_stack",
+]
 
 #: The torch block of each depthdyn family, for vector features ``(B, d)``
 #: (:class:`~depthdyn.nn.entangled.ConvEntangledBlock` is the feature-map variant).
@@ -119,32 +122,26 @@ class DepthStack(nn.Module):
         return self.position(self.run(self.initial_state(x)))
 
     def trace(self, x: torch.Tensor, *, keep_graph: bool = False) -> Trace:
-        """Run ``x`` through the stack and record the state at every layer.
+        """Run ``x`` through the stack once and keep the state at every layer.
 
-        With ``keep_graph`` the recorded tensors stay attached to the autograd graph (call
+        Built on :func:`depthdyn.nn.analysis.record.record` (hooks during the stack's own
+        forward). With ``keep_graph`` the states stay attached to the autograd graph (call
         ``retain_grad()`` on them before ``backward()`` to read per-layer gradients).
         """
-        states: list[torch.Tensor] = []
+        # the recorder lives in the analysis room; imported here, at call time, because the
+        # analysis builds on the blocks
+        from ..analysis.record import record
 
-        def keep(t: torch.Tensor) -> torch.Tensor:
-            return t if keep_graph else t.detach()
+        rec = record(self, x, list(self.blocks), graph=keep_graph)
+        states = tuple(s if keep_graph else s.detach() for s in rec.states)
+        return Trace(states, torch.stack([self.blocks[0].position(s) for s in states]))
 
-        def before_first(module, inputs):
-            states.append(keep(inputs[0]))
 
-        def after(module, inputs, output):
-            states.append(keep(output))
-
-        handles = [self.blocks[0].register_forward_pre_hook(before_first)]
-        handles += [b.register_forward_hook(after) for b in self.blocks]
-        try:
-            with torch.set_grad_enabled(keep_graph or torch.is_grad_enabled()):
-                self(x)
-        finally:
-            for h in handles:
-                h.remove()
-        positions = torch.stack([self.blocks[0].position(s) for s in states])
-        return Trace(tuple(states), positions)
+def check_stack(stack) -> DepthStack:
+    """``stack`` itself if it is a :class:`DepthStack`, else a ``ParameterError``."""
+    if not isinstance(stack, DepthStack):
+        raise ParameterError(f"expected a DepthStack, got {type(stack).__name__}")
+    return stack
 
 
 def block_class(family: str) -> type[DepthBlock]:

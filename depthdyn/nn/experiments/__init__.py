@@ -1,9 +1,10 @@
 """The experiments room: tasks, training, the experiments of 002 §4, the claims checked by
-training, their figures and the ``depthdyn train`` command.
+training and the ``depthdyn train`` command (its figures are drawn by :mod:`depthdyn.plot.training`
+and :mod:`depthdyn.plot.placement`).
 
 * :mod:`.tasks` (data sets and models around a stack), :mod:`.train` (the seeded trainer),
   :mod:`.separation` (``C^1`` vs ``C^k`` separation, residual vs momentum),
-  :mod:`.claims` (the sources' claims on trained blocks), :mod:`.figures`,
+  :mod:`.claims` (the sources' claims on trained blocks),
   :mod:`.command` (``depthdyn train``).
 """
 

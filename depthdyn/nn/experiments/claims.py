@@ -21,7 +21,9 @@ import torch
 
 from ...claims import SOURCES, resolve_sources
 from ...claims.base import Claim, Outcome, verdict
-from ..analysis.diagnostics import diagnose, hc_gain
+from ..analysis.diagnostics import diagnose
+from ..analysis.hyper import hc_profile
+from ..analysis.record import record
 from .separation import SEPARATION_LAYERS, SEPARATION_STEP, SEPARATION_WINDOW
 from .tasks import make_task
 from .train import run, task_loss
@@ -254,8 +256,9 @@ def _composite(cl):
     gains = {}
     for mixing in ("static", "sinkhorn"):
         model, _ = _trained("hyper_connection", "blobs", 0, layers=16, steps=100, mixing=mixing)
-        g = hc_gain(model.stack)
-        gains[mixing] = (g.max_row_sum, g.max_col_sum, g.spectral_norm)
+        x = model.embed(make_task("blobs", seed=0).inputs[:1]).detach()
+        g = hc_profile(record(model.stack, x, graph=False))  # H_res is static here: one input shows it
+        gains[mixing] = (g.max_forward_gain, g.max_backward_gain, float(g.spectral_norm[-1].max()))
     ds = max(abs(v - 1) for v in gains["sinkhorn"])
     free = max(abs(v - 1) for v in gains["static"])
     ok = ds < 1e-3

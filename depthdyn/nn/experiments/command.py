@@ -16,7 +16,8 @@ from ...errors import DegreeTooLargeError, DepthdynError, ParameterError
 from ...families import MAX_ORDER
 from ...output import atomic_write, claim_directory, save_figure
 from ..analysis.diagnostics import diagnose
-from ..analysis.linearize import linearize, response_agreement, stability_placement
+from ..analysis.linearise import linearise, response_agreement
+from ..analysis.placement import place
 from ..blocks.stack import BLOCKS
 from .tasks import TASKS, make_task, task_names
 from .train import run, task_loss
@@ -114,12 +115,12 @@ def _bridge(stack, x: torch.Tensor) -> dict:
     """Linear response and stability placement; a family the bridge cannot treat says why."""
     out: dict = {}
     try:
-        lin = linearize(stack, x)
+        lin = linearise(stack, x)
         out["agreement"] = response_agreement(stack, x, lin=lin).to_json()
     except (DepthdynError, NotImplementedError) as exc:
         return {"agreement": None, "placement": None, "note": str(exc)}
     try:
-        placement = stability_placement(lin)
+        placement = place(lin)
         out["placement"] = placement.to_json()
         out["_placement"] = placement
     except (DepthdynError, NotImplementedError) as exc:
@@ -133,8 +134,8 @@ def _bridge(stack, x: torch.Tensor) -> dict:
 def _figures(out: Path, model, task, result, trace, diag, bridge) -> list[str]:
     from matplotlib.figure import Figure
 
-    from ...families import momentum
-    from .figures import plot_depth_profile, plot_depth_trajectories, plot_loss, plot_placement
+    from ...plot.placement import plot_placement
+    from ...plot.training import plot_depth_profile, plot_depth_trajectories, plot_loss
 
     written = []
 
@@ -148,12 +149,12 @@ def _figures(out: Path, model, task, result, trace, diag, bridge) -> list[str]:
 
     fig = Figure(figsize=(14, 3.6), layout="constrained")
     axes = fig.subplots(1, 4)
-    plot_depth_profile(diag.norms, axes[0], ylabel="mean ||x_l||")
+    plot_depth_profile(diag.norms, axes[0], ylabel=r"mean $\|x_\ell\|$")
     if diag.update_cosine is not None:
-        plot_depth_profile(diag.update_cosine, axes[1], ylabel="cos(u_l, u_l+1)")
-    plot_depth_profile(diag.perturbation, axes[2], ylabel="||x_l+1 - x_l|| / ||x_l||")
+        plot_depth_profile(diag.update_cosine, axes[1], ylabel=r"$\cos(u_\ell, u_{\ell+1})$")
+    plot_depth_profile(diag.perturbation, axes[2], ylabel=r"$\|x_{\ell+1} - x_\ell\| / \|x_\ell\|$")
     if diag.grad_norms is not None:
-        plot_depth_profile(diag.grad_norms, axes[3], ylabel="||dloss / d state_l||")
+        plot_depth_profile(diag.grad_norms, axes[3], ylabel=r"$\|\partial \mathcal{L} / \partial s_\ell\|$")
     save(fig, "depth_profile.png")
 
     positions = trace.positions
@@ -173,9 +174,7 @@ def _figures(out: Path, model, task, result, trace, diag, bridge) -> list[str]:
         lo = min(-2 * (1 + m.max()) - 0.5, eta_lam.min() - 0.2)
         hi = max(0.5, eta_lam.max() + 0.2)
         fig = Figure(figsize=(6.4, 4.8), layout="constrained")
-        grid = {"x": ("re(lam)", lo, hi, 241), "y": ("m", 0, 0.99, 100)}
-        ax = plot_placement(momentum(eta=1), eta_lam, m, ax=fig.add_subplot(), **grid)
-        ax.set_xlabel("eta * lam (learned layers)")
+        plot_placement(placement, fig.add_subplot(), plane=("eta*lam", "m"), window=(lo, hi, 0, 0.99), n=241)
         save(fig, "placement.png")
     return written
 

@@ -13,15 +13,23 @@ import sympy as sp  # noqa: E402
 
 from depthdyn import closed_form, momentum, stability_conditions  # noqa: E402
 from depthdyn.errors import ParameterError, ShapeError  # noqa: E402
-from depthdyn.nn import DepthStack, MomentumBlock, ResidualBlock, SmoothBlock, mlp, tanh_layer  # noqa: E402
-from depthdyn.nn.analysis.diagnostics import jacobian_spectra  # noqa: E402
-from depthdyn.nn.analysis.linearize import (  # noqa: E402
-    Linearization,
-    linearize,
+from depthdyn.nn.analysis import (  # noqa: E402
+    Linearisation,
+    jacobian_spectra,
+    linearise,
     measure_response,
+    place,
     predict_response,
+    record,
     response_agreement,
-    stability_placement,
+)
+from depthdyn.nn.blocks import (  # noqa: E402
+    DepthStack,
+    MomentumBlock,
+    ResidualBlock,
+    SmoothBlock,
+    mlp,
+    tanh_layer,
 )
 
 torch.set_num_threads(1)
@@ -50,7 +58,7 @@ def test_constant_linear_momentum_matches_closed_form():
     L = 7
     stack = momentum_stack([-0.5] * L, [0.0] * L, [math.log(math.e - 1)] * L)
     x = torch.tensor([[1.0], [-2.0]], dtype=torch.float64)
-    lin = linearize(stack, x)
+    lin = linearise(stack, x)
     np.testing.assert_allclose(lin.lam, -0.25, rtol=0, atol=1e-15)
     cf = closed_form(momentum(lam=sp.Rational(-1, 4), m=sp.Rational(1, 2), eta=1), [1, 1], start=-1)
     exact = np.array([float(cf.at(k)) for k in range(L + 1)])
@@ -65,7 +73,7 @@ def test_time_varying_linear_momentum_matches_rational_iteration():
     weights = [-1.0, 0.3, -2.5, -0.7, 1.1, -0.2]
     a, b = [-2.0, 0.5, 1.5, -0.3, 3.0, 0.0], [0.1, -1.0, 0.7, 2.0, 0.0, -0.4]
     stack = momentum_stack(weights, a, b, step=0.5)
-    lin = linearize(stack, torch.tensor([[0.3]], dtype=torch.float64))
+    lin = linearise(stack, torch.tensor([[0.3]], dtype=torch.float64))
     prev = cur = Fraction(1)  # v_0 = 0: x_{-1} = x_0
     ref = [cur]
     for blk in stack.blocks:  # exact rational iteration of x' = (1 + m + eta lam) x - m x_prev
@@ -87,9 +95,9 @@ def test_vector_linear_momentum_matches_block_companion():
     stack = momentum_stack(Ws, [[-1.0, 0.0, 2.0]] * L, [[0.3, -0.2, 1.0]] * L, step=step, dim=d)
     x = torch.tensor(rng.normal(size=(2, d)))
     delta = rng.normal(size=(2, d))
-    lin = linearize(stack, x)
+    lin = linearise(stack, x)
     s = np.concatenate([delta, np.zeros_like(delta)], axis=1)  # (x, v), v_0 = 0
-    ref, spectra = [delta], jacobian_spectra(stack, x[:1])
+    ref, spectra = [delta], jacobian_spectra(record(stack, x[:1]))
     for i, (blk, W) in enumerate(zip(stack.blocks, Ws, strict=True)):
         M, E = np.diag(blk.m.detach().numpy()), np.diag(blk.eta.detach().numpy())
         EJ = E @ (step * W)
@@ -129,7 +137,7 @@ def test_trained_momentum_prediction_agrees_with_measurement(trained):
     assert ag.method == "recurrence"
     assert ag.max_rel < 1e-5 and ag.median_rel < 1e-6
     assert ag.max_rel_large > 10 * ag.max_rel  # the nonlinearity shows at eps = 1e-2
-    lin = linearize(stack, x)
+    lin = linearise(stack, x)
     rec, jac = predict_response(lin, 1.0, method="recurrence"), predict_response(lin, 1.0, method="jacobian")
     np.testing.assert_allclose(rec, jac, rtol=1e-12, atol=1e-12)
     central = measure_response(stack, x, 1.0, eps=1e-5, central=True)
@@ -138,12 +146,12 @@ def test_trained_momentum_prediction_agrees_with_measurement(trained):
 
 def test_trained_momentum_placement_matches_the_inequality(trained):
     stack, x = trained
-    pl = stability_placement(linearize(stack, x))
+    pl = place(linearise(stack, x))
     print(f"\n{pl}; per layer {np.round(pl.per_layer, 3).tolist()}")
     z, m = pl.coordinates["eta"] * pl.coordinates["lam"], pl.coordinates["m"]
-    np.testing.assert_array_equal(pl.inside, (-2 * (1 + m) < z) & (z < 0))  # independent reference
+    np.testing.assert_array_equal(np.stack(pl.strict), (-2 * (1 + m) < z) & (z < 0))  # independent reference
     assert pl.conditions_agree == 1.0
-    assert pl.fraction == pytest.approx(pl.inside.mean())
+    assert pl.fraction == pytest.approx(np.stack(pl.strict).mean())
     assert set(pl.to_json()) >= {"fraction", "per_layer", "conditions"}
 
 
@@ -151,7 +159,7 @@ def test_trained_momentum_placement_matches_the_inequality(trained):
 def test_placement_inside_and_outside(w, inside):
     # m = 1/2, eta = 1: strictly stable iff -3 < lam < 0, lam = step * w with step 1
     stack = momentum_stack([w] * 3, [0.0] * 3, [math.log(math.e - 1)] * 3, step=1.0)
-    pl = stability_placement(linearize(stack, torch.linspace(-1, 1, 5, dtype=torch.float64)[:, None]))
+    pl = place(linearise(stack, torch.linspace(-1, 1, 5, dtype=torch.float64)[:, None]))
     assert pl.fraction == (1.0 if inside else 0.0)
     assert stability_conditions(momentum()).holds(lam=sp.Rational(w), m=sp.Rational(1, 2), eta=1) is inside
 
@@ -159,7 +167,7 @@ def test_placement_inside_and_outside(w, inside):
 def test_smooth_recurrence_with_step_parameter_matches_jacobians():
     torch.manual_seed(1)
     stack = DepthStack(SmoothBlock(1, tanh_layer(1), k=2, step=0.3) for _ in range(5)).double()
-    lin = linearize(stack, torch.linspace(-1, 1, 7, dtype=torch.float64)[:, None])
+    lin = linearise(stack, torch.linspace(-1, 1, 7, dtype=torch.float64)[:, None])
     rec, jac = predict_response(lin, 1.0, method="recurrence"), predict_response(lin, 1.0, method="jacobian")
     np.testing.assert_allclose(rec, jac, rtol=1e-12, atol=1e-12)
 
@@ -175,13 +183,13 @@ def test_layernorm_residual_vector_stack_agrees():
 def test_bad_inputs_raise_typed_errors(trained):
     stack, x = trained
     with pytest.raises(ParameterError):
-        linearize("not a stack", x)
+        linearise("not a stack", x)
     with pytest.raises(ShapeError):
-        linearize(stack, torch.ones(3, 2))
+        linearise(stack, torch.ones(3, 2))
     with pytest.raises(ParameterError):
-        linearize(stack, torch.tensor([[float("nan")]]))
-    lin = linearize(stack, x[:3])
-    assert isinstance(lin, Linearization) and "momentum" in str(lin)
+        linearise(stack, torch.tensor([[float("nan")]]))
+    lin = linearise(stack, x[:3])
+    assert isinstance(lin, Linearisation) and "momentum" in str(lin)
     with pytest.raises(ShapeError):
         predict_response(lin, np.ones((4, 1)))
     with pytest.raises(ParameterError):
@@ -189,8 +197,8 @@ def test_bad_inputs_raise_typed_errors(trained):
     with pytest.raises(ParameterError):
         measure_response(stack, x, 1.0, eps=0.0)
     with pytest.raises(ParameterError):
-        stability_placement("lin")
-    vec = linearize(DepthStack(ResidualBlock(2, norm=False) for _ in range(2)), torch.ones(1, 2))
+        place("lin")
+    vec = linearise(DepthStack(ResidualBlock(2, norm=False) for _ in range(2)), torch.ones(1, 2))
     with pytest.raises(ParameterError):
         predict_response(vec, 1.0, method="recurrence")
 
@@ -202,11 +210,11 @@ def test_ck_layers_are_marginal_never_strict():
     with torch.no_grad():
         f.weight.fill_(-1.0)
     stack = DepthStack(SmoothBlock(1, copy.deepcopy(f), k=2, step=0.5) for _ in range(3)).double()
-    pl = stability_placement(linearize(stack, torch.linspace(-1, 1, 5, dtype=torch.float64)[:, None]))
+    pl = place(linearise(stack, torch.linspace(-1, 1, 5, dtype=torch.float64)[:, None]))
     assert (pl.fraction, pl.marginal_fraction) == (0.0, 1.0)
     with torch.no_grad():
         for b in stack.blocks:
             b.f.weight.fill_(1.0)  # a real root above 1: not even marginal
-    pl = stability_placement(linearize(stack, torch.linspace(-1, 1, 5, dtype=torch.float64)[:, None]))
+    pl = place(linearise(stack, torch.linspace(-1, 1, 5, dtype=torch.float64)[:, None]))
     assert (pl.fraction, pl.marginal_fraction) == (0.0, 0.0)
     assert "at least marginally" in str(pl)

@@ -1,8 +1,8 @@
-"""Pictures of a trained stack: loss curve, depth profiles, trajectories, stability placement.
+"""Figures of a trained stack: loss curve, depth profiles, trajectories over depth.
 
-Same rules as :mod:`depthdyn.plot`: ``ax=None`` makes a new
-:class:`matplotlib.figure.Figure` (never ``pyplot``), every function returns the Axes it drew
-into, and only draws numbers computed elsewhere.
+They draw numbers computed elsewhere (a training record, the depth diagnostics of a stack, the
+positions of a :class:`~depthdyn.nn.blocks.stack.Trace`): ``ax=None`` makes a new house-style
+figure, every function returns the Axes it drew into, labels are typeset.
 """
 
 from __future__ import annotations
@@ -10,12 +10,13 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.axes import Axes
 
-from ...errors import ShapeError
-from ...plot import _axes, plot_stability_region
+from ..errors import ShapeError
+from ..style import PALETTE
+from ._common import _axes
 
-__all__ = ["plot_loss", "plot_depth_profile", "plot_depth_trajectories", "plot_placement"]
+__all__ = ["plot_loss", "plot_depth_profile", "plot_depth_trajectories"]
 
-_CLASS_COLOURS = ("#1f5fbf", "#c8322d", "#2e8b57", "#9b59b6")
+_CLASS_COLOURS = tuple(PALETTE[:4])
 
 
 def _vector(values, what: str) -> np.ndarray:
@@ -32,7 +33,7 @@ def plot_loss(losses, ax=None, *, label: str | None = None) -> Axes:
     ax.plot(np.arange(y.size), y, label=label)
     if np.all(y[np.isfinite(y)] > 0):
         ax.set_yscale("log")
-    ax.set_xlabel("step")
+    ax.set_xlabel("optimisation step")
     ax.set_ylabel("loss")
     ax.set_title("training loss")
     if label:
@@ -41,11 +42,14 @@ def plot_loss(losses, ax=None, *, label: str | None = None) -> Axes:
 
 
 def plot_depth_profile(values, ax=None, *, ylabel: str, start: int = 0, label: str | None = None) -> Axes:
-    """One number per layer (``||x_l||``, a cosine, a gradient norm) against the layer index."""
+    r"""One number per layer (``||x_l||``, a cosine, a gradient norm) against the layer index.
+
+    ``ylabel`` is typeset as given (e.g. ``r"$\|x_{\ell+1} - x_\ell\| / \|x_\ell\|$"``).
+    """
     ax = _axes(ax)
     y = _vector(values, ylabel)
     ax.plot(np.arange(start, start + y.size), y, marker="o", ms=3, label=label)
-    ax.set_xlabel("layer l")
+    ax.set_xlabel(r"layer $\ell$")
     ax.set_ylabel(ylabel)
     if label:
         ax.legend()
@@ -80,24 +84,9 @@ def plot_depth_trajectories(
             xs, ys = np.arange(x.shape[0])[:, None].repeat(sel.shape[1], 1), sel
         lines = ax.plot(xs, ys, color=colour, lw=0.6, alpha=0.5)
         lines[0].set_label(f"class {c}" if labels is not None else None)
-    ax.set_xlabel("position x_l" if phase else "layer l")
-    ax.set_ylabel("velocity x_l - x_(l-1)" if phase else f"x_l[{feature}]")
+    ax.set_xlabel(r"position $x_\ell$" if phase else r"layer $\ell$")
+    ax.set_ylabel(r"velocity $x_\ell - x_{\ell-1}$" if phase else rf"$x_{{\ell,{feature}}}$")
     ax.set_title("phase portrait over depth" if phase else "trajectories over depth")
     if labels is not None:
         ax.legend(loc="best")
-    return ax
-
-
-def plot_placement(rec, points_x, points_y, *, x, y, ax=None, **fixed) -> Axes:
-    """Learned per-layer parameters as points on their family's stability region.
-
-    ``rec`` and ``x``, ``y``, ``fixed`` are as for :func:`depthdyn.plot.plot_stability_region`;
-    the points are drawn as a scatter labelled ``learned layers``.
-    """
-    ax = plot_stability_region(rec, ax, x=x, y=y, **fixed)
-    px, py = _vector(points_x, "points_x"), _vector(points_y, "points_y")
-    if px.shape != py.shape:
-        raise ShapeError(f"points_x and points_y differ in length: {px.size} vs {py.size}")
-    ax.scatter(px, py, s=8, c="#c8322d", label="learned layers", zorder=5)
-    ax.legend(loc="best")
     return ax

@@ -1,7 +1,7 @@
 """Linearise a trained depth stack along its trajectory and compare it with the theory.
 
 Around the trajectory ``x_0, ..., x_L`` of one input, a small perturbation ``delta`` of the
-input moves every layer by ``dx_l = R_l delta + O(|delta|^2)``. :func:`linearize` records
+input moves every layer by ``dx_l = R_l delta + O(|delta|^2)``. :func:`linearise` records
 what the theory needs at every layer ``l`` and sample: the Jacobian of the block's branch
 ``h f(LN(x_l))``, the Jacobian of the whole block on its (flattened) state, the family's
 ``lam`` and the layer's learned coefficients, and the layer's depthdyn
@@ -18,35 +18,30 @@ for the momentum block
 (``v_0 = 0``), with the coefficients of layer ``l`` evaluated for all samples at once by
 :func:`depthdyn.numeric.batch_coefficients`; otherwise the product of the per-layer state
 Jacobians. :func:`measure_response` finite-differences the real network and
-:func:`response_agreement` compares the two. :func:`stability_placement` places each
-layer on its family's stability region (:func:`depthdyn.stability_mask`, cross-checked
-against :func:`depthdyn.stability_conditions`).
+:func:`response_agreement` compares the two. :func:`~.placement.place` puts each layer on
+its family's stability region.
 """
 
 from __future__ import annotations
 
 import copy
-import functools
 from dataclasses import dataclass
 
 import numpy as np
-import sympy as sp
 import torch
 
 from ...errors import DepthdynError, ParameterError, ShapeError
 from ...families import build
 from ...numeric.bridge import batch_coefficients
-from ...numeric.masks import stability_mask
-from ...symbolic.stability import stability_conditions
-from ..blocks.stack import DepthStack
+from ...records import Record
+from ..blocks.stack import DepthStack, check_stack
+from .readonly import frozen
 
 __all__ = [
     "RECURRENCE_EXACT",
-    "Linearization",
-    "Placement",
+    "Linearisation",
     "Agreement",
-    "linearize",
-    "stability_placement",
+    "linearise",
     "predict_response",
     "measure_response",
     "response_agreement",
@@ -57,17 +52,6 @@ __all__ = [
 #: constant coefficients). Highway gates depend on ``x`` and dense blocks apply ``f`` at
 #: every lag, so their recurrence is an approximation; they are predicted from Jacobians.
 RECURRENCE_EXACT = frozenset({"residual", "rezero", "weighted", "momentum", "smooth"})
-
-
-def _frozen(a) -> np.ndarray:
-    a = np.array(a)
-    a.flags.writeable = False
-    return a
-
-
-def _check_stack(stack) -> None:
-    if not isinstance(stack, DepthStack):
-        raise ParameterError(f"expected a DepthStack, got {type(stack).__name__}")
 
 
 def _double(stack: DepthStack) -> DepthStack:
@@ -113,7 +97,7 @@ def _state_jacobians(stack: DepthStack, states) -> torch.Tensor:
     return torch.stack(out)
 
 
-def _layer_recurrences(block) -> tuple:
+def layer_recurrences(block) -> tuple:
     """The block's recurrence(s) with ``lam`` free: one, or one per channel; ``()`` if none."""
     try:
         return (block.recurrence(),)
@@ -128,7 +112,7 @@ def _layer_recurrences(block) -> tuple:
 
 
 @dataclass(frozen=True, eq=False)
-class Linearization:
+class Linearisation(Record):
     """A stack linearised along the trajectory of a batch of inputs.
 
     Attributes
@@ -186,16 +170,20 @@ class Linearization:
     def dim(self) -> int:
         return self.x.shape[1]
 
-    def __str__(self) -> str:
+    def _latex(self) -> str:
+        return (rf"\text{{{self.family}}}\ \text{{linearised}}: L = {self.depth},\ "
+                rf"\lambda \in [{np.min(self.lam.real):.4g}, {np.max(self.lam.real):.4g}]")
+
+    def _text(self) -> str:
         lam = self.lam
         return (
-            f"Linearization({self.family}, L={self.depth}, B={self.batch}, d={self.dim}, "
+            f"Linearisation({self.family}, L={self.depth}, B={self.batch}, d={self.dim}, "
             f"lam in [{np.min(lam.real):.4g}, {np.max(lam.real):.4g}], "
             f"{sum(map(len, self.recurrences))} recurrences)"
         )
 
 
-def linearize(stack: DepthStack, x) -> Linearization:
+def linearise(stack: DepthStack, x) -> Linearisation:
     """Linearise ``stack`` along the trajectory of the inputs ``x`` (``(B, d)``), in float64.
 
     Parameters
@@ -207,7 +195,7 @@ def linearize(stack: DepthStack, x) -> Linearization:
 
     Returns
     -------
-    Linearization
+    Linearisation
 
     Raises
     ------
@@ -216,7 +204,7 @@ def linearize(stack: DepthStack, x) -> Linearization:
     ShapeError
         ``x`` does not have shape ``(B, d)``.
     """
-    _check_stack(stack)
+    check_stack(stack)
     stack = _double(stack)
     x = _input(stack, x)
     with torch.no_grad():
@@ -231,8 +219,8 @@ def linearize(stack: DepthStack, x) -> Linearization:
         c = {k: v.detach().to("cpu", torch.float64).numpy() for k, v in block.coefficients().items()}
         scale = block.step if "h" in c else 1.0  # the family then carries the step as h
         lam_eigs.append(torch.linalg.eigvals(J / scale))
-        coeffs.append({k: _frozen(v) for k, v in c.items()})
-        recs.append(_layer_recurrences(block))
+        coeffs.append({k: frozen(v) for k, v in c.items()})
+        recs.append(layer_recurrences(block))
     jac = torch.stack(jac).cpu().numpy()
     eigs = torch.stack(lam_eigs).cpu().numpy()
     if not np.any(eigs.imag):
@@ -250,137 +238,19 @@ def linearize(stack: DepthStack, x) -> Linearization:
         fam = build(first.family, **first.structure())
     except DepthdynError:
         fam = None
-    return Linearization(
+    return Linearisation(
         family=first.family,
-        x=_frozen(x.cpu().numpy()),
-        positions=_frozen(positions.cpu().numpy()),
-        jacobians=_frozen(jac),
-        state_jacobians=_frozen(sj),
-        lam_eigenvalues=_frozen(eigs),
-        lam=_frozen(lam),
+        x=frozen(x.cpu().numpy()),
+        positions=frozen(positions.cpu().numpy()),
+        jacobians=frozen(jac),
+        state_jacobians=frozen(sj),
+        lam_eigenvalues=frozen(eigs),
+        lam=frozen(lam),
         coefficients=tuple(coeffs),
         recurrences=tuple(recs),
         family_recurrence=fam,
-        initial_map=_frozen(init.reshape(-1, x.shape[1]).cpu().numpy()),
-        readout=_frozen(read.reshape(x.shape[1], -1).cpu().numpy()),
-    )
-
-
-# ---------------------------------------------------------------- stability placement
-@dataclass(frozen=True, eq=False)
-class Placement:
-    """Where each layer's linearisation lies relative to its family's stability region.
-
-    Points are indexed ``(layer, sample, channel, eigenvalue)``: ``channel`` runs over the
-    layer's recurrences (one, or one per channel), ``eigenvalue`` over the eigenvalues of
-    the ``lam`` matrix (one for ``d = 1``).
-
-    Attributes
-    ----------
-    family : str
-    conditions : tuple of str
-        The family's exact conditions (``expr > 0``) from :func:`depthdyn.stability_conditions`.
-    coordinates : dict
-        ``lam`` and every learned coefficient, broadcast to the point shape (for momentum,
-        ``coordinates["eta"] * coordinates["lam"]`` against ``coordinates["m"]``).
-    inside : ndarray of bool
-        Strict stability (all roots in the open unit disk) by :func:`depthdyn.stability_mask`.
-    fraction : float
-        Fraction of ``(layer, sample)`` points whose every channel and eigenvalue is inside.
-    marginal_fraction : float
-        The same for marginal stability (roots in the closed disk, those on the circle
-        simple): residual-type layers with ``lam ~ 0`` and ``C^k`` layers (``k >= 2``, never
-        strictly stable) are marginal, not strictly stable.
-    per_layer : ndarray
-        ``(L,)`` the same fraction per layer.
-    conditions_agree : float or None
-        Fraction of points where the exact conditions give the same verdict as the mask
-        (real ``lam`` only; ``None`` otherwise).
-    """
-
-    family: str
-    conditions: tuple
-    coordinates: dict
-    inside: np.ndarray
-    fraction: float
-    per_layer: np.ndarray
-    conditions_agree: float | None
-    marginal_fraction: float = float("nan")
-
-    def to_json(self) -> dict:
-        return {
-            "family": self.family,
-            "conditions": list(self.conditions),
-            "fraction": self.fraction,
-            "marginal_fraction": self.marginal_fraction,
-            "per_layer": self.per_layer.tolist(),
-            "conditions_agree": self.conditions_agree,
-        }
-
-    def __str__(self) -> str:
-        agree = "" if self.conditions_agree is None else f", conditions agree on {self.conditions_agree:.1%}"
-        return (
-            f"{self.family}: {self.fraction:.1%} of (layer, sample) points strictly stable "
-            f"[{' & '.join(self.conditions)}], {self.marginal_fraction:.1%} at least marginally{agree}"
-        )
-
-
-@functools.lru_cache(maxsize=32)
-def _conditions(rec):
-    sc = stability_conditions(rec)
-    names = [s.name for s, _ in sc.domains]
-    fn = sp.lambdify([s for s, _ in sc.domains], sp.And(*sc.conditions), modules="numpy")
-    return tuple(sp.sstr(c) for c in sc.conditions), names, fn
-
-
-def stability_placement(lin: Linearization) -> Placement:
-    """Place each layer's learned parameters and ``lam`` values on the family's stability region.
-
-    For the momentum family the points are ``(eta_l lam_l, m_l)`` per layer and sample, and
-    inside means ``-2(1 + m) < eta lam < 0``, as decided by depthdyn's own analyses.
-
-    Raises
-    ------
-    ParameterError
-        ``lin`` is not a :class:`Linearization`, or its blocks give no recurrence with a
-        free ``lam``.
-    """
-    if not isinstance(lin, Linearization):
-        raise ParameterError(f"expected a Linearization (from linearize), got {type(lin).__name__}")
-    if not all(lin.recurrences) or any(r.lam is None for recs in lin.recurrences for r in recs):
-        raise ParameterError(f"the {lin.family} blocks give no recurrence with a free lam to place")
-    L, B, K = lin.lam_eigenvalues.shape
-    C = max(len(recs) for recs in lin.recurrences)
-    inside = np.zeros((L, B, C, K), dtype=bool)
-    bounded = np.zeros((L, B, C, K), dtype=bool)
-    coords: dict[str, np.ndarray] = {"lam": np.broadcast_to(lin.lam_eigenvalues[:, :, None, :], (L, B, C, K))}
-    for name in lin.coefficients[0]:
-        coords[name] = np.zeros((L, B, C, K))
-    for i, recs in enumerate(lin.recurrences):
-        for c, rec in enumerate(recs if len(recs) == C else recs * C):
-            inside[i, :, c, :], bounded[i, :, c, :] = stability_mask(rec, lam=lin.lam_eigenvalues[i])
-            for name, v in lin.coefficients[i].items():
-                v = v.reshape(-1)
-                coords[name][i, :, c, :] = v[c] if v.size == C else v[0] if v.size == 1 else np.nan
-    conditions, agree = (), None
-    if lin.family_recurrence is not None:
-        try:
-            conditions, names, fn = _conditions(lin.family_recurrence)
-        except DepthdynError:
-            names = None
-        if names is not None and not np.iscomplexobj(coords["lam"]) and set(names) <= set(coords):
-            exact = np.broadcast_to(fn(*[coords[n] for n in names]), inside.shape)
-            agree = float(np.mean(exact == inside))
-    point = inside.all(axis=(2, 3))
-    return Placement(
-        family=lin.family,
-        conditions=conditions,
-        coordinates={k: _frozen(v) for k, v in coords.items()},
-        inside=_frozen(inside),
-        fraction=float(point.mean()),
-        per_layer=_frozen(point.mean(axis=1)),
-        conditions_agree=agree,
-        marginal_fraction=float(bounded.all(axis=(2, 3)).mean()),
+        initial_map=frozen(init.reshape(-1, x.shape[1]).cpu().numpy()),
+        readout=frozen(read.reshape(x.shape[1], -1).cpu().numpy()),
     )
 
 
@@ -401,7 +271,7 @@ def _delta(delta, shape: tuple) -> np.ndarray:
     return d
 
 
-def _method(lin: Linearization, method: str) -> str:
+def _method(lin: Linearisation, method: str) -> str:
     if method not in ("auto", "recurrence", "jacobian"):
         raise ParameterError(f"method must be 'auto', 'recurrence' or 'jacobian', got {method!r}")
     exact = lin.dim == 1 and lin.family in RECURRENCE_EXACT and all(len(r) == 1 for r in lin.recurrences)
@@ -413,12 +283,12 @@ def _method(lin: Linearization, method: str) -> str:
     return method if method != "auto" else "recurrence" if exact else "jacobian"
 
 
-def predict_response(lin: Linearization, delta, *, method: str = "auto") -> np.ndarray:
+def predict_response(lin: Linearisation, delta, *, method: str = "auto") -> np.ndarray:
     """Linear response ``dx_l`` of every layer to the input perturbation ``delta``.
 
     Parameters
     ----------
-    lin : Linearization
+    lin : Linearisation
     delta : array_like
         ``(B, d)`` (or broadcastable) input perturbation.
     method : {"auto", "recurrence", "jacobian"}
@@ -433,8 +303,8 @@ def predict_response(lin: Linearization, delta, *, method: str = "auto") -> np.n
     ndarray
         ``(L + 1, B, d)``; entry 0 is ``delta``.
     """
-    if not isinstance(lin, Linearization):
-        raise ParameterError(f"expected a Linearization (from linearize), got {type(lin).__name__}")
+    if not isinstance(lin, Linearisation):
+        raise ParameterError(f"expected a Linearisation (from linearise), got {type(lin).__name__}")
     d = _delta(delta, lin.x.shape)
     if _method(lin, method) == "recurrence":
         p = lin.recurrences[0][0].order
@@ -464,7 +334,7 @@ def measure_response(stack: DepthStack, x, delta, eps: float = 1e-6, *, central:
     ndarray
         ``(L + 1, B, d)``.
     """
-    _check_stack(stack)
+    check_stack(stack)
     if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not np.isfinite(eps) or eps <= 0:
         raise ParameterError(f"eps must be a finite positive number, got {eps!r}")
     stack = _double(stack)
@@ -477,7 +347,7 @@ def measure_response(stack: DepthStack, x, delta, eps: float = 1e-6, *, central:
 
 
 @dataclass(frozen=True)
-class Agreement:
+class Agreement(Record):
     """Predicted (linear theory) against measured (finite differences) response.
 
     Errors are ``max_c |pred - meas|`` per ``(layer, sample)`` divided by the largest
@@ -498,7 +368,10 @@ class Agreement:
     def to_json(self) -> dict:
         return dict(self.__dict__)
 
-    def __str__(self) -> str:
+    def _latex(self) -> str:
+        return rf"\max \text{{rel. error}} = {self.max_rel:.3g}\ (\varepsilon = {self.eps:g})"
+
+    def _text(self) -> str:
         return (
             f"predicted ({self.method}) vs measured response: eps={self.eps:g}: max {self.max_rel:.3g}, "
             f"median {self.median_rel:.3g}; eps={self.eps_large:g}: max {self.max_rel_large:.3g}, "
@@ -519,18 +392,18 @@ def response_agreement(
     *,
     eps_large: float = 1e-2,
     method: str = "auto",
-    lin: Linearization | None = None,
+    lin: Linearisation | None = None,
 ) -> Agreement:
     """Compare :func:`predict_response` with :func:`measure_response` at two step sizes.
 
     ``delta`` defaults to a fixed standard-normal draw (seed 0) of the input's shape. ``lin``:
-    the stack's :func:`linearize` at ``x`` where the caller has it already (it is not rebuilt).
+    the stack's :func:`linearise` at ``x`` where the caller has it already (it is not rebuilt).
     """
-    _check_stack(stack)
+    check_stack(stack)
     if lin is None:
-        lin = linearize(stack, x)
-    elif not isinstance(lin, Linearization):
-        raise ParameterError(f"lin must be a Linearization, got {type(lin).__name__}")
+        lin = linearise(stack, x)
+    elif not isinstance(lin, Linearisation):
+        raise ParameterError(f"lin must be a Linearisation, got {type(lin).__name__}")
     if delta is None:
         g = torch.Generator().manual_seed(0)
         delta = torch.randn(lin.x.shape, generator=g, dtype=torch.float64).numpy()
