@@ -1,4 +1,4 @@
-"""Model-scale layer spectra: ``depthdyn.nn.inspect`` against today's dense ``linearize``.
+"""Model-scale layer spectra: ``depthdyn.nn.inspect`` against today's dense ``linearise``.
 
 Usage::
 
@@ -14,7 +14,7 @@ Cases (random weights, float32, each in a fresh subprocess so that its peak resi
 * ``causal``: a GPT-2-style decoder of width 256, 6 layers, one sequence of 256 tokens; the
   same per sampled token block (8 tokens), where the whole-sequence Jacobian would be
   ``65536 x 65536``.
-* ``dense-small`` vs ``inspect-small``: the baseline. Today's ``linearize`` builds dense
+* ``dense-small`` vs ``inspect-small``: the baseline. Today's ``linearise`` builds dense
   per-sample Jacobians of a float64 copy of a ``DepthStack``; it fits only a reduced case
   (width 768, 12 layers, 4 inputs here). The same stack, the same inputs, run through
   ``inspect``, side by side.
@@ -89,7 +89,8 @@ def _case(name: str, steps: int, tol: float) -> dict:
     import numpy as np
     import torch
 
-    from depthdyn.nn import DepthStack, ResidualBlock, inspect, linearize, mlp
+    from depthdyn.nn.analysis import inspect, linearise
+    from depthdyn.nn.blocks import DepthStack, ResidualBlock, mlp
     from depthdyn.nn.experiments.zoo import GPT2Style, ResidualMLP
 
     torch.manual_seed(0)
@@ -125,7 +126,7 @@ def _case(name: str, steps: int, tol: float) -> dict:
         info["forward_seconds"] = forward_time(stack, x)
         t0, c0 = time.perf_counter(), _cpu()
         if name == "dense-small":
-            lin = linearize(stack, x)
+            lin = linearise(stack, x)
             sj = torch.from_numpy(lin.state_jacobians)
             sv = torch.linalg.svdvals(sj)[..., :5].numpy()
             rho = torch.linalg.eigvals(sj).abs().amax(-1).numpy()
@@ -215,7 +216,7 @@ def main() -> None:
         rel = np.abs(np.array(i["rho"]) - np.array(d["rho"])) / np.array(d["rho"])
         rel5 = np.abs(np.array(i["sigma"]) - np.array(d["sigma"])) / np.array(d["sigma"])
         print(
-            f"reduced case (768 x 12 layers x 4 inputs): inspect / dense linearize time "
+            f"reduced case (768 x 12 layers x 4 inputs): inspect / dense linearise time "
             f"{i['seconds'] / d['seconds']:.3f} (cpu {i['cpu_seconds'] / d['cpu_seconds']:.3f}), "
             f"peak memory {i['peak_rss_mb'] / d['peak_rss_mb']:.3f}; "
             f"max relative difference top-5 sigma {rel5.max():.2e}, rho {rel.max():.2e}"
