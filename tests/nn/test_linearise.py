@@ -218,3 +218,41 @@ def test_ck_layers_are_marginal_never_strict():
     pl = place(linearise(stack, torch.linspace(-1, 1, 5, dtype=torch.float64)[:, None]))
     assert (pl.fraction, pl.marginal_fraction) == (0.0, 0.0)
     assert "at least marginally" in str(pl)
+
+
+def test_one_placement_for_a_linearisation_and_a_family():
+    # m = 1/2, eta = 1, lam = w: the learned recurrences put lam = -1 inside (-3 < lam < 0);
+    # the residual family's region |1 + lam| < 1 puts it inside too, lam = -2.5 outside
+    x = torch.linspace(-1, 1, 5, dtype=torch.float64)[:, None]
+    for w, own, residual in ((-1.0, True, True), (-2.5, True, False)):
+        lin = linearise(momentum_stack([w] * 3, [0.0] * 3, [math.log(math.e - 1)] * 3, step=1.0), x)
+        mine, fam = place(lin), place(lin, "residual")
+        assert (mine.fraction, fam.fraction) == (float(own), float(residual))
+        assert fam.families == ("residual",) * 3 and fam.params == ((),) * 3
+        np.testing.assert_allclose(np.concatenate(fam.lam).real, w, rtol=1e-12)
+        assert place(lin, "momentum", m=0.5, eta=1.0).fraction == mine.fraction  # the same region
+    with pytest.raises(ParameterError):
+        place(lin, m=0.5)  # parameters need a family
+    with pytest.raises(ParameterError):
+        place(lin, "momentum", m=[0.5, 0.6], eta=1.0)
+
+
+def test_plot_placement_of_a_linearisation_in_its_coefficient_plane():
+    from matplotlib.figure import Figure
+
+    from depthdyn.plot.placement import plot_placement
+
+    x = torch.linspace(-1, 1, 5, dtype=torch.float64)[:, None]
+    pl = place(linearise(momentum_stack([-1.0, -2.0, -2.5], [0.0, 1.0, -1.0], [0.5] * 3, step=1.0), x))
+    ax = plot_placement(pl, Figure().add_subplot(), plane=("eta*lam", "m"), n=41)
+    pts = ax.collections[-1].get_offsets()
+    z, m = pl.coordinates["eta"] * pl.coordinates["lam"], pl.coordinates["m"]
+    np.testing.assert_allclose(np.sort(pts[:, 0]), np.sort(z.real.ravel()), rtol=1e-12)
+    np.testing.assert_allclose(np.sort(pts[:, 1]), np.sort(m.ravel()), rtol=1e-12)
+    assert "lambda" in ax.get_xlabel() and "eta" in ax.get_xlabel()
+    with pytest.raises(ParameterError):  # three recurrences (one per learned m): no single lam plane
+        plot_placement(pl, Figure().add_subplot())
+    with pytest.raises(ParameterError):
+        plot_placement(pl, Figure().add_subplot(), plane=("m", "eta"))  # no lam on the x axis
+    with pytest.raises(ParameterError):
+        plot_placement(pl, Figure().add_subplot(), plane=("eta*lam", "k"))  # no such coordinate

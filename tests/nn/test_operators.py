@@ -213,3 +213,44 @@ def test_causal_blocks_run_on_prefixes_only_where_the_layer_allows():
     whole = LayerOperator(causal, x, tokens=tokens, prefix=False)
     assert not whole.prefixed
     np.testing.assert_allclose(whole.dense(), LayerOperator(causal, x, tokens=tokens).dense(), atol=1e-14)
+
+
+# ------------------------------------------------------------------ products over depth
+def test_product_operator_is_the_product_of_the_dense_layers():
+    from depthdyn.errors import ShapeError
+    from depthdyn.nn.analysis import ProductOperator
+
+    g = torch.Generator().manual_seed(4)
+    Js = [torch.randn(3, 5, 5, generator=g, dtype=torch.float64) for _ in range(3)]
+    prod = ProductOperator([_linear(J) for J in Js])
+    want = Js[2] @ Js[1] @ Js[0]
+    np.testing.assert_allclose(prod.dense(), want, rtol=1e-12, atol=1e-13)
+    assert not np.allclose(prod.dense(), Js[0] @ Js[1] @ Js[2], atol=1e-6)  # the order matters
+    nested = ProductOperator([ProductOperator([_linear(J) for J in Js[:2]]), _linear(Js[2])])
+    np.testing.assert_allclose(nested.dense(), want, rtol=1e-12, atol=1e-13)
+    with pytest.raises(ShapeError):
+        ProductOperator([])
+    with pytest.raises(ShapeError):
+        ProductOperator([_linear(Js[0]), _linear(torch.randn(2, 5, 5, dtype=torch.float64))])
+    with pytest.raises(ShapeError):
+        ProductOperator([Js[0]])
+
+
+def test_torch_lyapunov_exponents_are_the_twin_of_the_numpy_ones():
+    from depthdyn.nn.analysis import lyapunov_exponents
+    from depthdyn.products.lyapunov import lyapunov
+
+    g = torch.Generator().manual_seed(5)
+    Js = torch.randn(6, 2, 4, 4, generator=g, dtype=torch.float64)  # (L, problems, n, n)
+    ops = [_linear(J) for J in Js]
+    want = lyapunov(Js.transpose(0, 1).numpy(), k=3, seed=7).samples  # (problems, k)
+    np.testing.assert_allclose(lyapunov_exponents(ops, 3, seed=7), want, rtol=1e-12, atol=1e-14)
+    # a diagonal product: the exponents sum to log |det| per layer exactly (k = n), and tend to
+    # the logs of the diagonal as 1/L (textbook facts)
+    D = torch.diag_embed(torch.tensor([2.0, 1.0, 0.25], dtype=torch.float64)).expand(200, 1, 3, 3)
+    got = lyapunov_exponents([_linear(J) for J in D], 3)[0]
+    exact = np.log([2.0, 1.0, 0.25])
+    assert got.sum() == pytest.approx(exact.sum(), abs=1e-12)
+    np.testing.assert_allclose(got, exact, atol=0.05)
+    reversed_order = lyapunov_exponents(ops[::-1], 3, seed=7)
+    assert not np.allclose(reversed_order, want, atol=1e-6)  # the order of the layers matters

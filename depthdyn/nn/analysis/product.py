@@ -1,12 +1,12 @@
-"""The end-to-end Jacobian of a run of a model's layers, as products of per-layer operators.
+"""Products of matrix-free operators over depth: the end-to-end Jacobian of a run of layers.
 
-:class:`ProductOperator` chains matrix-free operators (:class:`~.operators.LayerOperator` (each the Jacobian
-of one layer at its recorded input, ``jvp``/``vjp`` products only): ``J w`` goes through the
-layers first to last, ``J^T v`` last to first. It has the interface the Krylov methods of
-:mod:`.operators` read, so :func:`~.krylov.top_singular_values` gives the top singular values
-of the whole run per problem (sample or sampled token), with their residual bounds, and
-:func:`lyapunov_exponents` the finite-depth Lyapunov exponents of the run by the QR method,
-each layer applied to ``k`` vectors at once (``jvp`` lanes).
+:class:`ProductOperator` chains operators (:class:`~.operators.LayerOperator`: each the
+Jacobian of one step at its recorded input, products only): ``J w`` goes through the layers
+first to last, ``J^T v`` last to first. It has the interface the Krylov methods of
+:mod:`.krylov` read, so :func:`end_to_end` gives the top singular values of the whole run per
+problem (sample or sampled token) with their residual bounds, and :func:`lyapunov_exponents`
+the finite-depth Lyapunov exponents of the run by the QR method, each layer applied to ``k``
+vectors at once. A model layer of two steps (attention, MLP) is the product of its steps.
 """
 
 from __future__ import annotations
@@ -70,7 +70,13 @@ def end_to_end(layers, k: int = 1, *, steps: int = 100, tol: float = 1e-6, seed:
     """Top ``k`` singular values of a run of layer operators, per problem, beside the product of
     the per-layer top singular values (what a single-layer analysis sees).
 
-    Returns a :class:`depthdyn.products.endtoend.EndToEnd` with ``values`` ``(P, k)``.
+    Returns the record of the NumPy path, a :class:`depthdyn.products.endtoend.EndToEnd`, with
+    ``values`` ``(P, k)``. The algorithm is not that path's
+    (:func:`depthdyn.products.endtoend.end_to_end_singular_values`, ARPACK on one operator): a
+    model's operators carry ``P`` independent problems (samples, token blocks) in every
+    product, one pass through the layer for all of them, and ARPACK per problem would take
+    ``P`` times the passes; the batched Lanczos of :func:`~.krylov.top_singular_values` runs
+    all problems at once, with residual bounds.
     """
     from ...products.endtoend import EndToEnd
 
@@ -85,11 +91,11 @@ def end_to_end(layers, k: int = 1, *, steps: int = 100, tol: float = 1e-6, seed:
 def lyapunov_exponents(layers, k: int = 1, *, seed: int = 0) -> np.ndarray:
     """Top ``k`` finite-depth Lyapunov exponents of a run of layers, per problem: ``(P, k)``.
 
-    ``A_l Q_{l-1} = Q_l R_l`` with ``A_l`` the layer's Jacobian applied to the ``k`` columns of
-    ``Q`` (one ``jvp`` lane each), exponent ``i`` the mean of ``log |(R_l)_ii|`` over the
-    layers (natural log, per layer, largest first). ``Q_0`` is the one
-    :func:`depthdyn.lyapunov` starts from with the same ``seed``, so the two agree on the
-    dense Jacobians.
+    The torch twin of :func:`depthdyn.products.lyapunov.lyapunov` (its ``samples``), the same
+    algorithm on matrix-free layers: ``A_l Q_{l-1} = Q_l R_l`` with ``A_l`` the layer's Jacobian
+    applied to the ``k`` columns of ``Q`` (one lane each), exponent ``i`` the mean of
+    ``log |(R_l)_ii|`` over the layers (natural log, per layer, largest first), from the same
+    ``Q_0`` for the same ``seed``; the QR runs in float64.
     """
     from ...products.lyapunov import SingularProductError
 
@@ -98,10 +104,10 @@ def lyapunov_exponents(layers, k: int = 1, *, seed: int = 0) -> np.ndarray:
     if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= n:
         raise ShapeError(f"k must be an integer in 1..{n}, got {k!r}")
     Q0 = np.linalg.qr(np.random.default_rng(seed).standard_normal((n, k)))[0]
-    Q = torch.as_tensor(Q0, dtype=torch.float64).expand(prod.problems, n, k)
-    total = torch.zeros(prod.problems, k, dtype=torch.float64)
+    Q = torch.as_tensor(Q0, dtype=torch.float64, device=prod.x.device).expand(prod.problems, n, k)
+    total = torch.zeros(prod.problems, k, dtype=torch.float64, device=prod.x.device)
     for i, op in enumerate(prod.layers):
-        Z = op.matvec(Q.permute(2, 0, 1)).permute(1, 2, 0).double()  # (P, n_out, k)
+        Z = op.matvec(Q.permute(2, 0, 1).to(prod.x.dtype)).permute(1, 2, 0).double()  # (P, n_out, k)
         Q, R = torch.linalg.qr(Z)
         d = torch.diagonal(R, dim1=-2, dim2=-1).abs()
         if bool((d == 0).any()):
