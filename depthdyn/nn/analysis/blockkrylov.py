@@ -2,9 +2,8 @@
 
 A token-local operator (:mod:`.local`) runs a few one-token entries through the layer, so its
 matrix products read every weight for a handful of rows: ``b`` vectors at once cost little more
-than one (measured: 4 vectors about 1.4 times one on GPT-2 and LLaMA layers). Growing the Krylov
-space ``b`` vectors per step then reaches the tolerance in fewer passes than the single-vector
-iterations of :mod:`.krylov`.
+than one. Growing the Krylov space ``b`` vectors per step then reaches the tolerance in fewer
+passes than the single-vector iterations of :mod:`.krylov` (figures in ``docs/inspect.md``).
 
 The basis ``Q`` (orthonormal rows) of the block Krylov space of ``J^T J`` is kept with the
 products of every basis vector, ``W = J Q`` and ``Z = J^T W``, so the Rayleigh–Ritz values and
@@ -12,10 +11,8 @@ their residuals need no further product: the Ritz values are ``sigma^2 = eig(W W
 (``Q^T J^T J Q``), and for a unit Ritz vector ``x = Q^T y`` the residual
 ``r = Z^T y - sigma^2 x`` is exact: an eigenvalue of ``J^T J`` lies within ``||r||`` of
 ``sigma^2``, so a singular value of ``J`` within ``||r|| / sigma`` of ``sigma`` (the
-``accuracy`` given). For the spectral radius the block space did not pay: a block Krylov space
-of ``J^T`` needed about 1.7 times the dimension of Arnoldi's for the same residual on GPT-2
-layers, and its Ritz problems grew with it, so :func:`~.krylov.spectral_radius_estimate` stays
-single-vector.
+``accuracy`` given). The spectral radius (:func:`~.krylov.spectral_radius_estimate`) stays
+single-vector: a block space of ``J^T`` does not pay there (``docs/inspect.md``).
 
 The iteration stops once every problem meets ``tol`` (tested as the space grows by an eighth),
 after ``steps`` steps, or when the space is the whole space (values exact up to rounding).

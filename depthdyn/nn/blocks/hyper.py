@@ -153,8 +153,7 @@ class HyperConnectionBlock(DepthBlock):
       ``H_pre`` or a mean read-out: they would hide it, hence ``e_0``.
     * ``P`` makes the streams of layer 0 non-collinear: with ``c ⊗ x`` they are all
       multiples of ``x`` and, under the (scale-invariant) pre-norm, layer 0's ``H_pre``
-      gets a gradient of the order of the LayerNorm ``eps`` only (measured 1e-4 against
-      O(1) with ``P``).
+      gets a gradient of the order of the LayerNorm ``eps`` only.
     * At the last layer only stream 0 is read, so only row 0 of ``H_res`` and ``H_post[0]``
       see the loss there (every parameter tensor still has a non-zero gradient).
 

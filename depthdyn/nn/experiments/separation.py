@@ -1,36 +1,10 @@
 """Experiments of 002 §4 on the torch blocks: ``C^1`` vs ``C^k`` separation, residual vs momentum.
 
-Measured windows and values
----------------------------
-``separation-1d`` (002 §4.1): one node per layer (``d = 1``, ``f = tanh(w x + b)``),
-``L = 30`` layers, 200 points, full-batch Adam with ``lr = 0.05`` for 400 steps, seeds 0, 1,
-2, float32 on one CPU thread (about 2-3 s per run). The criterion "``C^2`` accuracy >= 0.99
-and ``C^1`` accuracy <= 0.76 for every seed" holds for every step size ``h`` of the scanned
-grid ``0.04, 0.05, ..., 0.16`` from 0.07 to 0.14: :data:`SEPARATION_WINDOW`. Below it
-``C^2`` has too little depth-time ``T = L h`` to carry points over each other (``h = 0.06``:
-``C^2`` reaches 0.945, 1.0, 0.995); above it ``C^1`` learns ``h w > 1`` in some layer, which
-makes ``x + h tanh(w x + b)`` non-monotone, and separates too (``h = 0.15``: 0.975 for seed
-0; ``h = 0.16``: 0.99). Inside the window ``C^1`` stays at 0.745-0.75 (0.75 is the best a
-threshold on a monotone image of the line can do) and ``C^2`` reaches 1.0 for all seeds.
-:data:`SEPARATION_STEP` (0.1) is the documented step, near the geometric middle of the
-window. The window depends on the training budget: more steps or a larger ``lr`` let ``C^1``
-grow ``w`` past ``1/h`` at smaller ``h``.
-
-``separation-2d`` (002 §4.2) and ``cubic`` are measured here, not asserted (reproduce with
-:func:`separation_2d` and :func:`cubic_fit`; torch 2.13.0 on the CPU):
-
-* ``separation-2d``, two nodes per layer, ``L = 30``, 400 steps, ``lr = 0.05``: at
-  ``h = 0.1`` ``C^1``, ``C^2`` and ``C^3`` all reach 1.0 for seeds 0, 1, 2. ``C^1`` is a
-  homeomorphism of the plane there (``h ||W||_2 <= 0.96 < 1`` in every layer) and still
-  separates: for a *finite* sample the disk need not stay enclosed (the annulus is pulled
-  apart between sample points), so 002's topological argument does not bind. At
-  ``h = 0.05`` a small gap shows: ``C^1`` 0.948, 0.985, 0.988; ``C^2`` 0.998, 0.998, 1.0;
-  ``C^3`` 0.642, 0.59, 0.655 (``h^3`` leaves it too little depth-time).
-* ``cubic`` (``x -> -x^3`` read off ``x_L``), ``L = 20``, ``h = 0.05``, 400 steps,
-  ``lr = 0.02``: the plain residual net ends at MSE 0.1428, 0.1428, 0.1429, i.e. the best
-  increasing fit (a constant, MSE ``= mean(x^6) = 1/7``); momentum with ``a_init = -2``
-  (``m = 0.12``) is stuck there too (0.1428, 0.1427, 0.1428); momentum with ``a_init = 2``
-  (``m = 0.88``) fits it (0.00061, 0.00049, 0.00010).
+:data:`SEPARATION_WINDOW` is the range of step sizes ``h`` where the ``separation-1d``
+criterion ("``C^2`` accuracy >= 0.99 and ``C^1`` accuracy <= 0.76 for every seed", ``L = 30``,
+400 full-batch Adam steps, ``lr = 0.05``, seeds 0, 1, 2, one CPU thread) held on the scanned
+grid; :data:`SEPARATION_STEP` is the documented step inside it. The scan, and what
+:func:`separation_2d` and :func:`cubic_fit` measure, are in ``docs/nn.md`` ("Measured results").
 """
 
 from __future__ import annotations
