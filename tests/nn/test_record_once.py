@@ -137,3 +137,26 @@ def test_profile_conventions_from_a_hand_made_trajectory():
     np.testing.assert_array_equal(prof.perturbation[:, 0], [0.0, np.inf, np.nan])
     assert prof.update_cosine[0, 0] == 0.0 and np.isnan(prof.update_cosine[1, 0])
     assert np.isnan(prof.grad_norms[1])
+
+
+def test_the_analysis_records_print_as_text_latex_and_json():
+    import json
+
+    import sympy as sp
+
+    from depthdyn.nn.analysis import linearise, place, response_agreement, top_singular_values
+    from depthdyn.records import Record
+
+    stack = STACKS["momentum"]
+    x = torch.randn(3, 3, dtype=torch.float64)
+    lin = linearise(stack, x)
+    ins = inspect(stack, x)
+    records = [
+        diagnose(stack, x, loss_fn=_loss), diagnose(STACKS["hyper"], x).hc, ins, ins.profile, lin,
+        place(lin), ins.placement(), response_agreement(stack, x, lin=lin),
+        top_singular_values(ins.operator(0), 2),
+    ]
+    for rec in records:
+        assert isinstance(rec, Record), type(rec).__name__
+        assert str(rec) and rec._repr_latex_().startswith("$") and sp.latex(rec)
+        json.dumps(rec.to_json(), allow_nan=True)
