@@ -89,7 +89,7 @@ class HighwayBlock(DepthBlock):
     Source: 004 (highway networks). The gate bias starts at ``gate_bias`` (-2: the block
     starts mostly carrying ``x``). Family ``highway`` with ``g`` the gate at ``x = 0``,
     ``sigmoid(b_g)`` per channel (the gate is input dependent; linearise at a point with
-    :mod:`depthdyn.nn.linearize` for the exact Jacobian).
+    :mod:`depthdyn.nn.analysis.linearise` for the exact Jacobian).
     """
 
     family = "highway"

@@ -24,7 +24,7 @@ __all__ = [
 ]
 
 #: The torch block of each depthdyn family, for vector features ``(B, d)``
-#: (:class:`~depthdyn.nn.entangled.ConvEntangledBlock` is the feature-map variant).
+#: (:class:`~depthdyn.nn.blocks.entangled.ConvEntangledBlock` is the feature-map variant).
 BLOCKS: dict[str, type[DepthBlock]] = {
     cls.family: cls
     for cls in (

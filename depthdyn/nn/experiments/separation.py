@@ -199,7 +199,7 @@ class Comparison:
     """Per-seed results of several model variants on one task (see :func:`compare`).
 
     ``values[label]`` is the per-seed ``metric`` (``"accuracy"`` or ``"final_loss"``);
-    ``results[label]`` the full :class:`~depthdyn.nn.train.TrainResult` records.
+    ``results[label]`` the full :class:`~depthdyn.nn.experiments.train.TrainResult` records.
     """
 
     task: str
@@ -232,7 +232,7 @@ def compare(
     device="cpu",
     **common,
 ) -> Comparison:
-    """Train each variant (keyword arguments of :func:`~depthdyn.nn.train.run`, including
+    """Train each variant (keyword arguments of :func:`~depthdyn.nn.experiments.train.run`, including
     ``family``) for every seed on ``task_name``.
 
     ``common`` keywords go to every run (``layers=``, ``steps=``, ...); a variant's own

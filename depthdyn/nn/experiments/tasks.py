@@ -465,7 +465,7 @@ def build_model(
     Parameters
     ----------
     family : str or DepthBlock subclass
-        A name known to :func:`~depthdyn.nn.stack.block_class`, or a block class.
+        A name known to :func:`~depthdyn.nn.blocks.stack.block_class`, or a block class.
     task : Task or str
     layers : int, optional
     step : float, optional

@@ -1,7 +1,7 @@
 """Deterministic full-batch (or seeded mini-batch) training of a :class:`DepthModel` with Adam.
 
 002 §4 trains its networks with Adam by backpropagation; :func:`train` does the same on a
-:class:`~depthdyn.nn.tasks.Task` and returns a frozen :class:`TrainResult`. A loss that
+:class:`~depthdyn.nn.experiments.tasks.Task` and returns a frozen :class:`TrainResult`. A loss that
 becomes NaN or infinite, or grows past :data:`EXPLODED` times its starting value, stops
 training early and is recorded in ``diverged`` instead of raising, so sweeps over step
 sizes and learning rates keep going.
@@ -42,7 +42,7 @@ class TrainResult:
     family, task : str
         Block family and task name.
     seed : int
-        Seed of the run (model init is seeded by :func:`~depthdyn.nn.tasks.build_model`).
+        Seed of the run (model init is seeded by :func:`~depthdyn.nn.experiments.tasks.build_model`).
     steps : int
         Optimiser steps actually taken (fewer than ``steps_requested`` after a divergence).
     steps_requested : int
@@ -183,7 +183,7 @@ def train(
     Parameters
     ----------
     model : torch.nn.Module
-        Usually a :class:`~depthdyn.nn.tasks.DepthModel`; moved to ``device`` in place.
+        Usually a :class:`~depthdyn.nn.experiments.tasks.DepthModel`; moved to ``device`` in place.
     task : Task
     steps : int
         Optimiser steps (full-batch epochs when ``batch_size`` is ``None``).
@@ -196,7 +196,7 @@ def train(
     batch_size : int, optional
         Mini-batch size; ``None`` trains on the full batch.
     device : str or torch.device, optional
-        ``None`` picks CUDA when available (:func:`~depthdyn.nn.stack.pick_device`).
+        ``None`` picks CUDA when available (:func:`~depthdyn.nn.blocks.stack.pick_device`).
     progress : bool
         Show a tqdm bar (a plain step counter on stderr when tqdm is not installed).
 
