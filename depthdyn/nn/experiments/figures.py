@@ -11,7 +11,8 @@ import numpy as np
 from matplotlib.axes import Axes
 
 from ...errors import ShapeError
-from ...plot import _axes, plot_stability_region
+from ...plot import plot_stability_region
+from ...plot.common import prepare_axes as _axes
 
 __all__ = ["plot_loss", "plot_depth_profile", "plot_depth_trajectories", "plot_placement"]
 
