@@ -34,7 +34,8 @@ _PUBLIC: dict[str, str] = {
                        "weighted", "highway", "momentum", "oscillator", "smooth", "dense", "entangled",
                        "hyper_connection", "general")),
         (".rules", ("from_rule",)),
-        # exact analyses and their records
+        # exact analyses and their records; derive: all of them about one family at once
+        (".derivation", ("derive",)),
         (".symbolic.polynomial", ("charpoly", "roots", "vieta", "discriminant", "root_structure")),
         (".symbolic.solve", ("modes", "closed_form", "depth_limit", "Modes", "ClosedForm")),
         (".symbolic.statespace", ("realisations", "similarity")),

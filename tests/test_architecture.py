@@ -43,7 +43,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("symbolic", ("depthdyn.symbolic",)),
     ("numeric", ("depthdyn.numeric",)),
     # verbs on recurrences and their products that return records: nothing here draws
-    ("analyses", ("depthdyn.claims", "depthdyn.compare", "depthdyn.products", "depthdyn.meanfield")),
+    ("analyses", ("depthdyn.derivation", "depthdyn.claims", "depthdyn.compare", "depthdyn.products",
+                  "depthdyn.meanfield")),
     # every figure: computed data (records of the layers below) in, ax= in, Axes out
     ("plot", ("depthdyn.plot",)),
     ("report", ("depthdyn.report",)),

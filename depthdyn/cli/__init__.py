@@ -37,9 +37,9 @@ from __future__ import annotations
 
 from .app import EXIT_CODES, VERBS, main
 
-__all__ = ["main", "build_from_cli", "derive_report", "EXIT_CODES", "VERBS"]
+__all__ = ["main", "build_from_cli", "EXIT_CODES", "VERBS"]
 
-_LAZY = {"build_from_cli": "common", "derive_report": "derive"}
+_LAZY = {"build_from_cli": "common"}
 
 
 def __getattr__(name: str):

@@ -84,6 +84,7 @@ def _oscillator_traj(fig):
     from ..families import oscillator
     from ..plot import plot_trajectories
     from ..plot.common import place_legend
+    from ..style import REFERENCE
 
     beta, depth, layers = math.pi / 2, 16, 64
     ax = _single_axes(fig)
@@ -94,7 +95,8 @@ def _oscillator_traj(fig):
     block.set_label(r"block form: $x_{l+1} - (2 - \beta^2/L^2)\,x_l + x_{l-1} = 0$")
     explicit.set_label(r"explicit form (as printed): $x_{l+1} - 2x_l + (1 + \beta^2/L^2)\,x_{l-1} = 0$")
     ll = np.linspace(0, layers, 400)
-    ax.plot(ll, np.cos(beta * ll / depth), color="0.3", lw=1.0, ls="--", label=r"continuum $\cos(\beta l / L)$")
+    ax.plot(ll, np.cos(beta * ll / depth), color=REFERENCE, lw=1.0, ls="--",
+            label=r"continuum $\cos(\beta l / L)$")
     ax.set_title(rf"oscillator toy: $x_l$ over depth ($\beta = \pi/2$, $L = {depth}$)")
     place_legend(ax)
 

@@ -9,25 +9,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import sympy as sp
-
 from .families import MODELS, NOTES
 
-__all__ = ["derivation", "maths", "cell", "checked_statements", "statement_tally", "trust_table",
+__all__ = ["maths", "cell", "checked_statements", "statement_tally", "trust_table",
            "claims_sections", "family_section"]
-
-
-def derivation(rec) -> dict:
-    """What a family's section prints: the recurrence, characteristic polynomial, roots, modes, stability."""
-    from ..symbolic.polynomial import charpoly, roots
-    from ..symbolic.solve import modes
-    from ..symbolic.stability import stability_conditions
-
-    out = {"recurrence": rec.equation(), "charpoly": sp.sstr(charpoly(rec))}
-    out["roots"] = [f"r = {sp.sstr(rt.value)}  (multiplicity {rt.multiplicity})" for rt in roots(rec)]
-    out["modes"] = maths(str(modes(rec)))
-    out["stability"] = maths(str(stability_conditions(rec)))
-    return out
 
 
 # ------------------------------------------------------------------ markdown
@@ -188,15 +173,26 @@ def claims_sections(results, counts) -> list[str]:
     return lines
 
 
-def family_section(name, fam, rec, derived, figures) -> list[str]:
-    """The section of one family: its derivation (:func:`derivation`) and its numbered figures."""
+def family_section(name, fam, derivation, figures) -> list[str]:
+    """The section of one family: its :class:`~depthdyn.derivation.Derivation` (the facts
+    ``depthdyn derive`` prints, with the modes) and its numbered figures."""
+    rec, derived = derivation.recurrence, derivation.to_json()
+
+    def missing(key: str) -> str:
+        why = derivation.budget_exceeded.get(key) or derivation.summarised.get(key) or "not computed"
+        return f"not computed ({why})"
+
     lines = [f"### {name}", "", f"{fam.summary}. {NOTES.get(name, '')}".rstrip(),
              "", f"Source: {rec.source or '—'}.", "", "```text",
              f"recurrence:     {derived['recurrence']}",
-             f"charpoly:       {derived['charpoly']}", "roots:"]
-    lines += [f"  {line}" for line in derived["roots"]]
-    lines += [f"modes:          {derived['modes']}", "stability:"]
-    lines += [f"  {line}" for line in derived["stability"].splitlines()]
+             f"charpoly:       {derived['charpoly'] or missing('charpoly')}", "roots:"]
+    roots = derived.get("roots")
+    lines += [f"  r = {rt['root']}  (multiplicity {rt['multiplicity']})" for rt in roots or []]
+    lines += [] if roots is not None else [f"  {missing('roots')}"]
+    stability = derivation.results.get("stability")
+    lines += [f"modes:          {maths(str(derivation.modes()))}", "stability:"]
+    lines += [f"  {line}" for line in (maths(str(stability)) if stability is not None
+                                       else missing("stability")).splitlines()]
     lines += ["```", ""]
     if not rec.is_scalar:
         lines += ["The modes are those of `det(r I - M)`; every component of `x_l` is a combination of them "
