@@ -80,7 +80,7 @@ def test_the_api_table_check_can_fail():
     assert set(front_door_table(dropped)) != set(depthdyn.__all__)
 
 
-@pytest.mark.parametrize("name", ["ParameterError", "plot_root_locus", "rk4", "r", "char_poly", "multistep"])
+@pytest.mark.parametrize("name", ["ParameterError", "plot_root_locus", "rk4", "r", "char_poly", "derive_report"])
 def test_names_off_the_front_door_are_not_attributes(name):
     with pytest.raises(AttributeError, match="no attribute"):
         getattr(depthdyn, name)

@@ -347,6 +347,10 @@ GONE: dict[str, tuple[str, str]] = {
     "depthdyn.l": ("name", "depthdyn.symbolic.solve.l"),
     "depthdyn.rk4": ("name", "depthdyn.families.rk4"),
     "depthdyn.cli._COMMANDS": ("name", "depthdyn.cli.app.COMMANDS"),
+    # derive and the report print one record
+    "depthdyn.cli.derive_report": ("name", "depthdyn.derive(rec).to_json()"),
+    "depthdyn.cli.derive.derive_report": ("name", "depthdyn.derive(rec).to_json()"),
+    "depthdyn.report.text.derivation": ("name", "depthdyn.derive"),
 }
 
 
