@@ -21,9 +21,10 @@ import time
 
 import sympy as sp
 
-from depthdyn import runge_kutta, stability_numbers
+from depthdyn import stability_numbers
 from depthdyn.compare import axis_intervals
 from depthdyn.errors import DepthdynError
+from depthdyn.families import runge_kutta
 
 R, S3, H = sp.Rational, sp.sqrt(3), sp.Rational(1, 2)
 G = (3 + S3) / 6

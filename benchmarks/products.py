@@ -40,6 +40,7 @@ import numpy as np  # noqa: E402
 import sympy as sp  # noqa: E402
 
 import depthdyn as dd  # noqa: E402
+from depthdyn.products import growth_rate  # noqa: E402
 
 
 def _time(fn, repeat: int = 1) -> float:
@@ -60,7 +61,7 @@ def exact() -> None:
     for name in FAMILIES:
         try:
             rec = resolve_spec(name)[1]
-        except dd.DepthdynError as exc:
+        except dd.errors.DepthdynError as exc:
             print(f"{name:<18} skipped: {exc}")
             continue
         if rec.lam is None or rec.order > 2:
@@ -69,7 +70,7 @@ def exact() -> None:
             t1 = _time(lambda rec=rec: dd.stability_conditions(rec))
             pattern = dd.periodic(rec.subs(lam=a), rec.subs(lam=b))
             t2 = _time(lambda pattern=pattern: dd.stability_conditions(pattern))
-        except dd.DepthdynError as exc:
+        except dd.errors.DepthdynError as exc:
             print(f"{name:<18} error: {exc}")
             continue
         flag = "" if t2 <= 5 else "  (over target)"
@@ -118,7 +119,7 @@ def growth(points: int, layers: int) -> None:
             P = np.matmul(A[:, layer], P)
 
     t_floor = _time(floor, 3)
-    t_rate = _time(lambda: dd.growth_rate(A), 3)
+    t_rate = _time(lambda: growth_rate(A), 3)
     print(f"growth rates, {points} points x {layers} layers: {t_rate:.3f} s; floor (plain batched matmul) "
           f"{t_floor:.3f} s; ratio {t_rate / t_floor:.2f} (target <= 5)")
 

@@ -28,7 +28,8 @@ import subprocess
 import sys
 import time
 
-from depthdyn import adams_bashforth, adams_moulton, bdf, solve_for, stability_conditions, stability_numbers
+from depthdyn import solve_for, stability_conditions, stability_numbers
+from depthdyn.families import adams_bashforth, adams_moulton, bdf
 
 
 def _time(fn) -> float:

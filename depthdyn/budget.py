@@ -32,8 +32,9 @@ keep the others.
 Examples
 --------
 >>> import depthdyn
+>>> from depthdyn.budget import budget_seconds
 >>> with depthdyn.budget(60):
-...     depthdyn.budget_seconds()
+...     budget_seconds()
 60.0
 """
 

@@ -8,8 +8,8 @@ polynomial, the stability numbers (real and imaginary intervals, ``A(alpha)``,
 zero-stability), the area of the strictly stable set inside a stated box of the ``lam``
 plane (from the grid mask of :func:`~depthdyn.numeric.region.stability_region`) and the depth
 limit of the scaled form (every ``lam`` replaced by ``lam / L``, ``L -> oo``, by
-:func:`~depthdyn.symbolic.solve.depth_limit`). :func:`plot_comparison` overlays the regions
-on one pair of axes; the table exports to markdown and LaTeX.
+:func:`~depthdyn.symbolic.solve.depth_limit`). The table exports to markdown and LaTeX;
+:func:`depthdyn.plot.plot_comparison` overlays the regions on one pair of axes.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from .records import Record
 from .recurrence import Param, Recurrence
 
 __all__ = ["DEFAULT_BOX", "CompareRow", "ComparisonTable", "axis_intervals", "compare", "numeric_numbers", "parse_spec",
-           "plot_comparison", "resolve_spec", "stability_facts"]
+           "resolve_spec", "stability_facts"]
 
 #: ``(re_lo, re_hi, im_lo, im_hi)`` of the ``lam`` plane where areas are measured and drawn.
 DEFAULT_BOX = (-5.0, 1.0, -3.5, 3.5)
@@ -234,7 +234,7 @@ def _depth_limit(rec: Recurrence) -> tuple[str, sp.Expr | None]:
 
 def _tableau_order(spec, rec: Recurrence):
     """The order from the Butcher tableau's order conditions when ``spec`` names a Runge-Kutta block."""
-    from .literature import TABLEAUX
+    from .families.literature import TABLEAUX
     from .parse import parse_value
     from .symbolic.butcher import tableau_order
 
@@ -472,40 +472,3 @@ def compare(*specs, box=DEFAULT_BOX, n: int = 301, numbers=None) -> ComparisonTa
         rows.append(CompareRow(label, rec, filled, nb, float(reg.strict.mean() * cell),
                                float(reg.marginal.mean() * cell), text, reg))
     return ComparisonTable(tuple(rows), (lo, hi, ilo, ihi), n, "; ".join(sorted(m for m in methods if m)))
-
-
-def plot_comparison(table: ComparisonTable, ax=None):
-    """Overlay the families' regions on one pair of axes (equal aspect, a legend entry per family).
-
-    Each family is drawn by :func:`~depthdyn.plot.plot_stability_region` in its own colour:
-    a translucent fill of the strictly stable grid points, the root-condition-only points
-    and the boundary locus in the same colour.
-
-    Returns
-    -------
-    matplotlib.axes.Axes
-        ``ax.images`` holds the masks of each family (in table order, stacked by area:
-        the largest lowest); the legend has one patch per family labelled with its specification.
-    """
-    from matplotlib.patches import Patch
-
-    from .plot import _axes, _legend, _math, plot_stability_region
-    from .style import PALETTE, family_label, house_style
-
-    if not isinstance(table, ComparisonTable):
-        raise ParameterError(f"expected a ComparisonTable (from compare), got {type(table).__name__}")
-    with house_style():
-        ax = _axes(ax)
-        handles = []
-        for k, row in enumerate(table.rows):
-            color = PALETTE[k % len(PALETTE)]
-            drawn, filled = len(ax.images), len(ax.collections)
-            plot_stability_region(row.region, ax=ax, color=color, recurrence=row.recurrence)  # smooth edges
-            for artist in [*ax.images[drawn:], *ax.collections[filled:]]:
-                artist.set_zorder(-row.area)  # larger regions beneath, so every fill stays visible
-            handles.append(Patch(facecolor=color, alpha=0.45, edgecolor=color, label=family_label(row.label)))
-        lo, hi, ilo, ihi = table.box
-        ax.set(xlim=(lo, hi), ylim=(ilo, ihi), aspect="equal", xlabel=_math("re(lam)"), ylabel=_math("im(lam)"),
-               title="stability regions (strictly stable, filled)")
-        _legend(ax, handles)
-    return ax

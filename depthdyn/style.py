@@ -35,11 +35,16 @@ from cycler import cycler
 
 from .errors import ParameterError
 
-__all__ = ["PALETTE", "RC", "FORMATS", "PNG_DPI", "house_style", "styled", "new_figure", "figure_bytes",
+__all__ = ["PALETTE", "BLUE", "VERMILION", "GREEN", "PURPLE", "ORANGE", "STABLE", "MARGINAL", "REFERENCE",
+           "RC", "FORMATS", "PNG_DPI", "house_style", "styled", "new_figure", "figure_bytes",
            "figure_format", "param_tex", "family_label"]
 
 #: Okabe & Ito (2008): blue, vermilion, bluish green, reddish purple, orange, sky blue, yellow, black.
 PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000")
+#: The palette's first five colours by name, for marks that mean one thing in every figure.
+BLUE, VERMILION, GREEN, PURPLE, ORANGE = PALETTE[:5]
+#: Reference curves drawn beside the data (a continuum limit, the unit circle): a dark grey.
+REFERENCE = "0.3"
 #: Light fill of the strictly stable set and darker fill of the root-condition-only set (blues of the palette).
 STABLE, MARGINAL = "#c6dbef", "#56B4E9"
 #: The file formats figures are written in; PNG at :data:`PNG_DPI` at least.

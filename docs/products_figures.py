@@ -11,6 +11,7 @@ import sympy as sp
 from matplotlib.figure import Figure
 
 import depthdyn as dd
+from depthdyn.products import hc_vs_mhc, stability_switches
 
 OUT = Path(__file__).resolve().parent / "_static" / "products"
 
@@ -29,12 +30,12 @@ def main() -> None:
     half = sp.Rational(1, 2)
     # 1. residual with lam alternating a, b: |(1 + a)(1 + b)| < 1
     pattern = dd.periodic(dd.residual(lam=a), dd.residual(lam=b))
-    _save(dd.plot_stability_region(pattern, x=("a", -3.5, 1.5, 401), y=("b", -3.5, 1.5, 401), ax=_ax()),
+    _save(dd.plot.plot_stability_region(pattern, x=("a", -3.5, 1.5, 401), y=("b", -3.5, 1.5, 401), ax=_ax()),
           "residual_ab.svg")
     # 2. momentum (m = 1/2, eta = 1) with lam alternating: the period against the constant stack
     mom = dd.periodic(dd.momentum(lam=a, m=half, eta=1), dd.momentum(lam=b, m=half, eta=1))
-    ax = dd.plot_stability_region(mom, x=("a", -4.5, 1, 401), y=("b", -4.5, 1, 401), ax=_ax())
-    sw = dd.stability_switches(mom, {"a": np.linspace(-4, 1, 101), "b": np.linspace(-4, 1, 101)})
+    ax = dd.plot.plot_stability_region(mom, x=("a", -4.5, 1, 401), y=("b", -4.5, 1, 401), ax=_ax())
+    sw = stability_switches(mom, {"a": np.linspace(-4, 1, 101), "b": np.linspace(-4, 1, 101)})
     point = sw["layers stable, period unstable"]
     if point is not None:
         (_, va), (_, vb) = point.values
@@ -49,9 +50,9 @@ def main() -> None:
                                       dtype=float))
     exact = sorted(np.log(np.abs(mult)) / 2, reverse=True)
     spec = dd.lyapunov(np.tile(C, (500, 1, 1)))
-    _save(dd.plot_exponents(spec, exact=exact, ax=_ax()), "lyapunov_periodic.svg")
+    _save(dd.plot.plot_exponents(spec, exact=exact, ax=_ax()), "lyapunov_periodic.svg")
     # 4. HC against mHC over 60 seeded layers
-    _save(dd.plot_composite_gains(dd.hc_vs_mhc(layers=60, n=4, samples=8, seed=0), ax=_ax()), "hc_mhc.svg")
+    _save(dd.plot.plot_composite_gains(hc_vs_mhc(layers=60, n=4, samples=8, seed=0), ax=_ax()), "hc_mhc.svg")
 
 
 if __name__ == "__main__":

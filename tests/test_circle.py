@@ -9,10 +9,11 @@ from hypothesis import strategies as st
 
 import depthdyn as dd
 from depthdyn.errors import ParameterError
+from depthdyn.recurrence import r
 from depthdyn.symbolic.circle import circle_roots, exact_poly, on_circle_count
 from depthdyn.symbolic.stability import root_condition
 
-Q, I, r = sp.Rational, sp.I, dd.r
+Q, I = sp.Rational, sp.I
 
 # (root, where): where = -1 inside, 0 on, +1 outside the unit circle, known by hand
 POOL = [

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-import depthdyn.cli as cli
 from depthdyn.cli import EXIT_CODES, main
+from depthdyn.cli.app import COMMANDS
 
 README = (Path(__file__).resolve().parents[1] / "README.md").read_text()
 SUBCOMMANDS = ("derive", "check", "region", "verify", "report", "train", "stability", "solve", "compare",
@@ -34,7 +34,7 @@ def test_readme_paragraph_lists_every_status_and_subcommand():
     assert {int(c) for c in re.findall(r"`(\d+)`", text)} == set(EXIT_CODES)
     for name in SUBCOMMANDS:
         assert f"`{name}`" in text
-    assert set(cli._COMMANDS) == set(SUBCOMMANDS)  # the paragraph names all there are
+    assert set(COMMANDS) == set(SUBCOMMANDS)  # the paragraph names all there are
     assert "--traceback" in text
 
 
@@ -77,7 +77,7 @@ def test_internal_error_exits_3_and_traceback_shows_it(name, monkeypatch, capsys
     def broken(args):
         raise RuntimeError("boom")
 
-    monkeypatch.setitem(cli._COMMANDS, name, broken)
+    monkeypatch.setitem(COMMANDS, name, broken)
     argv = VALID[name]
     err = _one_line(capsys, 3, main(argv))
     assert "internal error" in err and "run with --traceback for details" in err
@@ -91,7 +91,7 @@ def test_ctrl_c_exits_130(name, monkeypatch, capsys):
     def interrupted(args):
         raise KeyboardInterrupt
 
-    monkeypatch.setitem(cli._COMMANDS, name, interrupted)
+    monkeypatch.setitem(COMMANDS, name, interrupted)
     err = _one_line(capsys, 130, main(VALID[name]))
     assert "interrupted" in err
 
@@ -179,9 +179,10 @@ def test_sigint_ends_with_130_and_one_line():
     code = (
         "import os, signal, threading, time\n"
         "import depthdyn.cli as cli\n"
+        "import depthdyn.cli.app\n"
         "def slow(args):\n"
         "    os.kill(os.getpid(), signal.SIGINT); time.sleep(5)\n"
-        "cli._COMMANDS['derive'] = slow\n"
+        "cli.app.COMMANDS['derive'] = slow\n"
         "raise SystemExit(cli.main(['derive', 'momentum']))\n"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)

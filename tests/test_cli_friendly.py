@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 import depthdyn
-import depthdyn.cli as cli
 from depthdyn.budget import budget_seconds
 from depthdyn.cli import VERBS, main
+from depthdyn.cli.app import COMMANDS
 from depthdyn.cli.common import budget_value
 from depthdyn.cli.progress import Working, enabled
 
@@ -129,7 +129,7 @@ def test_every_verb_refuses_a_bad_budget_in_one_line(verb, text, capsys):
 @pytest.mark.parametrize("verb", list(VERBS))
 def test_every_verb_runs_under_its_budget(verb, monkeypatch):
     seen = {}
-    monkeypatch.setitem(cli._COMMANDS, verb, lambda args: seen.setdefault("budget", budget_seconds()) and 0)
+    monkeypatch.setitem(COMMANDS, verb, lambda args: seen.setdefault("budget", budget_seconds()) and 0)
     argv = {"derive": ["derive", "momentum"], "check": ["check", "momentum"],
             "stability": ["stability", "bdf"], "solve": ["solve", "residual"],
             "region": ["region", "momentum", "--x", "a:0:1:2", "--y", "b:0:1:2"],

@@ -13,8 +13,9 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from depthdyn import entangled, hyper_connection, kromhc, mhc, mhc_lite
+from depthdyn import entangled, hyper_connection
 from depthdyn.cli import main
+from depthdyn.families import kromhc, mhc, mhc_lite
 from depthdyn.recurrence import r
 from depthdyn.symbolic.compact import (
     Speller,

@@ -101,7 +101,7 @@ def test_exports(table):
 
 
 def test_overlay_figure(table):
-    ax = dd.plot_comparison(table)
+    ax = dd.plot.plot_comparison(table)
     assert len(ax.images) >= len(table.rows)  # one strict mask each (plus root-condition-only points)
     labels = [t.get_text() for t in ax.get_legend().get_texts()]
     assert labels == [family_label(row.label) for row in table.rows]  # typeset: "momentum, $m = 1/2$"

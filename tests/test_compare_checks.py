@@ -8,6 +8,7 @@ import pytest
 import sympy as sp
 
 import depthdyn as dd
+from depthdyn.families import bdf, leapfrog
 from depthdyn.symbolic.scaled import check_depth_limit, principal_limit
 
 cmp = importlib.import_module("depthdyn.compare")  # the module, not the function of that name
@@ -25,7 +26,7 @@ def _iterate(coeffs, lam, L):
 
 
 def test_bdf3_depth_limit_is_exp_lam_by_iteration():
-    rec = dd.bdf(k=3)
+    rec = bdf(k=3)
     text, limit = cmp._depth_limit(rec)
     assert text == "exp(lam)"
     r, lam = sp.Symbol("r"), rec.lam_symbol
@@ -37,14 +38,14 @@ def test_bdf3_depth_limit_is_exp_lam_by_iteration():
 
 
 def test_depth_check_mutants():
-    rec = dd.bdf(k=3)
+    rec = bdf(k=3)
     lam = rec.lam_symbol
     assert check_depth_limit(rec, sp.exp(lam)) == ""
     assert "limit" in check_depth_limit(rec, sp.exp(2 * lam))       # a wrong limit
     assert "settles" in check_depth_limit(rec, None)               # the old "no finite limit"
-    assert check_depth_limit(dd.leapfrog(h=1), None) == ""         # modes like L^(-1/2): no limit indeed
+    assert check_depth_limit(leapfrog(h=1), None) == ""         # modes like L^(-1/2): no limit indeed
     with pytest.raises(dd.errors.ParameterError):
-        principal_limit(dd.leapfrog(h=1))                          # (r - 1)^2 at lam = 0
+        principal_limit(leapfrog(h=1))                          # (r - 1)^2 at lam = 0
 
 
 def test_compare_flags_a_wrong_depth_column(monkeypatch):
@@ -78,7 +79,7 @@ def test_symmetric_imaginary_sets_show_both_pieces(spec, k):
 
 
 def test_bdf3_imaginary_threshold_by_root_scan():
-    rec = dd.bdf(k=3)
+    rec = bdf(k=3)
     sn = dd.stability_numbers(rec)
     assert sn.imag_interval.component.startswith("nearest")
     ends = sorted([e for iv in sn.imag_set.intervals for e in (iv.lo, iv.hi) if e.is_finite], key=float)

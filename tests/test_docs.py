@@ -23,7 +23,7 @@ def test_docs_build_without_warnings(tmp_path):
     api = (out / "api.html").read_text(encoding="utf-8")
     modules = ("depthdyn.recurrence", "depthdyn.numeric.sweep", "depthdyn.claims.hyper", "depthdyn.cli",
                "depthdyn.families", "depthdyn.compare", "depthdyn.claims.literature")
-    for module in (*modules, "depthdyn.nn.analysis.linearize"):
+    for module in (*modules, "depthdyn.nn.analysis.linearise"):
         assert f'id="module-{module}"' in api
     listing = (out / "notebooks.html").read_text(encoding="utf-8")
     for nb in sorted((DOCS.parent / "notebooks").glob("*.ipynb")):

@@ -17,7 +17,9 @@ import pytest
 import sympy as sp
 
 import depthdyn as dd
+from depthdyn.families import adams_bashforth, bdf, deepnet, kromhc
 from depthdyn.numeric import check as check_module
+from depthdyn.recurrence import r
 from depthdyn.symbolic import stability
 from depthdyn.symbolic.polynomial import _sqrt, roots
 from depthdyn.symbolic.signs import _univariate_sign
@@ -28,7 +30,7 @@ re_, im_ = sp.Symbol("lam_re", real=True), sp.Symbol("lam_im", real=True)
 
 def _definition_minors(rec):
     """Leading principal minors of the Schur-Cohn matrix, from its definition, by SymPy det."""
-    p = sp.Poly(sp.expand(rec.charpoly().xreplace({rec.lam_symbol: re_ + sp.I * im_})), dd.r)
+    p = sp.Poly(sp.expand(rec.charpoly().xreplace({rec.lam_symbol: re_ + sp.I * im_})), r)
     a = p.all_coeffs()[::-1]
     ac = [sp.conjugate(c) for c in a]
     n = len(a) - 1
@@ -37,17 +39,17 @@ def _definition_minors(rec):
     return [sp.expand(C[:m, :m].det(method="berkowitz")) for m in range(1, n + 1)]
 
 
-@pytest.mark.parametrize("make", [dd.momentum, lambda: dd.bdf(k=3), lambda: dd.adams_bashforth(k=3),
+@pytest.mark.parametrize("make", [dd.momentum, lambda: bdf(k=3), lambda: adams_bashforth(k=3),
                                   lambda: dd.general(rho="r**3 - a*r + 1/3", sigma="r**2")])
 def test_bareiss_minors_equal_determinants(make):
     rec = make()
     z = sp.Dummy("z")
-    p = sp.Poly(rec.charpoly().xreplace({rec.lam_symbol: z}), dd.r)
+    p = sp.Poly(rec.charpoly().xreplace({rec.lam_symbol: z}), r)
     got = stability._schur_cohn_minors(p, z, (re_, im_))
     want = _definition_minors(rec)
     assert [sp.expand(g - w) for g, w in zip(got, want, strict=True)] == [0] * len(want)
     # a wrong coefficient changes the minors
-    wrong = sp.Poly(p.as_expr() + sp.Rational(1, 7), dd.r)
+    wrong = sp.Poly(p.as_expr() + sp.Rational(1, 7), r)
     assert [sp.expand(g) for g in stability._schur_cohn_minors(wrong, z, (re_, im_))] != want
 
 
@@ -57,7 +59,7 @@ def test_zero_pivot_falls_back_and_is_never_stable():
     sc = stability.stability_conditions(rec, lam="complex")
     assert sc.never
     z = sp.Dummy("z")
-    minors = stability._schur_cohn_minors(sp.Poly(dd.r**2 - z * dd.r + 1, dd.r), z, (re_, im_))
+    minors = stability._schur_cohn_minors(sp.Poly(r**2 - z * r + 1, r), z, (re_, im_))
     want = _definition_minors(rec)
     assert minors[0] == 0 and sp.expand(minors[1] - want[1]) == 0
 
@@ -92,7 +94,7 @@ def test_univariate_sign_can_change_with_the_domain():
 
 
 @pytest.mark.parametrize("mode", ["real", "complex"])
-@pytest.mark.parametrize("make", [dd.momentum, lambda: dd.hyper_connection(n=2), dd.deepnet, dd.kromhc])
+@pytest.mark.parametrize("make", [dd.momentum, lambda: dd.hyper_connection(n=2), deepnet, kromhc])
 def test_fraction_evaluation_equals_xreplace(make, mode):
     sc = stability.stability_conditions(make(), lam=mode)
     syms = [s for s, _ in sc.domains]
@@ -117,14 +119,14 @@ def test_gaussian_square_root_is_exact():
 
 def test_gaussian_quadratic_roots_match_numeric():
     # (r - (1 + 2i)) (r - (1/2 - i)) and a quadratic whose discriminant is no square in Q(i)
-    for expr in (sp.expand((dd.r - 1 - 2 * sp.I) * (dd.r - Q(1, 2) + sp.I)), dd.r**2 - dd.r + 1 + sp.I):
-        coeffs = sp.Poly(expr, dd.r).all_coeffs()
+    for expr in (sp.expand((r - 1 - 2 * sp.I) * (r - Q(1, 2) + sp.I)), r**2 - r + 1 + sp.I):
+        coeffs = sp.Poly(expr, r).all_coeffs()
         rec = dd.from_coefficients(coeffs)
         got = sorted((complex(sp.N(v, 30)) for v in roots(rec).values()), key=lambda z: (z.real, z.imag))
         want = sorted(np.roots([complex(c) for c in coeffs]), key=lambda z: (z.real, z.imag))
         assert np.allclose(got, want, atol=1e-12)
-    rts = roots(dd.from_coefficients(sp.Poly(sp.expand((dd.r - 1 - 2 * sp.I) * (dd.r - Q(1, 2) + sp.I)),
-                                              dd.r).all_coeffs())).values()
+    rts = roots(dd.from_coefficients(sp.Poly(sp.expand((r - 1 - 2 * sp.I) * (r - Q(1, 2) + sp.I)),
+                                              r).all_coeffs())).values()
     assert set(rts) == {1 + 2 * sp.I, Q(1, 2) - sp.I}
 
 

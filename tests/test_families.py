@@ -7,7 +7,8 @@ import pytest
 import sympy as sp
 
 import depthdyn as dd
-from depthdyn import r
+from depthdyn.families import MAX_ORDER
+from depthdyn.recurrence import r
 
 
 def test_registry_names_and_read_only():
@@ -27,7 +28,7 @@ def test_registry_names_and_read_only():
     assert expected <= set(dd.FAMILIES)
     with pytest.raises(TypeError):
         dd.FAMILIES["new"] = None
-    with pytest.raises(dd.UnknownFamilyError, match="choose one of"):
+    with pytest.raises(dd.errors.UnknownFamilyError, match="choose one of"):
         dd.get_family("resnet")
 
 
@@ -84,7 +85,7 @@ def test_oscillator_forms(form, product):
     const = poly.all_coeffs()[-1] / poly.LC()
     expected = 1 if product == 1 else 1 + beta**2 / L**2
     assert sp.simplify(const - expected) == 0
-    with pytest.raises(dd.ParameterError):
+    with pytest.raises(dd.errors.ParameterError):
         dd.oscillator(form="implicit")
 
 
@@ -128,15 +129,15 @@ def test_dense_factorises_into_residual_mode_and_roots_of_unity(k):
 
 @pytest.mark.parametrize("bad", [0, -1, 2.5, "3", True])
 def test_order_must_be_positive_integer(bad):
-    with pytest.raises(dd.ParameterError):
+    with pytest.raises(dd.errors.ParameterError):
         dd.smooth(k=bad)
-    with pytest.raises(dd.ParameterError):
+    with pytest.raises(dd.errors.ParameterError):
         dd.dense(k=bad)
 
 
 def test_order_too_large_is_refused():
-    with pytest.raises(dd.DegreeTooLargeError):
-        dd.smooth(k=dd.MAX_ORDER + 1)
+    with pytest.raises(dd.errors.DegreeTooLargeError):
+        dd.smooth(k=MAX_ORDER + 1)
 
 
 def test_entangled_uniform_gamma_spectrum():
@@ -145,7 +146,7 @@ def test_entangled_uniform_gamma_spectrum():
     gamma = rec.symbols["gamma"]
     got = {rt.value: rt.multiplicity for rt in dd.roots(rec)}
     assert got == {1: 1, 1 - gamma: n - 1}
-    with pytest.raises(dd.DomainError):
+    with pytest.raises(dd.errors.DomainError):
         dd.entangled(gamma=2)
 
 
@@ -162,11 +163,11 @@ def test_entangled_given_matrix_and_errors():
     rec = dd.entangled(Gamma=[[0, 1], [1, 0]])
     lam = rec.lam_symbol
     assert sp.expand(rec.charpoly() - ((r - lam) ** 2 - 1)) == 0
-    with pytest.raises(dd.ShapeError):
+    with pytest.raises(dd.errors.ShapeError):
         dd.entangled(Gamma=[[1, 2, 3], [4, 5, 6]])
-    with pytest.raises(dd.ShapeError):
+    with pytest.raises(dd.errors.ShapeError):
         dd.entangled(Gamma=[[1, 2], [3]])
-    with pytest.raises(dd.ParameterError):
+    with pytest.raises(dd.errors.ParameterError):
         dd.entangled(kind="sparse")
 
 
@@ -194,7 +195,7 @@ def test_hyper_connection_identity_init_is_residual_on_one_stream():
     rec = dd.hyper_connection(n=2, H_res=[[1, 0], [0, 1]], H_pre=[1, 0], H_post=[1, 0])
     lam = rec.lam_symbol
     assert sp.factor(rec.charpoly()) == sp.factor((r - 1) * (r - 1 - lam))
-    with pytest.raises(dd.ShapeError):
+    with pytest.raises(dd.errors.ShapeError):
         dd.hyper_connection(n=2, H_pre=[1, 0, 0])
 
 
@@ -203,11 +204,11 @@ def test_general_from_rho_sigma_and_errors():
     assert set(rec.param_names) == {"lam", "a"}
     assert dd.general(rho="r**2 - 1").lam is None
     for bad in ["r**2 +", "sqrt(r)", "1/r", "r**(1/2)"]:
-        with pytest.raises(dd.DepthdynError):
+        with pytest.raises(dd.errors.DepthdynError):
             dd.general(rho=bad)
-    with pytest.raises(dd.ParameterError):
+    with pytest.raises(dd.errors.ParameterError):
         dd.general()
-    with pytest.raises(dd.ParameterError):
+    with pytest.raises(dd.errors.ParameterError):
         dd.general(rho="1")
 
 

@@ -20,9 +20,11 @@ from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.text import Text  # noqa: E402
 
 import depthdyn as dd  # noqa: E402
-from depthdyn import report  # noqa: E402
 from depthdyn.errors import ParameterError  # noqa: E402
+from depthdyn.families import bdf  # noqa: E402
 from depthdyn.plot import plot_root_locus, plot_spectrum, plot_stability_region, plot_trajectories  # noqa: E402
+from depthdyn.report import figures as report_figures  # noqa: E402
+from depthdyn.report.families import family_recurrences  # noqa: E402
 from depthdyn.style import PNG_DPI, family_label, figure_bytes, house_style, new_figure, param_tex  # noqa: E402
 
 MATH = re.compile(r"(?<!\\)\$.*?(?<!\\)\$")
@@ -51,10 +53,10 @@ def visible_share(ax) -> float:
 @pytest.fixture(scope="module")
 def drawn():
     """Every report figure, drawn: (family, spec, figure)."""
-    recs, out = report._family_recs(), []
-    for name, specs in report._specs().items():
+    recs, out = family_recurrences(), []
+    for name, specs in report_figures.specs().items():
         for spec in specs:
-            fig = report._fig()
+            fig = report_figures.new_report_figure()
             spec.draw(fig)
             out.append((name, spec, fig, recs[name]()))
     return out
@@ -105,17 +107,18 @@ def test_a_curve_set_is_marked_visibly():
 def test_exact_area_of_the_residual_disc_against_the_grid():
     import sympy as sp
 
-    assert report.exact_area(dd.residual()) == sp.pi
+    assert report_figures.exact_area(dd.residual()) == sp.pi
     ax = plot_stability_region(dd.residual(), x=("re(lam)", -2.2, 0.2, 481), y=("im(lam)", -1.2, 1.2, 481))
-    note = report._area_note(ax.figure, dd.residual())
+    note = report_figures.area_note(ax.figure, dd.residual())
     assert "exactly `pi`" in note
     mask = np.asarray(ax.images[0].get_array(), dtype=bool)
     grid = mask.sum() * (2.4 / 480) ** 2
     assert abs(grid - np.pi) < 0.03  # the grid count converges to the exact area
-    assert report.exact_area(dd.rezero(a=2)) == sp.pi / 4  # a wrong disc radius moves the answer
-    assert report.exact_area(dd.momentum()) is None  # second order: no disc formula, the note says approx.
+    assert report_figures.exact_area(dd.rezero(a=2)) == sp.pi / 4  # a wrong disc radius moves the answer
+    # second order: no disc formula, the note says approx.
+    assert report_figures.exact_area(dd.momentum()) is None
     ax = plot_stability_region(dd.momentum(m="1/2", eta=1), x=("re(lam)", -4, 1, 101), y=("im(lam)", -2, 2, 101))
-    assert "approx." in report._area_note(ax.figure, dd.momentum(m="1/2", eta=1))
+    assert "approx." in report_figures.area_note(ax.figure, dd.momentum(m="1/2", eta=1))
 
 
 # ------------------------------------------------------------------ the plot functions
@@ -123,7 +126,7 @@ def _all_plots():
     hc = dd.hyper_connection(n=2, H_pre=[1, 0], H_post=[1, 1])
     yield plot_stability_region(hc, x=("re(lam)", -3, 1, 81), y=("hres_1_1", 0, 1, 41))
     yield plot_stability_region(dd.momentum(), x=("re(lam)", -5, 1, 81), y=("m", 0, 0.99, 41), eta=1)
-    yield plot_stability_region(dd.bdf(k=3), x=("re(lam)", -6, 12, 81), y=("im(lam)", -9, 9, 81), numbers=True)
+    yield plot_stability_region(bdf(k=3), x=("re(lam)", -6, 12, 81), y=("im(lam)", -9, 9, 81), numbers=True)
     yield plot_root_locus(hc, "lam", np.linspace(-2, 0, 21), hres_1_1=0.3)
     yield plot_trajectories(hc, [[1.0, 0.0]], 12, param="hres_1_1", values=[0.2, 0.8], lam=-0.5)
     yield plot_trajectories(dd.momentum(m="1/2"), [1.0, 1.0], 7, param="lam", values=[-0.5], eta=1)

@@ -12,8 +12,10 @@ from __future__ import annotations
 import pytest
 import sympy as sp
 
-from depthdyn import InconsistentInitialDataError, ParameterError, closed_form, from_coefficients, l
+from depthdyn import closed_form, from_coefficients
+from depthdyn.errors import InconsistentInitialDataError, ParameterError
 from depthdyn.symbolic.forced import annihilator
+from depthdyn.symbolic.solve import l
 
 n = sp.Symbol("n", integer=True)
 y = sp.Function("y")

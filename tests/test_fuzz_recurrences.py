@@ -13,10 +13,11 @@ from hypothesis import strategies as st
 import depthdyn as dd
 from depthdyn.errors import DepthdynError
 from depthdyn.numeric.simulate import SimulationOverflowError, final_state, trajectory
+from depthdyn.recurrence import r
 from depthdyn.symbolic.solve import closed_form
 from depthdyn.symbolic.stability import root_condition
 
-Q, I, r = sp.Rational, sp.I, dd.r
+Q, I = sp.Rational, sp.I
 
 # factors: (list of roots, where) with where = -1 inside, 0 on, +1 outside the circle
 rational = st.builds(lambda p, q: ([Q(p, q)], -1 if abs(Q(p, q)) < 1 else 0 if abs(Q(p, q)) == 1 else 1),

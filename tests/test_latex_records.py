@@ -9,6 +9,7 @@ import sympy as sp
 
 import depthdyn as dd
 import depthdyn.numeric  # noqa: F401 - dd.numeric below (a submodule is an attribute once imported)
+from depthdyn.numeric import batch_coefficients
 from depthdyn.printing import TexSymbol, symbol
 
 
@@ -79,5 +80,5 @@ def test_roots_index_and_sympify():
 
 
 def test_numeric_paths_keep_working_with_the_symbol():
-    rho = dd.numeric.spectral_radius(dd.batch_coefficients(dd.momentum(m="1/2", eta=1), lam=np.array([-1.0])))
+    rho = dd.numeric.spectral_radius(batch_coefficients(dd.momentum(m="1/2", eta=1), lam=np.array([-1.0])))
     assert rho[0] == pytest.approx(np.sqrt(0.5))

@@ -254,7 +254,7 @@ def test_registry_holds_the_literature_with_examples():
                                   "rk2", "rk4", "momentum_sander", "deepnet", "branch_scaled", "hc_static", "mhc",
                                   "mhc_lite", "kromhc"])
 def test_unknown_keywords_are_rejected(name):
-    with pytest.raises(dd.UnknownParameterError):
+    with pytest.raises(dd.errors.UnknownParameterError):
         dd.build(name, no_such_argument=1)
 
 

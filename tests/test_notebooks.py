@@ -84,7 +84,7 @@ def test_notebook_runs(path, monkeypatch):
 def test_executor_records_figures_text_and_latex(tmp_path):
     """Figures left open (a plot without ax), a returned figure, printed text and a result's LaTeX."""
     nb = {"nbformat": 4, "metadata": {}, "cells": [
-        {"cell_type": "code", "source": "import depthdyn as dd\nax = dd.plot_spectrum([[0.0, 1.0], [1.0, 0.0]])\n"},
+        {"cell_type": "code", "source": "import depthdyn as dd\nax = dd.plot.plot_spectrum([[0.0, 1.0], [1.0, 0.0]])\n"},
         {"cell_type": "code", "source": "from matplotlib.figure import Figure\nfig = Figure()\nfig.add_subplot()\nfig"},
         {"cell_type": "code", "source": "print('hello')\ndd.roots(dd.momentum())"},
         {"cell_type": "code", "source": "x = 1"},

@@ -28,22 +28,12 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from depthdyn import (
-    Interval,
-    ParameterError,
-    adams_bashforth,
-    adams_moulton,
-    bdf,
-    from_lmm,
-    milne_simpson,
-    momentum,
-    nystrom,
-    solve_for,
-    stability_conditions,
-    stability_numbers,
-)
+from depthdyn import momentum, solve_for, stability_conditions, stability_numbers
 from depthdyn.cli import main
+from depthdyn.errors import ParameterError
+from depthdyn.families import adams_bashforth, adams_moulton, bdf, from_lmm, milne_simpson, nystrom
 from depthdyn.multistep import lmm_coefficients, order_and_error_constant
+from depthdyn.symbolic.intervals import Interval
 
 FAMS = {"ab": adams_bashforth, "am": adams_moulton, "bdf": bdf}
 

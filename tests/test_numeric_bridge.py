@@ -4,20 +4,8 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from depthdyn import (
-    DomainError,
-    Param,
-    ParameterError,
-    Recurrence,
-    ShapeError,
-    UnknownParameterError,
-    dense,
-    entangled,
-    general,
-    hyper_connection,
-    momentum,
-    smooth,
-)
+from depthdyn import Param, Recurrence, dense, entangled, general, hyper_connection, momentum, smooth
+from depthdyn.errors import DomainError, ParameterError, ShapeError, UnknownParameterError
 from depthdyn.numeric.bridge import batch_coefficients, monic_columns
 
 

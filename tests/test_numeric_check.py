@@ -7,7 +7,8 @@ import json
 import numpy as np
 import pytest
 
-from depthdyn import FAMILIES, ParameterError, build, general, momentum, rezero, smooth
+from depthdyn import FAMILIES, build, general, momentum, rezero, smooth
+from depthdyn.errors import ParameterError
 from depthdyn.numeric import check as check_module
 from depthdyn.numeric import simulate as simulate_module
 from depthdyn.numeric import spectra

@@ -4,16 +4,8 @@ import mpmath
 import numpy as np
 import pytest
 
-from depthdyn import (
-    ParameterError,
-    UnknownParameterError,
-    dense,
-    entangled,
-    from_coefficients,
-    general,
-    momentum,
-    smooth,
-)
+from depthdyn import dense, entangled, from_coefficients, general, momentum, smooth
+from depthdyn.errors import ParameterError, UnknownParameterError
 from depthdyn.numeric import masks
 from depthdyn.numeric.bridge import batch_coefficients
 from depthdyn.numeric.masks import schur_cohn, stability_mask

@@ -8,14 +8,15 @@ import sympy as sp
 
 import depthdyn as dd
 from depthdyn.errors import ParameterError
-from depthdyn.numeric import spectra
+from depthdyn.numeric import batch_coefficients, spectra
 from depthdyn.numeric.masks import schur_cohn
+from depthdyn.recurrence import r
 
 
 def mp_radius(rec, digits=80, **values):
     """Largest root modulus of the exact characteristic polynomial at the floats' binary values."""
     exact = {rec.symbols[k]: sp.Rational(v) for k, v in values.items()}
-    coeffs = sp.Poly(sp.expand(rec.charpoly().xreplace(exact)), dd.r).all_coeffs()
+    coeffs = sp.Poly(sp.expand(rec.charpoly().xreplace(exact)), r).all_coeffs()
     with mpmath.workdps(digits):
         cs = [mpmath.mpf(sp.Rational(c).p) / sp.Rational(c).q for c in coeffs]
         return max(abs(z) for z in mpmath.polyroots(cs, maxsteps=2000, extraprec=4 * digits))
@@ -30,7 +31,7 @@ def test_clustered_roots_radius_and_spectrum_agree_with_mpmath(lam):
     assert abs(got - want) < 1e-13 * want
     assert abs(float(spec.radius) - got) < 1e-13 * want  # one refinement serves both
     if lam == 1e-30:  # the float companion alone is off by 2e-2 here
-        assert abs(float(np.abs(spectra.roots(dd.batch_coefficients(rec, lam=lam, h=1))).max()) - want) > 1e-3
+        assert abs(float(np.abs(spectra.roots(batch_coefficients(rec, lam=lam, h=1))).max()) - want) > 1e-3
 
 
 def test_array_path_refines_from_the_coefficients():
@@ -133,16 +134,16 @@ def test_huge_grids_are_refused_up_front_with_the_size_and_the_way_out(monkeypat
     with pytest.raises(ArrayTooLargeError, match=r"500000000 points needs .* GiB.*stability_mask"):
         dd.spectrum(dd.smooth(k=4), lam=grid, h=1)
     with pytest.raises(MemoryError, match="split the grid"):
-        dd.batch_coefficients(dd.smooth(k=4), lam=grid, h=1)
+        batch_coefficients(dd.smooth(k=4), lam=grid, h=1)
     with pytest.raises(ArrayTooLargeError, match="74.5 GiB.*memmap"):  # 1e5 x 1e5 float64
         trajectory([1.0, -0.5], np.ones((10**5, 1)), 10**5)
     # the limit is the only thing deciding: the same calls pass under a larger one, and a
     # small request fails under a smaller one
     small = np.linspace(-1, 0, 1000)
-    assert dd.batch_coefficients(dd.smooth(k=4), lam=small, h=1).shape == (1000, 5)
+    assert batch_coefficients(dd.smooth(k=4), lam=small, h=1).shape == (1000, 5)
     monkeypatch.setattr(bridge, "MAX_BYTES", 1000)
     with pytest.raises(ArrayTooLargeError):
-        dd.batch_coefficients(dd.smooth(k=4), lam=small, h=1)
+        batch_coefficients(dd.smooth(k=4), lam=small, h=1)
     # the chunked paths need no such limit
     assert dd.stability_mask(dd.smooth(k=1), lam=small, h=1)[0].shape == (1000,)
 

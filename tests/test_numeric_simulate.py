@@ -9,17 +9,8 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from depthdyn import (
-    DepthdynError,
-    DomainError,
-    ParameterError,
-    ShapeError,
-    dense,
-    entangled,
-    hyper_connection,
-    momentum,
-    smooth,
-)
+from depthdyn import dense, entangled, hyper_connection, momentum, smooth
+from depthdyn.errors import DepthdynError, DomainError, ParameterError, ShapeError
 from depthdyn.numeric.blocks import simulate_block
 from depthdyn.numeric.bridge import batch_coefficients
 from depthdyn.numeric.simulate import (

@@ -9,9 +9,7 @@ from scipy.optimize import linear_sum_assignment
 import depthdyn
 from depthdyn import (
     Param,
-    ParameterError,
     Recurrence,
-    ShapeError,
     dense,
     entangled,
     from_coefficients,
@@ -20,6 +18,7 @@ from depthdyn import (
     momentum,
     smooth,
 )
+from depthdyn.errors import ParameterError, ShapeError
 from depthdyn.numeric.bridge import batch_coefficients
 from depthdyn.numeric.conv import conv_kernel, conv_spectrum
 from depthdyn.numeric.spectra import (
@@ -28,6 +27,7 @@ from depthdyn.numeric.spectra import (
     spectral_radius,
     spectrum,
 )
+from depthdyn.recurrence import r
 
 
 def _match(a, b):
@@ -173,7 +173,7 @@ def test_hyper_connection_and_block_companion():
         coeffs=(sp.eye(2), sp.Matrix([[c, 1], [0, -1]]), sp.Matrix([[0, 2], [1, c]])), params=[Param("c")]
     )
     spec = spectrum(rec, c=0.7)
-    exact = [complex(v) for v in sp.Poly(rec.subs(c=sp.Rational(7, 10)).charpoly(), depthdyn.r).nroots(n=30)]
+    exact = [complex(v) for v in sp.Poly(rec.subs(c=sp.Rational(7, 10)).charpoly(), r).nroots(n=30)]
     dist, _ = _match(spec.refined, exact)
     assert dist.max() < 1e-12
     coeffs = batch_coefficients(rec, c=[0.7, 0.7])

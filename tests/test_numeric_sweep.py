@@ -9,7 +9,8 @@ from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 import numpy as np
 import pytest
 
-from depthdyn import OptionalDependencyError, ParameterError, ShapeError, momentum
+from depthdyn import momentum
+from depthdyn.errors import OptionalDependencyError, ParameterError, ShapeError
 from depthdyn.numeric.bridge import batch_coefficients
 from depthdyn.numeric.sweep import grid_chunks, sweep
 

@@ -13,6 +13,7 @@ import sympy as sp
 
 import depthdyn as dd
 from depthdyn.errors import ParameterError
+from depthdyn.families import adams_bashforth, bdf, nystrom, rk4, runge_kutta
 from depthdyn.symbolic.butcher import rooted_trees, tableau_order
 from depthdyn.symbolic.numbers import stability_numbers
 
@@ -46,7 +47,7 @@ def _scan_end(f, lo, hi, n=200001):
 
 @pytest.fixture(scope="module")
 def rk4_numbers():
-    return stability_numbers(dd.rk4(h=1))
+    return stability_numbers(rk4(h=1))
 
 
 def test_rk4_real_interval_exact_and_by_scan(rk4_numbers):
@@ -77,9 +78,9 @@ def test_rk4_imaginary_end_is_two_sqrt_two(rk4_numbers):
 
 
 def test_step_size_scales_out_and_mutates_the_interval():
-    free = stability_numbers(dd.rk4())  # h left free: the numbers are in z = h lam
-    assert free.variable == "h*lam" and free.real_interval == stability_numbers(dd.rk4(h=1)).real_interval
-    half = stability_numbers(dd.rk4(h=2))  # mutant: h = 2 halves every end
+    free = stability_numbers(rk4())  # h left free: the numbers are in z = h lam
+    assert free.variable == "h*lam" and free.real_interval == stability_numbers(rk4(h=1)).real_interval
+    half = stability_numbers(rk4(h=2))  # mutant: h = 2 halves every end
     assert sp.simplify(2 * half.real_interval.lo - free.real_interval.lo) == 0
     assert sp.simplify(half.imag_interval.hi - sp.sqrt(2)) == 0
 
@@ -87,7 +88,7 @@ def test_step_size_scales_out_and_mutates_the_interval():
 @pytest.mark.parametrize("tab, l_stable, order", [
     (GAUSS2, False, 4), (RADAU2, True, 3), (LOBATTO3C2, True, 2), (SDIRK3, False, 3)])
 def test_a_stable_tableaux_give_exactly_90_degrees(tab, l_stable, order):
-    sn = stability_numbers(dd.runge_kutta(A=tab[0], b=tab[1], h=1))
+    sn = stability_numbers(runge_kutta(A=tab[0], b=tab[1], h=1))
     assert sn.a_stable and sn.a_alpha_exact == 90 and sn.a_alpha_degrees == 90.0
     assert sn.l_stable is l_stable and sn.order == order and sn.kind == "one-step"
     R = _R(*tab)
@@ -105,7 +106,7 @@ def test_a_stable_tableaux_give_exactly_90_degrees(tab, l_stable, order):
 
 def test_not_a_stable_mutant_and_an_a_alpha_angle():
     # gamma = (3 - sqrt 3)/6: the same order 3, but R has a pole in the right half-plane and |R(oo)| > 1
-    sn = stability_numbers(dd.runge_kutta(A=_sdirk((3 - S3) / 6)[0], b=[H, H], h=1))
+    sn = stability_numbers(runge_kutta(A=_sdirk((3 - S3) / 6)[0], b=[H, H], h=1))
     assert not sn.a_stable and not sn.a0_stable and sn.order == 3
     assert sp.simplify(sn.real_interval.lo + 6 + 4 * S3) == 0  # R(x) = -1 there: checked below numerically
     f = sp.lambdify(z, _R(*_sdirk((3 - S3) / 6)), "numpy")
@@ -167,12 +168,12 @@ def test_plot_with_numbers_for_a_runge_kutta_block():
     matplotlib.use("Agg")
     from depthdyn.plot import plot_stability_region
 
-    ax = plot_stability_region(dd.rk4(h=1), x=("re(lam)", -3, 1, 31), y=("im(lam)", -3, 3, 31), numbers=True)
+    ax = plot_stability_region(rk4(h=1), x=("re(lam)", -3, 1, 31), y=("im(lam)", -3, 3, 31), numbers=True)
     labels = [line.get_label() for line in ax.lines]
     assert any("real interval" in lab for lab in labels) and any("imaginary" in lab for lab in labels)
 
 
-@pytest.mark.parametrize("rec", [dd.adams_bashforth(k=2), dd.bdf(k=2), dd.nystrom(k=2),
+@pytest.mark.parametrize("rec", [adams_bashforth(k=2), bdf(k=2), nystrom(k=2),
                                  dd.momentum(m="1/2", eta=1)], ids=["ab2", "bdf2", "leapfrog", "momentum"])
 def test_general_path_agrees_with_the_boundary_locus(rec):
     """Two algorithms on the same linear-in-lam recurrences: Cayley resultants vs the boundary locus."""
@@ -193,7 +194,7 @@ def test_random_explicit_tableaux_real_interval_by_scan(seed):
     A = [[0, 0, 0], [q(), 0, 0], [q(), q(), 0]]
     b = [q(), q(), 1 - Rat(1, 3)]
     b[0] = 1 - b[1] - b[2]  # consistent: sum b = 1, so R(z) = 1 + z + ...
-    sn = stability_numbers(dd.runge_kutta(A=A, b=b, h=1))
+    sn = stability_numbers(runge_kutta(A=A, b=b, h=1))
     coeffs = [float(c) for c in sp.Poly(_R(A, b), z).all_coeffs()]
     iv = sn.real_interval
     assert iv.hi == 0 and iv.component.startswith("adjacent")
@@ -207,7 +208,7 @@ def test_rational_coefficients_and_a_tangential_touch():
     lam = sp.Symbol("lam")
     # x' = x / (1 - lam) (backward Euler written with a denominator) against the tableau's own path
     general = stability_numbers(dd.from_coefficients([1, -1 / (1 - lam)], ["lam"], lam="lam"))
-    tableau = stability_numbers(dd.runge_kutta(tableau="backward_euler", h=1))
+    tableau = stability_numbers(runge_kutta(tableau="backward_euler", h=1))
     assert general.kind == "one-step" and tableau.kind == "multistep"
     assert general.real_set.as_set() == tableau.real_set.as_set() == sp.Union(
         sp.Interval.open(-sp.oo, 0), sp.Interval.open(2, sp.oo))  # |1 - x| > 1

@@ -14,15 +14,8 @@ from matplotlib.axes import Axes  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from scipy.optimize import linear_sum_assignment  # noqa: E402
 
-from depthdyn import (  # noqa: E402
-    ParameterError,
-    ShapeError,
-    UnknownParameterError,
-    dense,
-    entangled,
-    hyper_connection,
-    momentum,
-)
+from depthdyn import dense, entangled, hyper_connection, momentum  # noqa: E402
+from depthdyn.errors import ParameterError, ShapeError, UnknownParameterError  # noqa: E402
 from depthdyn.numeric import StabilityRegion, conv_kernel, conv_spectrum, stability_region  # noqa: E402
 from depthdyn.plot import plot_root_locus, plot_spectrum, plot_stability_region, plot_trajectories  # noqa: E402
 
@@ -299,7 +292,9 @@ def test_import_depthdyn_does_not_import_matplotlib_and_plots_avoid_pyplot():
 
 
 def test_stability_numbers_marks():
-    from depthdyn import adams_bashforth, bdf, plot_stability_region, stability_numbers
+    from depthdyn import stability_numbers
+    from depthdyn.families import adams_bashforth, bdf
+    from depthdyn.plot import plot_stability_region
 
     ax = plot_stability_region(bdf(k=4), x=("re(lam)", -10, 30, 81), y=("im(lam)", -20, 20, 81), numbers=True)
     gids = [line.get_gid() for line in ax.lines]
@@ -370,3 +365,63 @@ def test_trajectory_scales():
         plot_trajectories(residual(), [1.0], 5, lam=0.1, scale="loglog")
     with pytest.raises(ParameterError, match="linthresh"):
         plot_trajectories(residual(), [1.0], 5, lam=0.1, scale="symlog", linthresh=0)
+
+
+# ------------------------------------------------------------------ products over depth, side by side
+def test_exponent_figure_draws_the_running_estimates():
+    from depthdyn import lyapunov
+    from depthdyn.plot import plot_exponents
+
+    # constant layers diag(2, 1/2): the exponents are log 2 and log 1/2; with both of them the
+    # running estimates add up to log|det| = 0 after every layer, whatever the random start
+    depth = 400
+    spec = lyapunov(np.broadcast_to(np.diag([2.0, 0.5]), (depth, 2, 2)), k=2)
+    ax = plot_exponents(spec, exact=[np.log(2), np.log(0.5)])
+    estimates, references = ax.get_lines()[:2], ax.get_lines()[2:]
+    assert [line.get_label() for line in estimates] == ["$\\lambda_{1}$", "$\\lambda_{2}$"]
+    assert np.allclose(estimates[0].get_xdata(), np.arange(1, depth + 1))
+    assert np.allclose(estimates[0].get_ydata() + estimates[1].get_ydata(), 0.0, atol=1e-12)
+    assert abs(estimates[0].get_ydata()[-1] - np.log(2)) < 0.01  # the running mean converges like 1/L
+    assert np.allclose([line.get_ydata()[0] for line in references], [np.log(2), np.log(0.5)])
+    assert ax.get_xscale() == "log" and ax.get_legend() is not None
+    # a different product moves the lines: the figure draws the data, not a fixed picture
+    other = plot_exponents(lyapunov(np.broadcast_to(np.diag([3.0, 0.5]), (depth, 2, 2)), k=2))
+    lines = other.get_lines()
+    assert np.allclose(lines[0].get_ydata() + lines[1].get_ydata(), np.log(1.5), atol=1e-12)
+    with pytest.raises(ParameterError, match="LyapunovSpectrum"):
+        plot_exponents(np.zeros((3, 2)))
+    with pytest.raises(ParameterError, match="Axes"):
+        plot_exponents(spec, ax="not an axes")
+
+
+def test_composite_gain_figure_draws_log10_of_the_gain():
+    from depthdyn import composite_gains
+    from depthdyn.plot import plot_composite_gains
+    from depthdyn.products import hc_vs_mhc
+
+    stochastic = composite_gains(np.array([[[0.75, 0.25], [0.25, 0.75]]] * 8), "doubly stochastic")
+    growing = composite_gains(np.array([[[2.0, 0.0], [0.0, 1.0]]] * 8), "diag(2, 1)")
+    ax = plot_composite_gains([stochastic, growing])
+    flat, up = ax.get_lines()
+    assert np.allclose(flat.get_ydata(), 0.0)  # row sums 1: the infinity norm stays 1
+    assert np.allclose(up.get_ydata(), np.arange(1, 9) * np.log10(2))  # ||diag(2, 1)^l||_inf = 2^l
+    assert flat.get_label().startswith("doubly stochastic") and ax.get_yscale() == "linear"
+    both = plot_composite_gains(hc_vs_mhc(layers=10, n=3, samples=4, seed=0))
+    assert len(both.get_lines()) == 2 and len(both.collections) == 2  # a band per composite over 4 samples
+    with pytest.raises(ParameterError, match="CompositeGains"):
+        plot_composite_gains([])
+    with pytest.raises(ParameterError, match="CompositeGains"):
+        plot_composite_gains([np.eye(2)])
+
+
+def test_comparison_figure_overlays_one_region_per_family():
+    from depthdyn import compare
+    from depthdyn.plot import plot_comparison
+
+    table = compare("residual", "momentum:m=1/2", n=41)
+    ax = plot_comparison(table)
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["residual", "momentum, $m = 1/2$"]
+    assert len(ax.images) >= 2 and ax.get_aspect() == 1.0
+    assert ax.get_xlim() == pytest.approx(table.box[:2]) and ax.get_ylim() == pytest.approx(table.box[2:])
+    with pytest.raises(ParameterError, match="ComparisonTable"):
+        plot_comparison(table.rows)

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import depthdyn as dd
-from depthdyn import r
+from depthdyn.recurrence import r
 
 
 def test_momentum_hand_derivation():

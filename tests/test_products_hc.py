@@ -10,7 +10,7 @@ import sympy as sp
 
 import depthdyn as dd
 from depthdyn.errors import ParameterError
-from depthdyn.products import sinkhorn
+from depthdyn.products import ProductOverflowError, hc_vs_mhc, random_layers, sinkhorn
 
 
 def _exact_doubly_stochastic(n, rng):
@@ -38,12 +38,12 @@ def test_product_of_doubly_stochastic_matrices_is_doubly_stochastic_exactly():
 
 
 def test_hc_vs_mhc_over_sixty_seeded_layers():
-    cmp = dd.hc_vs_mhc(layers=60, n=4, samples=3, seed=0)
+    cmp = hc_vs_mhc(layers=60, n=4, samples=3, seed=0)
     mhc, hc = cmp.mhc, cmp.hc
     assert np.abs(mhc.log_row_gain).max() < 1e-10 and np.abs(mhc.log_col_gain).max() < 1e-10
     assert mhc.stochastic_defect.max() < 1e-10
     # the unconstrained composite, recomputed here by plain products
-    H = dd.random_layers("hc", 4, 60, 3, seed=0, scale=cmp.scale)
+    H = random_layers("hc", 4, 60, 3, seed=0, scale=cmp.scale)
     gains = np.empty((3, 60))
     for s in range(3):
         P = np.eye(4)
@@ -59,7 +59,7 @@ def test_hc_vs_mhc_over_sixty_seeded_layers():
 
 
 def test_a_broken_projection_shows():  # mutant: one layer not doubly stochastic
-    H = sinkhorn(np.exp(dd.random_layers("hc", 4, 60, seed=0)))
+    H = sinkhorn(np.exp(random_layers("hc", 4, 60, seed=0)))
     H[0, 30] *= 1.01
     g = dd.composite_gains(H)
     assert g.stochastic_defect[0, 29] < 1e-10 and g.stochastic_defect[0, 30] > 1e-3
@@ -70,7 +70,7 @@ def test_huge_gains_come_back_as_logs_not_inf():
     H = np.broadcast_to(3.0 * np.eye(2), (1000, 2, 2))
     g = dd.composite_gains(H)
     assert np.isclose(g.log_row_gain[0, -1], 1000 * np.log(3))
-    with pytest.raises(dd.ProductOverflowError):
+    with pytest.raises(ProductOverflowError):
         g.gain()
 
 

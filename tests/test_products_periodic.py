@@ -9,7 +9,9 @@ from hypothesis import strategies as st
 
 import depthdyn as dd
 from depthdyn.errors import DegreeTooLargeError, DomainError, ParameterError, ParseError, ShapeError
+from depthdyn.numeric import SimulationOverflowError
 from depthdyn.products import periodic, stability_switches
+from depthdyn.recurrence import r
 
 a, b, c = sp.symbols("a b c")
 HALF, THIRD = sp.Rational(1, 2), sp.Rational(1, 3)
@@ -78,8 +80,8 @@ def test_monodromy_charpoly_is_the_charpoly_of_the_product(family, period):
     P = sp.eye(w * layers[0].dim)
     for rec in layers:
         P = _state_matrix(rec, w) * P
-    want = sp.Poly(P.charpoly(dd.r).as_expr(), dd.r)
-    got = sp.Poly(pattern.charpoly(), dd.r)
+    want = sp.Poly(P.charpoly(r).as_expr(), r)
+    got = sp.Poly(pattern.charpoly(), r)
     assert sp.expand(got.as_expr() / got.LC() - want.as_expr()) == 0
 
 
@@ -175,7 +177,7 @@ def test_per_layer_symbols_become_parameters_and_strings_refuse():
     assert dd.residual(lam=a).param("a").domain == sp.S.Reals
     with pytest.raises(ParseError):
         dd.residual(lam="a")  # typos in text stay errors
-    with pytest.raises(dd.UnknownParameterError):
+    with pytest.raises(dd.errors.UnknownParameterError):
         dd.residual(lam=sp.Symbol("r"))
     with pytest.raises(DomainError):
         periodic(dd.momentum(m=a, eta=1), dd.momentum(m=b, eta=1)).subs(a=2)
@@ -196,7 +198,7 @@ def test_bad_patterns_are_typed_errors():
 
 
 def test_an_overflowing_pattern_is_reported_not_inf():
-    with pytest.raises(dd.SimulationOverflowError):
+    with pytest.raises(SimulationOverflowError):
         dd.simulate(periodic(dd.residual(lam=10), dd.residual(lam=10)), [1], 1000)
 
 

@@ -4,7 +4,8 @@ import pytest
 import sympy as sp
 
 import depthdyn as dd
-from depthdyn import Param, Recurrence, r
+from depthdyn import Param, Recurrence
+from depthdyn.recurrence import r
 
 
 def test_frozen_and_hashable():
@@ -39,15 +40,15 @@ def test_float_reads_as_printed_decimal():
 @pytest.mark.parametrize(
     "kwargs, error",
     [
-        ({"m": sp.Rational(3, 2)}, dd.DomainError),
-        ({"m": 1}, dd.DomainError),
-        ({"m": -sp.Rational(1, 10)}, dd.DomainError),
-        ({"eta": -1}, dd.DomainError),
-        ({"m": float("nan")}, dd.ParameterError),
-        ({"m": float("inf")}, dd.ParameterError),
-        ({"m": sp.I}, dd.DomainError),
-        ({"mu": 1}, dd.UnknownParameterError),
-        ({"m": "m + q"}, dd.ParseError),
+        ({"m": sp.Rational(3, 2)}, dd.errors.DomainError),
+        ({"m": 1}, dd.errors.DomainError),
+        ({"m": -sp.Rational(1, 10)}, dd.errors.DomainError),
+        ({"eta": -1}, dd.errors.DomainError),
+        ({"m": float("nan")}, dd.errors.ParameterError),
+        ({"m": float("inf")}, dd.errors.ParameterError),
+        ({"m": sp.I}, dd.errors.DomainError),
+        ({"mu": 1}, dd.errors.UnknownParameterError),
+        ({"m": "m + q"}, dd.errors.ParseError),
     ],
 )
 def test_bad_values_raise_typed_errors(kwargs, error):
@@ -58,8 +59,8 @@ def test_bad_values_raise_typed_errors(kwargs, error):
 def test_errors_are_builtin_subclasses():
     with pytest.raises(ValueError):
         dd.momentum(m=2)
-    assert issubclass(dd.UnknownFamilyError, KeyError)
-    assert issubclass(dd.OptionalDependencyError, ImportError)
+    assert issubclass(dd.errors.UnknownFamilyError, KeyError)
+    assert issubclass(dd.errors.OptionalDependencyError, ImportError)
 
 
 def test_symbolic_substitution_keeps_other_parameters():
@@ -73,23 +74,23 @@ def test_symbolic_substitution_keeps_other_parameters():
 
 
 def test_validation_of_coefficients():
-    with pytest.raises(dd.ShapeError):
+    with pytest.raises(dd.errors.ShapeError):
         Recurrence([1])
-    with pytest.raises(dd.ShapeError):
+    with pytest.raises(dd.errors.ShapeError):
         Recurrence([sp.eye(2), sp.ones(3, 3)])
-    with pytest.raises(dd.ShapeError):
+    with pytest.raises(dd.errors.ShapeError):
         Recurrence([[[1, 2]], [[1, 2]]])
-    with pytest.raises(dd.UnknownParameterError):
+    with pytest.raises(dd.errors.UnknownParameterError):
         Recurrence([1, sp.Symbol("q")])
-    with pytest.raises(dd.ParameterError):
+    with pytest.raises(dd.errors.ParameterError):
         Recurrence([0, 1])  # leading coefficient identically zero
-    with pytest.raises(dd.ParameterError):
+    with pytest.raises(dd.errors.ParameterError):
         Recurrence([1, sp.nan])
-    with pytest.raises(dd.ParameterError):
+    with pytest.raises(dd.errors.ParameterError):
         Recurrence([1, 1], params=[Param("a"), Param("a")])
-    with pytest.raises(dd.ParameterError):
+    with pytest.raises(dd.errors.ParameterError):
         Param("lambda")
-    with pytest.raises(dd.ParameterError):
+    with pytest.raises(dd.errors.ParameterError):
         Recurrence([1, 1], lam="lam")
 
 
@@ -97,7 +98,7 @@ def test_string_coefficients_are_parsed_safely(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     rec = Recurrence([1, "-(1 + a)"], params=[Param("a")])
     assert rec.subs(a=1).charpoly() == r - 2
-    with pytest.raises(dd.ParseError):
+    with pytest.raises(dd.errors.ParseError):
         Recurrence([1, "__import__('os').system('touch PWNED')"])
     assert not (tmp_path / "PWNED").exists()
 
@@ -121,7 +122,7 @@ def test_kron_expansion_repeats_spectrum():
     big = rec.kron(3)
     assert big.dim == 6
     assert sp.factor(big.charpoly()) == sp.factor(rec.charpoly() ** 3)
-    with pytest.raises(dd.ParameterError):
+    with pytest.raises(dd.errors.ParameterError):
         rec.kron(0)
 
 
@@ -162,7 +163,7 @@ def test_plain_sympy_symbols_are_parameters():
         assert rec.param_names == ("a",)
         assert rec.subs(a=sp.Rational(1, 2)).charpoly() == sp.Symbol("r") - sp.Rational(1, 2)
     # a symbol that is not declared is still refused
-    with pytest.raises(dd.UnknownParameterError):
+    with pytest.raises(dd.errors.UnknownParameterError):
         from_coefficients([1, -sp.Symbol("b")], params=("a",))
 
 

@@ -21,25 +21,25 @@ from depthdyn.families.registry import (
 @pytest.mark.parametrize(("typed", "meant"), [("momentun", "momentum"), ("hamiltonain", "hamiltonian"),
                                               ("rk5", "rk4"), ("Residual", "residual")])
 def test_a_misspelt_family_gets_the_nearest_name(typed, meant):
-    with pytest.raises(dd.UnknownFamilyError, match="choose one of") as info:
+    with pytest.raises(dd.errors.UnknownFamilyError, match="choose one of") as info:
         get_family(typed)
     assert f"did you mean '{meant}'" in str(info.value)
 
 
 def test_a_name_near_nothing_gets_no_suggestion():
-    with pytest.raises(dd.UnknownFamilyError) as info:
+    with pytest.raises(dd.errors.UnknownFamilyError) as info:
         get_family("zzzz")
     assert "did you mean" not in str(info.value)
     assert suggest("zzzz", FAMILIES) == ""
-    with pytest.raises(dd.UnknownFamilyError):
+    with pytest.raises(dd.errors.UnknownFamilyError):
         get_family(["momentum"])  # unhashable: the same typed error, not a TypeError
 
 
 def test_a_misspelt_parameter_gets_the_nearest_name():
-    with pytest.raises(dd.UnknownParameterError, match="did you mean 'm'") as info:
+    with pytest.raises(dd.errors.UnknownParameterError, match="did you mean 'm'") as info:
         build_from_assignments("momentum", ["mm=1/2"])
     assert "its parameters: lam, m, eta" in str(info.value)
-    with pytest.raises(dd.UnknownParameterError, match="did you mean 'k'"):
+    with pytest.raises(dd.errors.UnknownParameterError, match="did you mean 'k'"):
         build_from_assignments("smooth", ["kk=3"])  # structural names are suggested too
     # the right names build the same recurrence as the factory
     assert build_from_assignments("momentum", ["m=1/2"]) == dd.momentum(m=sp.Rational(1, 2))
@@ -71,9 +71,9 @@ def test_specifications():
     label, rec, filled = resolve_spec("momentum:m=1/4")
     assert label == "momentum:m=1/4" and filled == {"eta": 1}  # eta from the registry's example
     assert rec == dd.momentum(m=sp.Rational(1, 4), eta=1)
-    with pytest.raises(dd.ParameterError):
+    with pytest.raises(dd.errors.ParameterError):
         parse_spec("  ")
-    with pytest.raises(dd.UnknownFamilyError, match="did you mean 'leapfrog'"):
+    with pytest.raises(dd.errors.UnknownFamilyError, match="did you mean 'leapfrog'"):
         resolve_spec("leapfrgo:h=1")
 
 

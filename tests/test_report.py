@@ -233,14 +233,14 @@ def test_every_png_has_a_pdf(report):
 
 
 def test_maths_notation_and_cells():
-    from depthdyn.report_text import _cell, _maths
+    from depthdyn.report.text import cell, maths
 
-    assert _maths("Interval.Ropen(-2, -1)") == "[-2, -1)"
-    assert _maths("Interval.Lopen(0, 1)") == "(0, 1]"
-    assert _maths("Interval(0, oo)") == "[0, ∞)" and _maths("Interval(-oo, 0)") == "(-∞, 0]"
-    assert _maths("Interval(a, b, True, False)") == "(a, b]"
-    assert _maths("Union(Interval.open(-oo, -1), FiniteSet(0))") == "(-∞, -1) ∪ {0}"
-    assert _maths("zoo and oo_x and foo") == "zoo and oo_x and foo"  # only the word oo
-    assert _maths("Interval.open(0, (1") == "Interval.open(0, (1"  # unbalanced: left as it is
-    assert _cell("|r| < 1") == "\\|r\\| < 1" and _cell("|r| < 1", table=False) == "|r| < 1"
-    assert _cell("a\\b", table=False) == "a\\b"  # backslashes kept as they are
+    assert maths("Interval.Ropen(-2, -1)") == "[-2, -1)"
+    assert maths("Interval.Lopen(0, 1)") == "(0, 1]"
+    assert maths("Interval(0, oo)") == "[0, ∞)" and maths("Interval(-oo, 0)") == "(-∞, 0]"
+    assert maths("Interval(a, b, True, False)") == "(a, b]"
+    assert maths("Union(Interval.open(-oo, -1), FiniteSet(0))") == "(-∞, -1) ∪ {0}"
+    assert maths("zoo and oo_x and foo") == "zoo and oo_x and foo"  # only the word oo
+    assert maths("Interval.open(0, (1") == "Interval.open(0, (1"  # unbalanced: left as it is
+    assert cell("|r| < 1") == "\\|r\\| < 1" and cell("|r| < 1", table=False) == "|r| < 1"
+    assert cell("a\\b", table=False) == "a\\b"  # backslashes kept as they are

@@ -8,8 +8,11 @@ import pytest
 import sympy as sp
 
 import depthdyn as dd
-from depthdyn import from_rule, r
+from depthdyn import from_rule
+from depthdyn.families import bdf, leapfrog, rk2, runge_kutta
+from depthdyn.recurrence import COMPLEXES, r
 from depthdyn.rules.check import differences
+from depthdyn.symbolic.statespace import realisation
 
 
 def _same_up_to_unit(a, b) -> bool:
@@ -25,7 +28,7 @@ def test_momentum_rule_equals_momentum():
     assert rec.rule == "v' = m*v + eta*f(x); x' = x + v'"
     assert rec.lam == "lam" and rec.order * rec.dim == 2
     assert dd.similarity(rec, "companion", "rule").verified  # the rule's own states (v, x)
-    assert dd.realisation(rec, "rule").states == ("v", "x")
+    assert realisation(rec, "rule").states == ("v", "x")
 
 
 def test_a_wrong_momentum_rule_differs():
@@ -35,20 +38,20 @@ def test_a_wrong_momentum_rule_differs():
 
 def test_lag_rule_equals_leapfrog_and_smooth():
     rec = from_rule("x[l+1] = 2*x[l] - x[l-1] + h**2*f(x[l])", params={"h": "positive"})
-    assert differences(rec, dd.leapfrog()) == []
+    assert differences(rec, leapfrog()) == []
     assert differences(rec, dd.smooth(k=2)) == []
-    assert dd.realisation(rec, "rule").states == ("x", "x[l-1]")
+    assert realisation(rec, "rule").states == ("x", "x[l-1]")
 
 
 def test_implicit_rules_equal_bdf_and_backward_euler():
     # x' = x + f(x'): (1 - lam) x' = x, charpoly (1 - lam) r - 1
     rec = from_rule("x' = x + f(x')")
     assert sp.expand(rec.charpoly() - ((1 - rec.lam_symbol) * r - 1)) == 0
-    assert differences(rec, dd.bdf(k=1)) == []
+    assert differences(rec, bdf(k=1)) == []
     bdf2 = from_rule("y[n+2] - 4/3*y[n+1] + 1/3*y[n] = 2/3*f(y[n+2])")
-    assert differences(bdf2, dd.bdf(k=2)) == []
+    assert differences(bdf2, bdf(k=2)) == []
     stage = from_rule("k1 = f(x + h*k1); x' = x + h*k1", params={"h": "positive"})
-    assert differences(stage, dd.runge_kutta(tableau="backward_euler")) == []
+    assert differences(stage, runge_kutta(tableau="backward_euler")) == []
 
 
 def test_stream_rule_n2_equals_hyper_connection():
@@ -75,7 +78,7 @@ def test_shared_and_separate_branch_modes():
     separate = from_rule("x' = x + f(x) + g(x)", branches={"f": "lam", "g": "mu"})
     lam, mu = separate.symbols["lam"], separate.symbols["mu"]
     assert sp.expand(separate.charpoly() - (r - 1 - lam - mu)) == 0
-    assert separate.param("mu").domain == dd.COMPLEXES
+    assert separate.param("mu").domain == COMPLEXES
 
 
 def test_pre_normalisation_is_the_identity_in_the_mode():
@@ -85,7 +88,7 @@ def test_pre_normalisation_is_the_identity_in_the_mode():
 
 def test_nested_branches_and_stages_give_runge_kutta():
     nested = from_rule("x' = x + h*f(x + h/2*f(x))", params={"h": "positive"})
-    assert differences(nested, dd.rk2()) == []
+    assert differences(nested, rk2()) == []
 
 
 def test_constants_list_input_values_and_domains():

@@ -22,6 +22,7 @@ from depthdyn.errors import (
     ShapeError,
     UnknownParameterError,
 )
+from depthdyn.recurrence import r
 from depthdyn.symbolic.solve import closed_form, depth_limit, l, modes
 
 AB3 = dict(rho="r**3 - r**2", sigma="(23*r**2 - 16*r + 5)/12")
@@ -236,7 +237,6 @@ def test_matrix_initial_values_must_be_vectors():
 
 # ------------------------------------------------------ implicit repeated factor
 def test_implicit_repeated_factor():
-    r = dd.r
     poly = sp.Poly(sp.expand((r**5 - r - sp.Symbol("a")) ** 2), r)
     rec = dd.from_coefficients([str(a) for a in poly.all_coeffs()], params=["a"])
     cf = closed_form(rec)
@@ -291,7 +291,6 @@ def test_random_rational_recurrences(tail, lead, data):
 @given(st.lists(st.tuples(st.fractions(min_value=-2, max_value=2, max_denominator=4), st.integers(1, 3)),
                 min_size=1, max_size=3, unique_by=lambda t: t[0]))
 def test_random_repeated_roots(roots):
-    r = dd.r
     poly = sp.Poly(sp.prod([(r - sp.Rational(rho)) ** m for rho, m in roots]), r)
     if poly.degree() > 6:
         return

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 import depthdyn as dd
 from depthdyn.errors import DegreeTooLargeError, DomainError, ParameterError
+from depthdyn.recurrence import r
 from depthdyn.symbolic.stability import root_condition, stability_conditions
 
 Q = sp.Rational
@@ -145,7 +146,7 @@ def test_parametric_conditions_match_numeric_roots(rec, point):
             sub = rec.subs(values)
         except (ParameterError, ValueError):
             continue  # outside a domain or singular leading coefficient
-        coeffs = sp.Poly(sub.charpoly(), dd.r).all_coeffs()
+        coeffs = sp.Poly(sub.charpoly(), r).all_coeffs()
         expected = max_modulus(coeffs) < 1
         assert sc.holds(values) == expected, values
         outcomes.add(expected)
@@ -176,26 +177,26 @@ def test_random_numeric_polynomials(cs):
 
 # ----------------------------------------------------------------------- root condition
 def poly_rec(expr):
-    return dd.from_coefficients(sp.Poly(sp.expand(expr), dd.r).all_coeffs())
+    return dd.from_coefficients(sp.Poly(sp.expand(expr), r).all_coeffs())
 
 
 @pytest.mark.parametrize("expr, strict, marginal, radius", [
-    ((dd.r - 1) ** 2, False, False, 1.0),
-    (dd.r**2 + 1, False, True, 1.0),
-    ((dd.r - 2) * (dd.r - Q(1, 2)), False, False, 2.0),
-    ((dd.r**2 + 1) ** 2, False, False, 1.0),
-    ((dd.r - 1) * (dd.r + Q(1, 2)) ** 3, False, True, 1.0),
-    (dd.r**2 - dd.r / 2, True, True, 0.5),
-    ((dd.r - Q(1, 3)) ** 2 * (dd.r + Q(2, 3)), True, True, 2 / 3),
-    (dd.r**2 - sp.sqrt(2) * dd.r + 1, False, True, 1.0),
-    (dd.r - sp.I, False, True, 1.0),
-    ((dd.r - sp.I) ** 2, False, False, 1.0),
+    ((r - 1) ** 2, False, False, 1.0),
+    (r**2 + 1, False, True, 1.0),
+    ((r - 2) * (r - Q(1, 2)), False, False, 2.0),
+    ((r**2 + 1) ** 2, False, False, 1.0),
+    ((r - 1) * (r + Q(1, 2)) ** 3, False, True, 1.0),
+    (r**2 - r / 2, True, True, 0.5),
+    ((r - Q(1, 3)) ** 2 * (r + Q(2, 3)), True, True, 2 / 3),
+    (r**2 - sp.sqrt(2) * r + 1, False, True, 1.0),
+    (r - sp.I, False, True, 1.0),
+    ((r - sp.I) ** 2, False, False, 1.0),
 ])
 def test_root_condition_cases(expr, strict, marginal, radius):
     rc = root_condition(poly_rec(expr))
     assert (rc.strict, rc.marginal) == (strict, marginal)
     assert abs(rc.spectral_radius - radius) < 1e-12
-    assert sum(k for _, k, _ in rc.roots) == sp.degree(expr, dd.r)
+    assert sum(k for _, k, _ in rc.roots) == sp.degree(expr, r)
     assert "spectral radius" in str(rc) and "\\rho" in rc._latex()
 
 

@@ -8,7 +8,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import depthdyn as dd
-from depthdyn import r
+from depthdyn.recurrence import r
+from depthdyn.symbolic.statespace import realisation, signed_pascal
 
 
 def _backward_differences(seq, n):
@@ -20,7 +21,7 @@ def _backward_differences(seq, n):
 
 @pytest.mark.parametrize("k", range(1, 8))
 def test_signed_pascal_is_binomial_inversion(k):
-    P = dd.signed_pascal(k)
+    P = signed_pascal(k)
     assert P * P == sp.eye(k)  # an involution: P^-1 = P
     rng = random.Random(k)
     w = [sp.Rational(rng.randint(-20, 20), rng.randint(1, 7)) for _ in range(k)]  # x_l, x_{l-1}, ...
@@ -35,20 +36,20 @@ def test_smooth_hauser_matrix_is_similar_to_companion(k):
         sim = dd.similarity(rec, source, target)
         assert sim.verified, (k, source, target)
     sim = dd.similarity(rec, "companion", "hauser")
-    assert sim.T == dd.signed_pascal(k) and sim.T_inv == dd.signed_pascal(k)
+    assert sim.T == signed_pascal(k) and sim.T_inv == signed_pascal(k)
     # independent: det(rI - A) of the eq. 7 matrix is the characteristic polynomial
-    A = dd.realisation(rec, "hauser").A
+    A = realisation(rec, "hauser").A
     assert sp.expand((r * sp.eye(k) - A).det() - rec.charpoly()) == 0
     # and the difference realisation derived via eq. 10 is literally eq. 7
-    assert dd.realisation(rec, "difference").A == A
+    assert realisation(rec, "difference").A == A
 
 
 @pytest.mark.parametrize("k", range(1, 5))
 def test_dense_difference_realisation(k):
     rec = dd.dense(k=k)
     sim = dd.similarity(rec, "companion", "difference")
-    assert sim.verified and sim.T == dd.signed_pascal(k)
-    A = dd.realisation(rec, "difference").A
+    assert sim.verified and sim.T == signed_pascal(k)
+    A = realisation(rec, "difference").A
     assert sp.expand((r * sp.eye(k) - A).det() - rec.charpoly()) == 0
 
 
@@ -66,24 +67,24 @@ def test_momentum_block_and_conventions():
     rec = dd.momentum()
     assert dd.similarity(rec, "companion", "block").verified
     lam, m, eta = (rec.symbols[s] for s in ("lam", "m", "eta"))
-    assert dd.realisation(rec, "block").A == sp.Matrix([[1 + eta * lam, m], [eta * lam, m]])
-    assert dd.realisation(rec, "content_velocity").A.applyfunc(sp.expand) == dd.realisation(rec, "block").A
+    assert realisation(rec, "block").A == sp.Matrix([[1 + eta * lam, m], [eta * lam, m]])
+    assert realisation(rec, "content_velocity").A.applyfunc(sp.expand) == realisation(rec, "block").A
     sim = dd.similarity(rec, "content_velocity", "content_velocity_forward")
     assert sim.verified
 
 
 def test_explicit_oscillator_native_uses_forward_velocity():
     rec = dd.oscillator(form="explicit")
-    assert dd.realisation(rec, "explicit").shift == 1
+    assert realisation(rec, "explicit").shift == 1
     assert dd.similarity(rec, "companion", "explicit").verified
     assert dd.similarity(rec, "content_velocity_forward", "explicit").T == sp.eye(2)
 
 
 def test_content_velocity_needs_order_two():
-    with pytest.raises(dd.RealisationError):
+    with pytest.raises(dd.errors.RealisationError):
         dd.similarity(dd.smooth(k=3), "companion", "content_velocity")
-    with pytest.raises(dd.RealisationError, match="choose one of"):
-        dd.realisation(dd.momentum(), "jordan")
+    with pytest.raises(dd.errors.RealisationError, match="choose one of"):
+        realisation(dd.momentum(), "jordan")
 
 
 def test_matrix_family_realisations():

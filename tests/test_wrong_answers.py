@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from depthdyn import from_lmm, momentum, order_and_error_constant
+from depthdyn import momentum
 from depthdyn.errors import DepthdynError, ParameterError
+from depthdyn.families import from_lmm, order_and_error_constant
 from depthdyn.numeric import spectral_radius
 from depthdyn.symbolic.solvefor import solve_for
 

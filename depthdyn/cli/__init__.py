@@ -1,17 +1,25 @@
 """The ``depthdyn`` command line.
 
-``depthdyn derive FAMILY [-p NAME=VALUE ...] [--json] [--full]`` derives everything the
-symbolic layer knows about a family (long expressions summarised by their size unless
-``--full``); ``depthdyn derive --list`` names the families; ``depthdyn stability FAMILY``
-prints the stability intervals, A(alpha) angle, zero-stability and order;
-``depthdyn solve FAMILY --initial 1,0 [--forcing EXPR]`` the closed form, modes and first
-terms; ``depthdyn check FAMILY`` compares the exact results with the numeric engine at
-random points and exits 1 on disagreement; ``depthdyn verify [--source NAME] [--json]
-[--trained]`` checks the source documents' claims; ``depthdyn compare
-FAMILY[:NAME=VALUE,...] ... [--json] [--out FIG]`` puts families side by side;
-``depthdyn report [--out DIR] [--force]`` writes the full report (claims, figures, modes)
-into a directory. Every verb takes ``--budget SECONDS`` (per exact part; ``inf`` for none),
-``--quiet`` and ``--progress``.
+The verbs (one module each, listed in :data:`~depthdyn.cli.app.VERBS`):
+
+* ``depthdyn derive FAMILY [-p NAME=VALUE ...] [--json] [--full]``: everything the symbolic
+  layer knows about a family (long expressions summarised by their size unless ``--full``);
+  ``depthdyn derive --list`` names the families;
+* ``depthdyn check FAMILY``: the exact results against the numeric engine at random points,
+  exit status 1 on a disagreement;
+* ``depthdyn region FAMILY --x NAME:LO:HI:N --y NAME:LO:HI:N [--out FIG]``: the stability
+  region over two parameters, drawn and/or as JSON;
+* ``depthdyn stability FAMILY``: the stability intervals, A(alpha), zero-stability and order;
+* ``depthdyn solve FAMILY --initial 1,0 [--forcing EXPR]``: the closed form, modes and first terms;
+* ``depthdyn verify [--source NAME] [--json] [--trained]``: the source documents' claims, checked;
+* ``depthdyn compare FAMILY[:NAME=VALUE,...] ... [--json] [--out FIG]``: families side by side;
+* ``depthdyn product SPEC SPEC ...``: a periodic stack, its exact Floquet conditions and exponents;
+* ``depthdyn inspect MODEL``: the depth dynamics of a torch model (yours or a Hugging Face config);
+* ``depthdyn report [--out DIR] [--force]``: the full report (claims, figures, modes) in a directory;
+* ``depthdyn train FAMILY --task TASK``: torch blocks trained on a task, metrics and figures.
+
+Every verb takes ``--budget SECONDS`` (per exact part; ``inf`` for none), ``--quiet`` and
+``--progress``.
 
 Exit status (:data:`EXIT_CODES`), the same for every subcommand: 0 success; 1 ``check``
 found a disagreement; 2 bad input, an exceeded budget, a diverged training run or a
@@ -27,11 +35,11 @@ maps errors to exit statuses.
 
 from __future__ import annotations
 
-from .app import _COMMANDS, EXIT_CODES, VERBS, main
+from .app import EXIT_CODES, VERBS, main
 
-__all__ = ["main", "build_from_cli", "derive_report", "EXIT_CODES", "VERBS"]
+__all__ = ["main", "build_from_cli", "EXIT_CODES", "VERBS"]
 
-_LAZY = {"build_from_cli": "common", "derive_report": "derive"}
+_LAZY = {"build_from_cli": "common"}
 
 
 def __getattr__(name: str):

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 from .common import Parser, common_options
 
-__all__ = ["main", "EXIT_CODES", "VERBS"]
+__all__ = ["main", "EXIT_CODES", "VERBS", "COMMANDS"]
 
 #: What each exit status of ``depthdyn`` means.
 EXIT_CODES = {
@@ -60,7 +60,7 @@ class _Verb:
 
 
 #: verb -> callable(args) -> exit status (tests replace entries to simulate failures).
-_COMMANDS = {verb: _Verb(verb) for verb in VERBS}
+COMMANDS = {verb: _Verb(verb) for verb in VERBS}
 
 
 def _parser(argv: Sequence[str]) -> Parser:
@@ -124,7 +124,7 @@ def _run(args) -> int:
     own = getattr(verb, "OWN_PROGRESS", False)  # e.g. train's bar over its optimiser steps
     with budget(DEFAULT_SECONDS if args.budget is None else args.budget), \
             Working(args.command, enabled(args) and not own):
-        return _COMMANDS[args.command](args)
+        return COMMANDS[args.command](args)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

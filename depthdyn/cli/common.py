@@ -17,7 +17,7 @@ from ..budget import DEFAULT_SECONDS
 from ..errors import ParameterError
 
 __all__ = ["Parser", "budget_value", "add_family_arguments", "build_from_cli", "suggest", "emit_json",
-           "require_values", "MAX_BUDGET"]
+           "require_values", "grid_axis", "figure_path", "write_figure", "MAX_BUDGET"]
 
 #: Largest finite ``--budget`` in seconds (about 116 days); larger ones are refused, ``inf`` means none.
 MAX_BUDGET = 1e7
@@ -100,3 +100,51 @@ def require_values(rec, free: Iterable[str], why: str) -> None:
 def emit_json(obj, **kwargs) -> None:
     json.dump(obj, sys.stdout, indent=2, **kwargs)
     sys.stdout.write("\n")
+
+
+def _bound(text: str, flag: str) -> float:
+    from ..parse import parse_expr
+
+    value = parse_expr(text)
+    try:
+        number = float(value)
+    except (TypeError, ValueError, OverflowError):
+        number = float("nan")
+    if not (value.is_number and value.is_extended_real is not False) or number != number \
+            or abs(number) == float("inf"):
+        raise ParameterError(f"{flag}: the bounds must be real numbers within the float range, got {text}")
+    return number
+
+
+def grid_axis(text: str, flag: str) -> tuple[str, float, float, int]:
+    """Read a grid axis ``NAME:LO:HI:N`` (``--x``, ``--y``): exact bounds, ``2 <= N <= 4096`` points."""
+    from ..parse import parse_expr
+
+    parts = text.rsplit(":", 3)
+    if len(parts) != 4:
+        raise ParameterError(f"{flag} expects NAME:LO:HI:N, got {text!r}")
+    name, lo, hi, n = parts
+    lo_v, hi_v, n_v = _bound(lo, flag), _bound(hi, flag), parse_expr(n)
+    if not lo_v < hi_v:
+        raise ParameterError(f"{flag}: need real LO < HI, got {lo} and {hi}")
+    if not n_v.is_Integer or not 2 <= int(n_v) <= 4096:
+        raise ParameterError(f"{flag}: N must be an integer in 2..4096, got {n}")
+    return name.strip(), lo_v, hi_v, int(n_v)
+
+
+def figure_path(text: str):
+    """Check a ``--out FILE.png|.pdf|.svg`` before any work is done; returns the path."""
+    from ..output import figure_destination
+
+    return figure_destination(text)
+
+
+def write_figure(draw, path, figsize=None) -> None:
+    """``draw(ax)`` on the one axes of a new house-style figure, then the figure written to ``path``."""
+    from ..output import save_figure
+    from ..plot.common import single_axes
+    from ..style import new_figure
+
+    ax = single_axes(new_figure(figsize))  # one axes: the legend goes below it
+    draw(ax)
+    save_figure(ax.figure, path)

@@ -5,8 +5,7 @@ from __future__ import annotations
 import sys
 
 from ..errors import ParameterError
-from .common import emit_json
-from .region import _figure_path
+from .common import emit_json, figure_path, write_figure
 
 
 def add_arguments(cmd) -> None:
@@ -28,17 +27,12 @@ def run(args) -> int:
     box = [parse_expr(v) for v in args.box.split(",")]
     if len(box) != 4 or not all(v.is_real for v in box):
         raise ParameterError(f"--box expects four real numbers RE_LO,RE_HI,IM_LO,IM_HI, got {args.box!r}")
-    out = _figure_path(args.out) if args.out else None  # checked before the work
+    out = figure_path(args.out) if args.out else None  # checked before the work
     table = compare(*args.families, box=[float(v) for v in box], n=args.grid)  # under main()'s budget
     if out is not None:
-        from ..compare import plot_comparison
-        from ..output import save_figure
-        from ..style import new_figure
+        from ..plot import plot_comparison
 
-        ax = new_figure((6.4, 5.6)).add_subplot()
-        ax._depthdyn_own = True  # one axes: the legend goes below it
-        plot_comparison(table, ax=ax)
-        save_figure(ax.figure, out)
+        write_figure(lambda ax: plot_comparison(table, ax=ax), out, figsize=(6.4, 5.6))
     if args.json:
         emit_json({**table.to_json(), "figure": args.out})
     else:

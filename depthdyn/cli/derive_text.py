@@ -60,8 +60,8 @@ def _matrix(out: _Writer, rows: list[list[str]], indent: str) -> None:
 
 
 def print_report(rep: dict, full: bool = False, shortened: bool = False) -> None:
-    """Print a :func:`~depthdyn.cli.derive.derive_report` for a reader (``shortened``: the
-    report's expressions had long numbers shortened already)."""
+    """Print the JSON form of a :class:`~depthdyn.derivation.Derivation` for a reader
+    (``shortened``: its expressions had long numbers shortened already)."""
     out = _Writer(full)
     out.shortened = shortened
     out(f"{rep['family']}: {rep['description']}")

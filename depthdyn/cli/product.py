@@ -94,7 +94,7 @@ def _numbers(pattern) -> dict:
 def run(args) -> int:
     """Run the ``product`` command; returns the exit status."""
     from ..symbolic.stability import stability_conditions
-    from .region import _axis
+    from .common import grid_axis
 
     pattern = build_pattern(args.layers)
     at = _point(args.at, pattern)
@@ -118,7 +118,7 @@ def run(args) -> int:
         report["at"] = {k: sp.sstr(v) for k, v in at.items()}
         report.update(_numbers(numeric))
     if args.x is not None:
-        report["region"] = _region(pattern, _axis(args.x, "--x"), _axis(args.y, "--y"), at, args.out)
+        report["region"] = _region(pattern, grid_axis(args.x, "--x"), grid_axis(args.y, "--y"), at, args.out)
     if args.json:
         json.dump(report, sys.stdout, indent=2)
         sys.stdout.write("\n")
@@ -137,16 +137,10 @@ def _region(pattern, x, y, at: dict, out) -> dict:
     fixed = {k: v for k, v in at.items() if k not in (x[0], y[0])}
     reg = stability_region(pattern, x, y, conditions=False, **fixed)
     if out:
-        from ..output import save_figure
         from ..plot import plot_stability_region
-        from ..style import new_figure
-        from .region import _figure_path
+        from .common import figure_path, write_figure
 
-        path = _figure_path(out)
-        ax = new_figure().add_subplot()
-        ax._depthdyn_own = True  # one axes: the legend goes below it
-        plot_stability_region(reg, ax=ax)
-        save_figure(ax.figure, path)
+        write_figure(lambda ax: plot_stability_region(reg, ax=ax), figure_path(out))
     return {"x": x[0], "y": y[0], "stable_fraction": float(np.asarray(reg.strict).mean()), "figure": out}
 
 

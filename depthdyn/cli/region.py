@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
-from ..errors import ParameterError
-from .common import add_family_arguments, build_from_cli, emit_json, require_values
+from .common import (
+    add_family_arguments,
+    build_from_cli,
+    emit_json,
+    figure_path,
+    grid_axis,
+    require_values,
+    write_figure,
+)
 
 
 def add_arguments(cmd) -> None:
@@ -14,42 +20,6 @@ def add_arguments(cmd) -> None:
     cmd.add_argument("--x", required=True, metavar="NAME:LO:HI:N", help="x axis, e.g. re(lam):-5:1:400")
     cmd.add_argument("--y", required=True, metavar="NAME:LO:HI:N", help="y axis, e.g. m:0:0.99:200")
     cmd.add_argument("--out", metavar="FILE", help="write the figure here (.png at 200 dpi, .pdf or .svg)")
-
-
-def _bound(text: str, flag: str) -> float:
-    from ..parse import parse_expr
-
-    value = parse_expr(text)
-    try:
-        number = float(value)
-    except (TypeError, ValueError, OverflowError):
-        number = float("nan")
-    if not (value.is_number and value.is_extended_real is not False) or number != number \
-            or abs(number) == float("inf"):
-        raise ParameterError(f"{flag}: the bounds must be real numbers within the float range, got {text}")
-    return number
-
-
-def _axis(text: str, flag: str) -> tuple[str, float, float, int]:
-    from ..parse import parse_expr
-
-    parts = text.rsplit(":", 3)
-    if len(parts) != 4:
-        raise ParameterError(f"{flag} expects NAME:LO:HI:N, got {text!r}")
-    name, lo, hi, n = parts
-    lo_v, hi_v, n_v = _bound(lo, flag), _bound(hi, flag), parse_expr(n)
-    if not lo_v < hi_v:
-        raise ParameterError(f"{flag}: need real LO < HI, got {lo} and {hi}")
-    if not n_v.is_Integer or not 2 <= int(n_v) <= 4096:
-        raise ParameterError(f"{flag}: N must be an integer in 2..4096, got {n}")
-    return name.strip(), lo_v, hi_v, int(n_v)
-
-
-def _figure_path(text: str) -> Path:
-    """Check a ``--out FILE.png|.pdf|.svg`` before any work is done."""
-    from ..output import figure_destination
-
-    return figure_destination(text)
 
 
 def _axis_parameter(name: str) -> str:
@@ -63,22 +33,17 @@ def _axis_parameter(name: str) -> str:
 def run(args) -> int:
     from ..numeric.region import stability_region
 
-    x, y = _axis(args.x, "--x"), _axis(args.y, "--y")
-    out = _figure_path(args.out) if args.out else None
+    x, y = grid_axis(args.x, "--x"), grid_axis(args.y, "--y")
+    out = figure_path(args.out) if args.out else None
     rec = build_from_cli(args.family, args.param, args.rho, args.sigma)  # -p values are exact
     axes = {_axis_parameter(x[0]), _axis_parameter(y[0])}
     if axes <= set(rec.param_names):  # else stability_region names the unknown axis
         require_values(rec, axes, "the region is drawn over --x and --y with every other parameter fixed")
     reg = stability_region(rec, x, y, conditions=True)
     if out is not None:
-        from ..output import save_figure
         from ..plot import plot_stability_region
-        from ..style import new_figure
 
-        ax = new_figure().add_subplot()
-        ax._depthdyn_own = True  # one axes: the legend goes below it
-        plot_stability_region(reg, ax=ax, recurrence=rec)
-        save_figure(ax.figure, out)
+        write_figure(lambda ax: plot_stability_region(reg, ax=ax, recurrence=rec), out)
     report = {
         "family": rec.name,
         "x": {"name": x[0], "lo": x[1], "hi": x[2], "n": x[3]},

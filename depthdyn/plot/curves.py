@@ -11,25 +11,23 @@ from ..numeric.bridge import batch_coefficients
 from ..numeric.simulate import simulate
 from ..numeric.spectra import roots
 from ..recurrence import Recurrence
-from ..style import family_label, styled
-from ._common import (
-    _BLUE,
-    _GREEN,
-    _SCALES,
-    _VERMILION,
-    _array,
-    _axes,
-    _check_param,
-    _circle,
-    _complex_plane,
-    _fixed_text,
-    _fmt,
-    _legend,
-    _math,
-    _value_tex,
+from ..style import BLUE, GREEN, VERMILION, family_label, styled
+from .common import (
+    as_array,
+    check_moving_param,
+    draw_circle,
+    draw_complex_plane,
+    fixed_text,
+    format_value,
+    math_label,
+    place_legend,
+    prepare_axes,
+    value_label,
 )
 
 __all__ = ["plot_root_locus", "plot_trajectories", "plot_spectrum"]
+
+_SCALES = ("linear", "log", "symlog")
 
 
 @styled
@@ -63,26 +61,26 @@ def plot_root_locus(rec, param: str, values, ax=None, *, colorbar: bool = True, 
     >>> ax.collections[0].get_offsets().shape
     (6, 2)
     """
-    _check_param(rec, param, fixed)
-    vals = _array(values, "values")
+    check_moving_param(rec, param, fixed)
+    vals = as_array(values, "values")
     if vals.ndim != 1 or vals.size == 0:
         raise ShapeError(f"values must be a non-empty 1-D array, got shape {vals.shape}")
     z = roots(batch_coefficients(rec, {param: vals, **fixed}), matrix=not rec.is_scalar)
     n = z.shape[-1]
     real = not np.iscomplexobj(vals) or not np.any(np.imag(vals))
     c = np.repeat(np.real(vals) if real else np.arange(vals.size), n)
-    ax = _axes(ax)
-    _complex_plane(ax, "r")
+    ax = prepare_axes(ax)
+    draw_complex_plane(ax, "r")
     sc = ax.scatter(z.real.ravel(), z.imag.ravel(), c=c, cmap="viridis", s=10, zorder=3, label="roots")
-    ax.scatter(z[0].real, z[0].imag, marker="o", s=70, facecolors="none", edgecolors=_GREEN,
-               linewidths=1.5, zorder=4, label=f"start: {_value_tex(param, vals[0])}")
-    ax.scatter(z[-1].real, z[-1].imag, marker="X", s=60, color=_VERMILION, zorder=4,
-               label=f"end: {_value_tex(param, vals[-1])}")
+    ax.scatter(z[0].real, z[0].imag, marker="o", s=70, facecolors="none", edgecolors=GREEN,
+               linewidths=1.5, zorder=4, label=f"start: {value_label(param, vals[0])}")
+    ax.scatter(z[-1].real, z[-1].imag, marker="X", s=60, color=VERMILION, zorder=4,
+               label=f"end: {value_label(param, vals[-1])}")
     if colorbar:
-        ax.figure.colorbar(sc, ax=ax, label=_math(param) if real else f"index of {_math(param)}")
-    ax.set_title(f"root locus: {family_label(rec.name)}, {_math(param)} from {_fmt(vals[0])} to {_fmt(vals[-1])}"
-                 f"{_fixed_text(fixed, rec=rec)}")
-    _legend(ax)
+        ax.figure.colorbar(sc, ax=ax, label=math_label(param) if real else f"index of {math_label(param)}")
+    ax.set_title(f"root locus: {family_label(rec.name)}, {math_label(param)} from {format_value(vals[0])} "
+                 f"to {format_value(vals[-1])}{fixed_text(fixed, rec=rec)}")
+    place_legend(ax)
     return ax
 
 
@@ -136,33 +134,34 @@ def plot_trajectories(rec, initial, L, /, ax=None, *, param: str | None = None, 
         raise ParameterError(f"scale must be one of {_SCALES}, got {scale!r}")
     if not (np.isfinite(linthresh) and linthresh > 0):
         raise ParameterError(f"linthresh must be a positive number, got {linthresh!r}")
-    vals = _array(values, "values")
+    vals = as_array(values, "values")
     if param is None:
         if vals.size:
             raise ParameterError("values need param=NAME to say which parameter they set")
         data = simulate(rec, initial, L, **fixed).values[:, None]
         labels = [family_label(rec.name)]
     else:
-        _check_param(rec, param, fixed)
+        check_moving_param(rec, param, fixed)
         if vals.ndim != 1 or vals.size == 0:
             raise ShapeError(f"values must be a non-empty 1-D sequence, got shape {vals.shape}")
         data = simulate(rec, initial, L, values={param: vals}, **fixed).values
-        labels = [_value_tex(param, v) for v in vals]
+        labels = [value_label(param, v) for v in vals]
     if not rec.is_scalar:
         data = np.linalg.norm(data, axis=-1)
     ylabel = "$|x_l|$" if not rec.is_scalar else "$\\mathrm{Re}\\,x_l$" if np.iscomplexobj(data) else "$x_l$"
     data = np.real(data)
     if scale == "log" and not np.all(data > 0):
         raise ParameterError("scale='log' needs positive values; use scale='symlog' for sign changes")
-    ax = _axes(ax)
+    ax = prepare_axes(ax)
     layers = np.arange(data.shape[0])
     for j, label in enumerate(labels):
         ax.plot(layers, data[:, j], lw=1.4, marker="." if data.shape[0] <= 60 else None, label=label)
     ax.grid(True, color="0.9", lw=0.6)
-    title = f"{family_label(rec.name)}: {ylabel} over depth{_fixed_text(fixed, rec.param_names, rec=rec)}"
+    title = f"{family_label(rec.name)}: {ylabel} over depth{fixed_text(fixed, rec.param_names, rec=rec)}"
     if scale == "symlog":
         ax.set_yscale("symlog", linthresh=linthresh)
-        ylabel += f" (symmetric log scale, linear in $[-{_fmt(linthresh)}, {_fmt(linthresh)}]$)"
+        bound = format_value(linthresh)
+        ylabel += f" (symmetric log scale, linear in $[-{bound}, {bound}]$)"
     elif scale == "log":
         ax.set_yscale("log")
         ylabel += " (log scale)"
@@ -204,11 +203,11 @@ def plot_spectrum(rec_or_matrix, ax=None, *, eigenvalues: bool = False, **fixed)
     if isinstance(rec_or_matrix, Recurrence):
         rec = rec_or_matrix
         z = roots(batch_coefficients(rec, **fixed), matrix=not rec.is_scalar)
-        what = f"{family_label(rec.name)}{_fixed_text(fixed, rec=rec)}"
+        what = f"{family_label(rec.name)}{fixed_text(fixed, rec=rec)}"
     else:
         if fixed:
             raise ParameterError(f"parameter values {sorted(fixed)} need a Recurrence, not an array")
-        a = _array(rec_or_matrix, "the matrix")
+        a = as_array(rec_or_matrix, "the matrix")
         if a.dtype.kind not in "iufc":
             raise ParameterError(f"expected a Recurrence or an array, got {type(rec_or_matrix).__name__}")
         if not np.all(np.isfinite(a)):
@@ -223,10 +222,10 @@ def plot_spectrum(rec_or_matrix, ax=None, *, eigenvalues: bool = False, **fixed)
     if z.size == 0:
         raise ShapeError("no eigenvalues to draw")
     rho = float(np.abs(z).max())
-    ax = _axes(ax)
-    _complex_plane(ax, "z")
-    _circle(ax, rho, color=_VERMILION, lw=0.8, ls=":", label=f"spectral radius {rho:.4g}")
-    ax.scatter(z.real, z.imag, s=18, color=_BLUE, zorder=3, label=f"eigenvalues ({z.size})")
+    ax = prepare_axes(ax)
+    draw_complex_plane(ax, "z")
+    draw_circle(ax, rho, color=VERMILION, lw=0.8, ls=":", label=f"spectral radius {rho:.4g}")
+    ax.scatter(z.real, z.imag, s=18, color=BLUE, zorder=3, label=f"eigenvalues ({z.size})")
     ax.set_title(f"spectrum of the one-step map: {what}")
-    _legend(ax)
+    place_legend(ax)
     return ax

@@ -6,7 +6,7 @@ import numpy as np
 
 from ..errors import ParameterError, ShapeError
 from ..style import param_tex
-from ._common import _axes, _legend
+from .common import place_legend, prepare_axes
 from .region import plot_stability_region
 
 __all__ = ["plot_placement"]
@@ -79,7 +79,7 @@ def plot_placement(placement, ax=None, *, steps=None, window=None, n: int = 301,
     pts = np.concatenate([np.asarray(placement.lam[i]).reshape(-1) for i in picked])
     window = _lam_window(pts) if window is None else window
     ax = plot_stability_region(
-        rec, _axes(ax), x=("re(lam)", window[0], window[1], n), y=("im(lam)", window[2], window[3], n)
+        rec, prepare_axes(ax), x=("re(lam)", window[0], window[1], n), y=("im(lam)", window[2], window[3], n)
     )
     inside = placement.inside
     for i in picked:
@@ -94,7 +94,7 @@ def plot_placement(placement, ax=None, *, steps=None, window=None, n: int = 301,
         f"{100 * frac:.0f}% of $\\lambda$ strictly inside",
         fontsize="medium",
     )
-    _legend(ax)
+    place_legend(ax)
     return ax
 
 
@@ -118,12 +118,12 @@ def _plane(placement, ax, plane, window, n: int):
                   py.max() + 0.2 * span_y)
     fixed = {name: 1 for name in x_names if name != "lam"}
     ax = plot_stability_region(
-        rec, _axes(ax), x=("re(lam)", window[0], window[1], n), y=(plane[1], window[2], window[3], n), **fixed
+        rec, prepare_axes(ax), x=("re(lam)", window[0], window[1], n), y=(plane[1], window[2], window[3], n), **fixed
     )
     ax.scatter(px, py, s=8, zorder=5, label="learned layers")
     ax.set_xlabel("$" + " ".join(param_tex(s) for s in x_names) + "$ (learned layers)")
     ax.set_ylabel(f"${param_tex(plane[1])}$")
     ax.set_title(f"{placement.family.replace('_', '-')}: {100 * placement.fraction:.0f}% of (layer, sample) "
                  "points strictly stable", fontsize="medium")
-    _legend(ax)
+    place_legend(ax)
     return ax

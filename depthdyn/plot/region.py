@@ -15,22 +15,12 @@ from ..numeric.bridge import batch_coefficients
 from ..numeric.region import StabilityRegion, stability_region
 from ..printing import tex
 from ..recurrence import Recurrence
-from ..style import PALETTE, family_label, styled
-from ._common import (
-    _GREEN,
-    _MARGINAL,
-    _OVERLAYS,
-    _PURPLE,
-    _STABLE,
-    _VERMILION,
-    _axes,
-    _fixed_text,
-    _legend,
-    _math,
-    _same_plane,
-)
+from ..style import GREEN, MARGINAL, PALETTE, PURPLE, STABLE, VERMILION, family_label, styled
+from .common import fixed_text, is_complex_plane, math_label, place_legend, prepare_axes
 
 __all__ = ["plot_stability_region"]
+
+_OVERLAYS = ("auto", "locus", "conditions", "both", "none")
 
 
 def _condition_symbol(axis: str, names: set) -> str:
@@ -180,8 +170,8 @@ def _draw_numbers(ax: Axes, numbers, swap: bool) -> list:
             return None
         return max(float(iv.lo_value), -far), min(float(iv.hi_value), far)
 
-    for iv, along_real, color, label in ((numbers.real_interval, True, _VERMILION, "real interval"),
-                                         (numbers.imag_interval, False, _GREEN, "imaginary interval")):
+    for iv, along_real, color, label in ((numbers.real_interval, True, VERMILION, "real interval"),
+                                         (numbers.imag_interval, False, GREEN, "imaginary interval")):
         ends = seg(iv)
         if ends is None:
             continue
@@ -198,7 +188,7 @@ def _draw_numbers(ax: Axes, numbers, swap: bool) -> list:
             px, py = np.array([0, -far * np.cos(a)]), np.array([0, sgn * far * np.sin(a)])
             if swap:
                 px, py = py, px
-            (line,) = ax.plot(px, py, color=_PURPLE, lw=1.4, ls="-.", zorder=5, gid="A(alpha) sector",
+            (line,) = ax.plot(px, py, color=PURPLE, lw=1.4, ls="-.", zorder=5, gid="A(alpha) sector",
                               label=f"$A(\\alpha)$ sector, $\\alpha = {numbers.a_alpha_degrees:.4f}^\\circ$"
                               if k == 0
                               else "_nolegend_")
@@ -285,10 +275,10 @@ def plot_stability_region(region_or_rec, ax=None, *, x=None, y=None, overlay: st
     if mask.ndim != 2 or mask.shape != (ys.size, xs.size) or min(mask.shape) < 2 or xs.ndim != 1:
         raise ShapeError(f"a region needs a 2-D mask of shape (len(y), len(x)), both >= 2; got {mask.shape} "
                          f"for x {xs.shape}, y {ys.shape}")
-    ax = _axes(ax)
+    ax = prepare_axes(ax)
     dx, dy = (xs[-1] - xs[0]) / (xs.size - 1), (ys[-1] - ys[0]) / (ys.size - 1)
     extent = (xs[0] - dx / 2, xs[-1] + dx / 2, ys[0] - dy / 2, ys[-1] + dy / 2)
-    fills = ["white", _STABLE, _MARGINAL] if color is None else [(0, 0, 0, 0), to_rgba(color, 0.35), color]
+    fills = ["white", STABLE, MARGINAL] if color is None else [(0, 0, 0, 0), to_rgba(color, 0.35), color]
     image = ax.imshow(mask.astype(float), origin="lower", extent=extent, aspect="auto", interpolation="nearest",
                       cmap=ListedColormap(fills[:2]), vmin=0, vmax=1)
     rho = _radius_grid(rec, reg) if rec is not None and rec.name == reg.family else None
@@ -327,9 +317,9 @@ def plot_stability_region(region_or_rec, ax=None, *, x=None, y=None, overlay: st
             handles += _draw_conditions(ax, reg)
         elif reg.conditions.never:
             handles.append(Line2D([], [], ls="none", label="exact: never strictly stable"))
-    ax.set(xlim=extent[:2], ylim=extent[2:], xlabel=_math(reg.x_name), ylabel=_math(reg.y_name),
-           title=f"stability region: {family_label(reg.family)}{_fixed_text(reg.fixed, rec=rec)}")
-    if _same_plane(reg.x_name, reg.y_name):
+    ax.set(xlim=extent[:2], ylim=extent[2:], xlabel=math_label(reg.x_name), ylabel=math_label(reg.y_name),
+           title=f"stability region: {family_label(reg.family)}{fixed_text(reg.fixed, rec=rec)}")
+    if is_complex_plane(reg.x_name, reg.y_name):
         ax.set_aspect("equal", adjustable="box")  # circles in the complex plane look round
     if numbers is not None and numbers is not False:
         names = {reg.x_name, reg.y_name}
@@ -343,5 +333,5 @@ def plot_stability_region(region_or_rec, ax=None, *, x=None, y=None, overlay: st
             numbers = stability_numbers(region_or_rec, **{k: v for k, v in fixed.items()
                                                            if k in region_or_rec.param_names})
         handles += _draw_numbers(ax, numbers, swap=reg.x_name.startswith("im("))
-    _legend(ax, handles)
+    place_legend(ax, handles)
     return ax

@@ -12,7 +12,7 @@ from matplotlib.axes import Axes
 
 from ..errors import ShapeError
 from ..style import PALETTE
-from ._common import _axes
+from .common import prepare_axes
 
 __all__ = ["plot_loss", "plot_depth_profile", "plot_depth_trajectories"]
 
@@ -28,7 +28,7 @@ def _vector(values, what: str) -> np.ndarray:
 
 def plot_loss(losses, ax=None, *, label: str | None = None) -> Axes:
     """Training loss against the optimisation step (log scale when all values are positive)."""
-    ax = _axes(ax)
+    ax = prepare_axes(ax)
     y = _vector(losses, "losses")
     ax.plot(np.arange(y.size), y, label=label)
     if np.all(y[np.isfinite(y)] > 0):
@@ -46,7 +46,7 @@ def plot_depth_profile(values, ax=None, *, ylabel: str, start: int = 0, label: s
 
     ``ylabel`` is typeset as given (e.g. ``r"$\|x_{\ell+1} - x_\ell\| / \|x_\ell\|$"``).
     """
-    ax = _axes(ax)
+    ax = prepare_axes(ax)
     y = _vector(values, ylabel)
     ax.plot(np.arange(start, start + y.size), y, marker="o", ms=3, label=label)
     ax.set_xlabel(r"layer $\ell$")
@@ -65,7 +65,7 @@ def plot_depth_trajectories(
     curves are drawn in the ``(x_l, x_l - x_{l-1})`` plane, the position/velocity picture of
     002 Fig. 3, where second-order nets can pass classes over each other.
     """
-    ax = _axes(ax)
+    ax = prepare_axes(ax)
     P = np.asarray(positions, dtype=float)
     if P.ndim == 2:
         P = P[..., None]

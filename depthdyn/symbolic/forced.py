@@ -86,7 +86,7 @@ def annihilator(forcing: sp.Expr) -> sp.Poly:
 
     Examples
     --------
-    >>> from depthdyn import l
+    >>> from depthdyn.symbolic.solve import l
     >>> annihilator(l**2 + 3 * 2**l).as_expr().factor()
     (r - 2)*(r - 1)**3
     """

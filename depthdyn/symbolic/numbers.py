@@ -477,7 +477,7 @@ def stability_numbers(rec, *, param: str = "lam", **values) -> StabilityNumbers:
 
     Examples
     --------
-    >>> from depthdyn import adams_bashforth
+    >>> from depthdyn.families import adams_bashforth
     >>> sn = stability_numbers(adams_bashforth(k=2))
     >>> print(sn.real_interval)
     (-1, 0)

@@ -60,10 +60,11 @@ def _section(name, fam, row, png: str | None, note: str = "") -> str:
 def _gallery(out_dir: Path) -> str:
     from matplotlib.figure import Figure
 
-    from depthdyn import compare, plot_comparison
+    from depthdyn import compare
     from depthdyn.compare import resolve_spec
     from depthdyn.errors import ParameterError
     from depthdyn.families import FAMILIES
+    from depthdyn.plot import plot_comparison
     from depthdyn.style import family_label, figure_bytes
 
     sections = []
@@ -99,7 +100,7 @@ def _example(out_dir: Path) -> str:
 
 def _picture(out_dir: Path) -> str:
     """The stability how-to's picture: BDF3's region with its intervals and A(alpha) sector marked."""
-    from depthdyn import bdf
+    from depthdyn.families import bdf
     from depthdyn.plot import plot_stability_region
     from depthdyn.style import figure_bytes
 

@@ -9,7 +9,7 @@ torch = pytest.importorskip("torch", reason="depthdyn.nn needs the optional torc
 
 import sympy as sp  # noqa: E402
 
-from depthdyn import ParameterError, UnknownFamilyError  # noqa: E402
+from depthdyn.errors import ParameterError, UnknownFamilyError  # noqa: E402
 from depthdyn.nn.blocks import (  # noqa: E402
     DenseBlock,
     DepthStack,

@@ -19,9 +19,10 @@ Every file is written atomically (a temporary file in the same directory, then
 :func:`os.replace`); the previous ``report.md`` and ``claims.json`` are removed first and
 written again last, so an interrupted run never leaves a stale pair. A directory the
 report did not create (no ``.depthdyn-report`` marker) and that is not empty is refused
-unless ``force=True``. Figures are drawn on
-:class:`matplotlib.figure.Figure` objects, never through ``pyplot``. The figures and their
-captions are in :mod:`depthdyn.report_figures`, the text in :mod:`depthdyn.report_text`.
+unless ``force=True``. Figures are drawn on :class:`matplotlib.figure.Figure` objects,
+never through ``pyplot``. The package is split by idea: :mod:`.families` (which recurrence
+each section analyses and what it says of it), :mod:`.figures` (the figures, their captions,
+how they are rendered) and :mod:`.text` (the markdown); this module runs the job.
 """
 
 from __future__ import annotations
@@ -31,17 +32,13 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import ParameterError
-from .output import atomic_write, claim_directory
-from .report_figures import FORMATS as FORMATS  # re-exported: the report's figures live there
-from .report_figures import FigureSpec as FigureSpec
-from .report_figures import _area_note as _area_note
-from .report_figures import _family_recs, _specs, render, report_families
-from .report_figures import _fig as _fig
-from .report_figures import exact_area as exact_area
-from .report_text import _checked, _claims_md, _derive, _family_md, _statement_tally, _summary_md
+from ..errors import ParameterError
+from ..output import atomic_write, claim_directory
+from .families import family_recurrences, report_families
+from .figures import render, specs
+from .text import checked_statements, claims_sections, family_section, statement_tally, trust_table
 
-__all__ = ["ReportSummary", "write_report", "atomic_write", "claim_directory", "MARKER"]
+__all__ = ["ReportSummary", "write_report", "report_families", "atomic_write", "claim_directory", "MARKER"]
 
 #: Name of the marker file that says a directory was made by ``depthdyn report``.
 MARKER = ".depthdyn-report"
@@ -118,31 +115,34 @@ def write_report(out_dir="report", force: bool = False) -> ReportSummary:
 
 def _build(out: Path) -> ReportSummary:
     """Run the claims, draw the figures and write every file into the prepared ``out``."""
-    from .claims import run_claims, summary
+    from ..claims import run_claims, summary
+    from ..derivation import derive
 
     start = time.perf_counter()
     results = run_claims()
     counts = summary(results)
 
-    specs, recs = _specs(), _family_recs()
+    figures_of, recs = specs(), family_recurrences()
     families = report_families()
-    missing = [name for name in families if name not in specs]
+    missing = [name for name in families if name not in figures_of]
     if missing:  # a new family needs its figures chosen here
         raise ParameterError(f"the report has no figures for the families {missing}")
     sections, written, number = [], [], 0
     for name, fam in families.items():
         rec = recs[name]()
         figures = []
-        for spec in specs[name]:
+        for spec in figures_of[name]:
             number += 1
             rel = f"figures/{spec.stem}.png"
             files, note = render(spec, rec=rec)
             for fmt, data in files.items():
                 written.append(atomic_write(out / f"figures/{spec.stem}.{fmt}", data))
             figures.append((number, rel, spec.caption + note))
-        sections += _family_md(name, fam, rec, _derive(rec), figures)
+        # the facts `depthdyn derive` prints, computed whole (the families are small)
+        derived = derive(rec, full=True, parts=("roots", "stability"), realisations=False)
+        sections += family_section(name, fam, derived, figures)
 
-    from .version import __version__
+    from ..version import __version__
 
     tally = (f"**{counts['holds']} hold**, **{counts['fails']} fail**, "
              f"**{counts['holds-with-caveat']} hold with a caveat**")
@@ -150,11 +150,11 @@ def _build(out: Path) -> ReportSummary:
         "# depthdyn report", "",
         f"Written by `depthdyn report` (depthdyn {__version__}). Re-run it with "
         f"`depthdyn report --out {out.as_posix()}`; every number below is computed, none is copied.", "",
-        *_summary_md(results),
+        *trust_table(results),
         "## Summary", "",
-        f"* In claims: {counts['total']} claims (the readings and parts of {_checked(results)} checked source "
-        f"statements) from the five source documents and the literature: {tally}. In source statements, the "
-        "unit of the table above: " + _statement_tally(results) + ".",
+        f"* In claims: {counts['total']} claims (the readings and parts of {checked_statements(results)} "
+        f"checked source statements) from the five source documents and the literature: {tally}. "
+        "In source statements, the unit of the table above: " + statement_tally(results) + ".",
         f"* {len(families)} families of the sources, each with its exact characteristic polynomial, roots, modes and "
         f"Schur–Cohn stability conditions, and {number} figures.",
         "* Files: `claims.json` (one object per claim: id, source, section, statement, stated, computed, "
@@ -170,7 +170,7 @@ def _build(out: Path) -> ReportSummary:
         "Schur–Cohn "
         "condition `expr = 0` as a coloured line).", "",
     ]
-    body = head + _claims_md(results, counts) + ["", "## Families", ""] + sections
+    body = head + claims_sections(results, counts) + ["", "## Families", ""] + sections
     # the pair is written last, claims first: report.md present means the set is complete
     atomic_write(out / "claims.json",
                  json.dumps([r.to_json() for r in results], ensure_ascii=False, indent=2) + "\n")

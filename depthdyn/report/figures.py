@@ -15,7 +15,9 @@ from dataclasses import dataclass
 import numpy as np
 import sympy as sp
 
-__all__ = ["FigureSpec", "FORMATS", "exact_area", "render", "report_families", "specs"]
+from .families import family_recurrences
+
+__all__ = ["FigureSpec", "FORMATS", "exact_area", "area_note", "new_report_figure", "render", "specs"]
 
 _SIZE = (6.4, 4.8)
 #: Figure formats written by default: PNG (linked from report.md) and PDF (vector).
@@ -32,31 +34,37 @@ class FigureSpec:
     caption: str
 
 
-def _fig():
+def new_report_figure():
+    """A new figure of the report's size in the house style (never through pyplot)."""
     from matplotlib.figure import Figure
 
-    from .style import house_style
+    from ..style import house_style
 
     with house_style():
-        fig = Figure(figsize=_SIZE, layout="constrained")
-    fig._depthdyn_report = True
-    return fig
+        return Figure(figsize=_SIZE, layout="constrained")
+
+
+def _single_axes(fig):
+    from ..plot.common import single_axes  # matplotlib: imported when a figure is drawn
+
+    return single_axes(fig)
 
 
 def _region(rec_fn, x, y, **fixed):
     def draw(fig):
-        from .plot import plot_stability_region
+        from ..plot import plot_stability_region
 
-        plot_stability_region(rec_fn(), ax=_own_axes(fig), x=x, y=y, **fixed)  # complex plane: equal aspect
+        # a complex plane is drawn at equal aspect
+        plot_stability_region(rec_fn(), ax=_single_axes(fig), x=x, y=y, **fixed)
 
     return draw
 
 
 def _traj(rec_fn, initial, L, param, values, yscale=None, **fixed):
     def draw(fig):
-        from .plot import plot_trajectories
+        from ..plot import plot_trajectories
 
-        plot_trajectories(rec_fn(), initial, L, ax=_own_axes(fig), param=param, values=values,
+        plot_trajectories(rec_fn(), initial, L, ax=_single_axes(fig), param=param, values=values,
                           scale=yscale or "linear", **fixed)
 
     return draw
@@ -64,27 +72,22 @@ def _traj(rec_fn, initial, L, param, values, yscale=None, **fixed):
 
 def _locus(rec_fn, param, values, **fixed):
     def draw(fig):
-        from .plot import plot_root_locus
+        from ..plot import plot_root_locus
 
-        plot_root_locus(rec_fn(), param, values, ax=_own_axes(fig), **fixed)
+        plot_root_locus(rec_fn(), param, values, ax=_single_axes(fig), **fixed)
 
     return draw
 
 
-def _own_axes(fig):
-    """The single axes of a report figure: legends may go below it (no neighbour to cover)."""
-    ax = fig.add_subplot()
-    ax._depthdyn_own = True
-    return ax
-
-
 def _oscillator_traj(fig):
     """Both discretisations of the oscillator toy from x_0 = x_1 = 1, with cos(beta l / L)."""
-    from .families import oscillator
-    from .plot import plot_trajectories
+    from ..families import oscillator
+    from ..plot import plot_trajectories
+    from ..plot.common import place_legend
+    from ..style import REFERENCE
 
     beta, depth, layers = math.pi / 2, 16, 64
-    ax = _own_axes(fig)
+    ax = _single_axes(fig)
     for form in ("block", "explicit"):
         rec = oscillator(form=form, L=depth)
         plot_trajectories(rec, [1.0, 1.0], layers, ax=ax, param="beta", values=[beta])
@@ -92,105 +95,17 @@ def _oscillator_traj(fig):
     block.set_label(r"block form: $x_{l+1} - (2 - \beta^2/L^2)\,x_l + x_{l-1} = 0$")
     explicit.set_label(r"explicit form (as printed): $x_{l+1} - 2x_l + (1 + \beta^2/L^2)\,x_{l-1} = 0$")
     ll = np.linspace(0, layers, 400)
-    ax.plot(ll, np.cos(beta * ll / depth), color="0.3", lw=1.0, ls="--", label=r"continuum $\cos(\beta l / L)$")
+    ax.plot(ll, np.cos(beta * ll / depth), color=REFERENCE, lw=1.0, ls="--",
+            label=r"continuum $\cos(\beta l / L)$")
     ax.set_title(rf"oscillator toy: $x_l$ over depth ($\beta = \pi/2$, $L = {depth}$)")
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12), fontsize="small", frameon=False)
+    place_legend(ax)
 
 
-def report_families() -> dict:
-    """The registry's families of the five sources (those of :mod:`depthdyn.families.sources`).
+def specs() -> dict[str, list[FigureSpec]]:
+    """Family name -> the figures of its report section, in order."""
+    from .. import families as fam
 
-    The literature's families and the multistep methods are drawn by the docs gallery.
-    """
-    from .families import FAMILIES
-
-    sources = "depthdyn.families.sources"
-    return {name: fam for name, fam in FAMILIES.items() if fam.factory.__module__ == sources}
-
-
-def _family_recs() -> dict[str, Callable]:
-    from . import families as fam
-
-    return {
-        "residual": lambda: fam.residual(),
-        "rezero": lambda: fam.rezero(),
-        "weighted": lambda: fam.weighted(),
-        "highway": lambda: fam.highway(),
-        "momentum": lambda: fam.momentum(),
-        "oscillator": lambda: fam.oscillator(),
-        "smooth": lambda: fam.smooth(k=2),
-        "dense": lambda: fam.dense(k=2),
-        "entangled": lambda: fam.entangled(n=3),
-        "hyper_connection": lambda: fam.hyper_connection(n=2, H_pre=[1, 0], H_post=[1, 1]),
-        "general": lambda: fam.general(rho="r**2 - r", sigma="(3*r - 1)/2"),
-        "adams_bashforth": lambda: fam.adams_bashforth(k=3),
-        "adams_moulton": lambda: fam.adams_moulton(k=2),
-        "bdf": lambda: fam.bdf(k=3),
-        "nystrom": lambda: fam.nystrom(k=2),
-        "milne_simpson": lambda: fam.milne_simpson(k=2),
-        "lmm": lambda: fam.from_lmm(alpha=[-1, 1], beta=["1/2", "1/2"]),
-    }
-
-
-#: A note on the structural choices of the recurrence each family's section analyses.
-_NOTES = {
-    "residual": "Plain residual block, `x[l+1] = (1 + lam) x[l]`.",
-    "rezero": "ReZero gain `a` on the block.",
-    "weighted": "Skip weight `a` on the identity path.",
-    "highway": "Transform gate `g` in [0, 1].",
-    "momentum": "Second-order momentum block (velocity carry `m`, forcing scale `eta`).",
-    "oscillator": "Oscillator toy of 000 §3 in the block form (the explicit form as printed is drawn "
-                  "beside it in the trajectory figure).",
-    "smooth": "`C^2` smooth network (`k = 2`), step `h` symbolic below; the figures use `h = 1`.",
-    "dense": "Dense network with `k = 2` lags, step `h` symbolic below; the figures use `h = 1`.",
-    "entangled": "Uniform entanglement on `n = 3` features, `Gamma = (gamma/3) 1 1^T + (1 - gamma) I`.",
-    "hyper_connection": "Two streams with `H_pre = [1, 0]`, `H_post = [1, 1]` and a doubly stochastic "
-                        "`H_res = [[h, 1-h], [1-h, h]]`, `h = hres_1_1`.",
-    "general": "The Adams–Bashforth 2 depth model: `rho(r) = r^2 - r`, `sigma(r) = (3 r - 1)/2`.",
-    "adams_bashforth": "Adams–Bashforth with `k = 3` steps (`lam` stands for `z = h lam`).",
-    "adams_moulton": "Adams–Moulton with `k = 2` steps (order 3).",
-    "bdf": "BDF with `k = 3` steps.",
-    "nystrom": "Nyström with `k = 2` steps: the leapfrog rule `x[l+2] = x[l] + 2 lam x[l+1]`.",
-    "milne_simpson": "Milne–Simpson with `k = 2` steps (Simpson's rule).",
-    "lmm": "A method given by its coefficients: `alpha = [-1, 1]`, `beta = [1/2, 1/2]` (the trapezoidal "
-           "rule).",
-}
-
-
-#: For each family's figures: (the recurrence drawn, its source equation, where it differs from it).
-_MODELS = {
-    "residual": ("x[l+1] = (1 + lam) x[l]", "004 y = F(x) + x; 000 §1; 002 eq. 2",
-                 "the block linearised, F(x) = lam x (one eigenmode)"),
-    "rezero": ("x[l+1] = (1 + a lam) x[l]", "004 alternatives table (ReZero)", "F linearised as lam x"),
-    "weighted": ("x[l+1] = (a + lam) x[l]", "004 alternatives table (weighted residual)", "F linearised as lam x"),
-    "highway": ("x[l+1] = (1 - g + g lam) x[l]", "004 alternatives table (highway networks)",
-                "the learned gate T(x) is a fixed number g in [0, 1]; F linearised as lam x"),
-    "momentum": ("x[l+2] = (1 + m + eta lam) x[l+1] - m x[l]", "000 §2 block, §6 characteristic equation",
-                 "f(LN(x)) linearised as lam x with scalar m, eta (the post has per-channel vectors)"),
-    "oscillator": ("x[l+2] = (2 - beta^2/L^2) x[l+1] - x[l]", "000 §3 toy, block form (its §2 update)",
-                   "not the recurrence 000 §3 prints, x[l+1] - 2 x[l] + (1 + beta^2/L^2) x[l-1] = 0 (the "
-                   "explicit form, drawn beside it in the trajectory figure); see claims 000-s3-*"),
-    "smooth": ("(x[l+2] - 2 x[l+1] + x[l]) = h^2 lam x[l+1] (k = 2)", "002 eq. 4c (and its state space, eq. 7, 8)",
-               "sigma linearised as lam x; k = 2, h = 1 in the figures"),
-    "dense": ("x[l+2] = x[l] + h lam (x[l+1] + x[l]) (k = 2)", "002 eq. 9, its first row (n = 0) imposed at "
-              "every layer", "not 002's eq. 9 system nor its state space eq. 14/15: imposing every row of "
-              "eq. 9 makes eq. 15's matrix (1 + h lam) I for one linear sigma, the residual mode k times, "
-              "while this row-0 recurrence adds k - 1 roots of unity (claim 002-eq15-recurrence)"),
-    "entangled": ("x[l+1] = (Gamma + lam I) x[l], Gamma = (gamma/3) 1 1^T + (1 - gamma) I", "001 eq. 2, 4",
-                  "f linearised as lam x on n = 3 features"),
-    "hyper_connection": ("X[l+1] = (H_res + lam H_post^T H_pre) X[l]", "003 eq. (3), (10)",
-                         "F linearised as lam; n = 2 streams with H_pre = [1, 0], H_post = [1, 1] fixed and "
-                         "H_res doubly stochastic with one free entry"),
-    "general": ("x[l+2] = (1 + 3 lam/2) x[l+1] - (lam/2) x[l]", "000 §7 (a p-th order depth model)",
-                "no source gives this instance: Adams-Bashforth 2 chosen as an example of a general order-2 "
-                "model"),
-}
-
-
-def _specs() -> dict[str, list[FigureSpec]]:
-    from . import families as fam
-
-    R = _family_recs()
+    R = family_recurrences()
     osc_locus = np.linspace(0.0, 2.5, 126)
     return {
         "residual": [
@@ -440,7 +355,7 @@ def exact_area(rec):
     >>> exact_area(residual()), exact_area(rezero(a=2)), exact_area(rezero()) is None
     (pi, pi/4, True)
     """
-    from .symbolic.polynomial import charpoly
+    from ..symbolic.polynomial import charpoly
 
     lam = rec.symbols.get(rec.lam) if rec.lam else None
     if lam is None or not rec.is_scalar or rec.order != 1:
@@ -455,7 +370,7 @@ def exact_area(rec):
     return sp.pi / sp.Abs(root.coeff(lam, 1)) ** 2
 
 
-def _area_note(fig, rec) -> str:
+def area_note(fig, rec) -> str:
     """For a figure of the complex ``lam`` plane: the stable area, exact where known, else the grid's count."""
     ax = fig.axes[0]
     if not (ax.images and "Re" in ax.get_xlabel() and "Im" in ax.get_ylabel()):
@@ -476,12 +391,9 @@ def _area_note(fig, rec) -> str:
 
 def render(spec: FigureSpec, formats=FORMATS, rec=None) -> tuple[dict, str]:
     """Draw one report figure and return ``({format: bytes}, area note)``."""
-    from .style import figure_bytes
+    from ..style import figure_bytes
 
-    fig = _fig()
+    fig = new_report_figure()
     spec.draw(fig)
-    note = _area_note(fig, rec) if rec is not None else ""
+    note = area_note(fig, rec) if rec is not None else ""
     return {fmt: figure_bytes(fig, fmt) for fmt in formats}, note
-
-
-specs = _specs

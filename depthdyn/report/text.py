@@ -1,27 +1,18 @@
-"""The text of the report: the family derivations, the claims tables and the sets in maths notation."""
+"""The text of the report: the first page, the claims tables, one section per family, sets in maths notation.
+
+Every function returns a list of markdown lines; :func:`maths` writes SymPy's set
+spellings as mathematics (``Interval.Ropen(-2, -1)`` -> ``[-2, -1)``).
+"""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
-import sympy as sp
+from .families import MODELS, NOTES
 
-from .report_figures import _MODELS, _NOTES
-
-__all__ = []
-
-
-def _derive(rec) -> dict:
-    from .symbolic.polynomial import charpoly, roots
-    from .symbolic.solve import modes
-    from .symbolic.stability import stability_conditions
-
-    out = {"recurrence": rec.equation(), "charpoly": sp.sstr(charpoly(rec))}
-    out["roots"] = [f"r = {sp.sstr(rt.value)}  (multiplicity {rt.multiplicity})" for rt in roots(rec)]
-    out["modes"] = _maths(str(modes(rec)))
-    out["stability"] = _maths(str(stability_conditions(rec)))
-    return out
+__all__ = ["maths", "cell", "checked_statements", "statement_tally", "trust_table",
+           "claims_sections", "family_section"]
 
 
 # ------------------------------------------------------------------ markdown
@@ -43,10 +34,10 @@ def _split_args(text: str) -> list[str]:
     return out + [text[start:].strip()]
 
 
-def _maths(text: str) -> str:
+def maths(text: str) -> str:
     """SymPy's set spellings as maths: ``Interval.Ropen(-2, -1)`` -> ``[-2, -1)``, ``Union(A, B)`` -> ``A ∪ B``, ``oo`` -> ``∞``.
 
-    >>> _maths("x in Union(Interval.Ropen(-2, -1), Interval.open(0, oo)) or FiniteSet(3)")
+    >>> maths("x in Union(Interval.Ropen(-2, -1), Interval.open(0, oo)) or FiniteSet(3)")
     'x in [-2, -1) ∪ (0, ∞) or {3}'
     """
     text = str(text)
@@ -60,7 +51,7 @@ def _maths(text: str) -> str:
                 break
         if end is None:  # unbalanced: leave the rest as it is
             break
-        args = [_maths(a) for a in _split_args(text[match.end():end])]
+        args = [maths(a) for a in _split_args(text[match.end():end])]
         kind = match.group(1)
         if kind == "Union":
             new = " ∪ ".join(args)
@@ -76,13 +67,13 @@ def _maths(text: str) -> str:
     return _INFINITY.sub("∞", text.replace("EmptySet", "∅"))
 
 
-def _cell(text: str, width: int = 90, table: bool = True) -> str:
+def cell(text: str, width: int = 90, table: bool = True) -> str:
     """One line of report text: whitespace collapsed, cut at ``width``, sets in maths notation.
 
     Only inside a table is ``|`` escaped (GitHub tables need ``\\|`` even in code spans);
     backslashes are never doubled (code spans show them as they are).
     """
-    text = _maths(" ".join(str(text).split()))
+    text = maths(" ".join(str(text).split()))
     if len(text) > width:
         text = text[: width - 1] + "…"
     text = text.replace("`", "'")
@@ -90,25 +81,27 @@ def _cell(text: str, width: int = 90, table: bool = True) -> str:
 
 
 def _code(text: str, width: int = 90, table: bool = True) -> str:
-    cell = _cell(text, width, table)
-    return f"`{cell}`" if cell else ""
+    text = cell(text, width, table)
+    return f"`{text}`" if text else ""
 
 
-def _checked(results) -> int:
+def checked_statements(results) -> int:
+    """How many source statements ``results`` check (the readings of one statement count once)."""
     return len({r.statement_key or r.id for r in results})
 
 
-def _statement_tally(results) -> str:
-    from .claims import statement_verdicts
+def statement_tally(results) -> str:
+    """``"n statements hold, m fail, k hold with a caveat"``, counted per source statement."""
+    from ..claims import statement_verdicts
 
     verdicts = list(statement_verdicts(results).values())
     return (f"{verdicts.count('holds')} statements hold, {verdicts.count('fails')} fail, "
             f"{verdicts.count('holds-with-caveat')} hold with a caveat")
 
 
-def _summary_md(results) -> list[str]:
+def trust_table(results) -> list[str]:
     """The first page: per source, how many of its statements hold, fail, hold with a caveat, are not checked."""
-    from .claims import NOT_CHECKED, SOURCES, coverage, source_summary
+    from ..claims import NOT_CHECKED, SOURCES, coverage, source_summary
 
     table, cov = source_summary(results), coverage(results)
     lines = ["## What can I trust? Statements of each source", "",
@@ -118,7 +111,7 @@ def _summary_md(results) -> list[str]:
              "| source | statements | holds | fails (false as printed) | holds with a caveat | not checked |",
              "|---|---|---|---|---|---|"]
     for key, row in table.items():
-        lines.append(f"| {key}: {_cell(SOURCES[key].title, 70)} | {row['total']} | {row['holds']} | "
+        lines.append(f"| {key}: {cell(SOURCES[key].title, 70)} | {row['total']} | {row['holds']} | "
                      f"**{row['fails']}** | {row['holds-with-caveat']} | {row['not checked']} |")
     tot = {k: sum(row[k] for row in table.values()) for k in next(iter(table.values()))}
     lines += [f"| **all** | {tot['total']} | {tot['holds']} | **{tot['fails']}** | {tot['holds-with-caveat']} | "
@@ -135,11 +128,12 @@ def _summary_md(results) -> list[str]:
     return lines
 
 
-def _claims_md(results, counts) -> list[str]:
-    from .claims import NOT_CHECKED, SOURCES
+def claims_sections(results, counts) -> list[str]:
+    """False as printed, true with a caveat, all claims, not checked: the sections after the summary."""
+    from ..claims import NOT_CHECKED, SOURCES
 
     fails = [r.to_json() for r in results if r.verdict == "fails"]
-    from .claims import statement_verdicts
+    from ..claims import statement_verdicts
 
     keys = {r.statement_key or r.id for r in results if r.verdict == "fails"}
     whole = sum(v == "fails" for k, v in statement_verdicts(results).items() if k in keys)
@@ -149,18 +143,18 @@ def _claims_md(results, counts) -> list[str]:
              f"fail under every reading (the table's 'fails'), the other {len(keys) - whole} hold under another "
              "reading (counted there as 'holds with a caveat').", ""]
     for j in fails:
-        lines += [f"* **{j['id']}** ({j['source'][:3]} {j['section']}): {_cell(j['statement'], 10**4, False)}",
+        lines += [f"* **{j['id']}** ({j['source'][:3]} {j['section']}): {cell(j['statement'], 10**4, False)}",
                   f"  * as printed: {_code(j['stated'], 400, False)}",
                   f"  * correct / counterexample: {_code(j['computed'], 400, False)}"]
         if j["note"]:
-            lines.append(f"  * note: {_cell(j['note'], 10**4, False)}")
+            lines.append(f"  * note: {cell(j['note'], 10**4, False)}")
     caveats = [r.to_json() for r in results if r.verdict == "holds-with-caveat"]
     lines += ["", "## True only with a caveat", ""]
     if not caveats:
         lines.append("None.")
     for j in caveats:
-        note = _cell(j["note"], 10**4, False) or "see claims.json"
-        lines.append(f"* **{j['id']}** ({j['source'][:3]} {j['section']}): {_cell(j['statement'], 10**4, False)}. "
+        note = cell(j["note"], 10**4, False) or "see claims.json"
+        lines.append(f"* **{j['id']}** ({j['source'][:3]} {j['section']}): {cell(j['statement'], 10**4, False)}. "
                      f"*Condition:* {note}")
     lines += ["", "## All claims", "",
               f"{counts['total']} claims, each checked by computation with depthdyn (`depthdyn verify` prints "
@@ -170,29 +164,41 @@ def _claims_md(results, counts) -> list[str]:
               "| id | § | verdict | statement | stated | computed |", "|---|---|---|---|---|---|"]
     for res in results:
         j = res.to_json()
-        lines.append(f"| {_cell(j['id'])} | {_cell(j['section'], 30)} | **{j['verdict']}** | "
-                     f"{_cell(j['statement'], 140)} | {_code(j['stated'])} | {_code(j['computed'])} |")
+        lines.append(f"| {cell(j['id'])} | {cell(j['section'], 30)} | **{j['verdict']}** | "
+                     f"{cell(j['statement'], 140)} | {_code(j['stated'])} | {_code(j['computed'])} |")
     lines += ["", "## Not checked", "", "| source | § | statement | why not |", "|---|---|---|---|"]
     for u in NOT_CHECKED:
-        lines.append(f"| {u.source} ({_cell(SOURCES[u.source].short)}) | {_cell(u.section, 30)} | "
-                     f"{_cell(u.statement, 140)} | {_cell(u.reason, 240)} |")
+        lines.append(f"| {u.source} ({cell(SOURCES[u.source].short)}) | {cell(u.section, 30)} | "
+                     f"{cell(u.statement, 140)} | {cell(u.reason, 240)} |")
     return lines
 
 
-def _family_md(name, fam, rec, derived, figures) -> list[str]:
-    lines = [f"### {name}", "", f"{fam.summary}. {_NOTES.get(name, '')}".rstrip(),
+def family_section(name, fam, derivation, figures) -> list[str]:
+    """The section of one family: its :class:`~depthdyn.derivation.Derivation` (the facts
+    ``depthdyn derive`` prints, with the modes) and its numbered figures."""
+    rec, derived = derivation.recurrence, derivation.to_json()
+
+    def missing(key: str) -> str:
+        why = derivation.budget_exceeded.get(key) or derivation.summarised.get(key) or "not computed"
+        return f"not computed ({why})"
+
+    lines = [f"### {name}", "", f"{fam.summary}. {NOTES.get(name, '')}".rstrip(),
              "", f"Source: {rec.source or '—'}.", "", "```text",
              f"recurrence:     {derived['recurrence']}",
-             f"charpoly:       {derived['charpoly']}", "roots:"]
-    lines += [f"  {line}" for line in derived["roots"]]
-    lines += [f"modes:          {derived['modes']}", "stability:"]
-    lines += [f"  {line}" for line in derived["stability"].splitlines()]
+             f"charpoly:       {derived['charpoly'] or missing('charpoly')}", "roots:"]
+    roots = derived.get("roots")
+    lines += [f"  r = {rt['root']}  (multiplicity {rt['multiplicity']})" for rt in roots or []]
+    lines += [] if roots is not None else [f"  {missing('roots')}"]
+    stability = derivation.results.get("stability")
+    lines += [f"modes:          {maths(str(derivation.modes()))}", "stability:"]
+    lines += [f"  {line}" for line in (maths(str(stability)) if stability is not None
+                                       else missing("stability")).splitlines()]
     lines += ["```", ""]
     if not rec.is_scalar:
         lines += ["The modes are those of `det(r I - M)`; every component of `x_l` is a combination of them "
                   "(terms `l r^l` of a repeated eigenvalue vanish when the one-step map is "
                   "diagonalisable).", ""]
-    drawn, equation, differs = _MODELS[name]
+    drawn, equation, differs = MODELS[name]
     for number, rel, caption in figures:
         alt = Path(rel).stem.replace("_", " ").replace("-", " ")
         lines += [f"![{alt}]({rel})", "", f"*Figure {number}.* {caption}", "",
