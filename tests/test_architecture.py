@@ -27,11 +27,11 @@ PACKAGE = Path(__file__).resolve().parent.parent / "depthdyn"
 #: The layers, lowest first. A module may import from its own layer (without a cycle) and
 #: from any layer below; a module's layer is that of its longest matching prefix.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("base", ("depthdyn.errors", "depthdyn.records", "depthdyn.printing", "depthdyn.mixing", "depthdyn.parse", "depthdyn.budget", "depthdyn.output", "depthdyn.version",
-              "depthdyn.symbolic.structure", "depthdyn.style")),
+    ("base", ("depthdyn.errors", "depthdyn.limits", "depthdyn.records", "depthdyn.printing", "depthdyn.mixing", "depthdyn.parse", "depthdyn.budget", "depthdyn.output", "depthdyn.version",
+              "depthdyn.structure", "depthdyn.style")),
     ("recurrence", ("depthdyn.recurrence",)),
     # the factories and their registry; depthdyn.rules (update rules -> recurrences) sits with them
-    ("families", ("depthdyn.families", "depthdyn.literature", "depthdyn.multistep", "depthdyn.rules")),
+    ("families", ("depthdyn.families", "depthdyn.rules")),
     ("symbolic", ("depthdyn.symbolic",)),
     ("numeric", ("depthdyn.numeric",)),
     ("analyses", ("depthdyn.claims", "depthdyn.compare", "depthdyn.plot", "depthdyn.products")),

@@ -16,13 +16,12 @@ import sympy as sp
 from depthdyn import entangled, hyper_connection, kromhc, mhc, mhc_lite
 from depthdyn.cli import main
 from depthdyn.recurrence import r
+from depthdyn.structure import structured_charpoly, term_bound
 from depthdyn.symbolic.compact import (
     Speller,
     shorten,
     shorten_numbers,
-    structured_charpoly,
     summary,
-    term_bound,
 )
 
 

@@ -19,14 +19,10 @@ import numpy as np
 import sympy as sp
 
 from ..errors import ArrayTooLargeError, DomainError, ParameterError, ShapeError, UnknownParameterError
+from ..limits import MAX_BYTES
 
-__all__ = ["batch_coefficients", "prepare_values", "monic_columns", "MAX_BYTES", "check_size"]
+__all__ = ["batch_coefficients", "prepare_values", "monic_columns", "check_size"]
 
-#: Largest array the numeric layer allocates in one piece (bytes); larger requests raise
-#: :class:`~depthdyn.errors.ArrayTooLargeError` up front instead of a MemoryError midway.
-#: Chunked paths (:func:`~depthdyn.numeric.masks.stability_mask`,
-#: :func:`~depthdyn.numeric.spectra.spectral_radius`) never need more than a few MiB.
-MAX_BYTES = 8 * 2**30
 
 
 def check_size(what: str, count: int, itemsize: int, way_out: str) -> None:
@@ -35,7 +31,7 @@ def check_size(what: str, count: int, itemsize: int, way_out: str) -> None:
     if need > MAX_BYTES:
         raise ArrayTooLargeError(
             f"{what} needs {need / 2**30:.3g} GiB at once (limit {MAX_BYTES / 2**30:.3g} GiB, "
-            f"depthdyn.numeric.bridge.MAX_BYTES): {way_out}")
+            f"depthdyn.limits.MAX_BYTES): {way_out}")
 
 
 @dataclass(frozen=True)

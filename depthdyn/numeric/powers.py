@@ -1,11 +1,9 @@
 """The final state ``x_L`` of a batch of linear recurrences by repeated squaring of its companion matrix.
 
 :func:`depthdyn.numeric.simulate.final_state` uses it, and falls back to the layer loop where
-:func:`ill_conditioned` flags an entry.
-
-Order 2, the common case, runs chunk by chunk over the batch: pieces of ``_STEP`` entries
-keep the four working arrays of :func:`_power2` in cache, so its ~80 elementwise passes
-cost about as many in-cache passes instead of trips to memory.
+:func:`ill_conditioned` flags an entry. Order 2, the common case, squares
+``r^L mod (r^2 - c_1 r - c_2)`` elementwise on cache-sized pieces of the batch; higher orders
+and matrix recurrences square the batched companion matrices.
 """
 
 from __future__ import annotations

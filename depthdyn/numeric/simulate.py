@@ -29,6 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import ArrayTooLargeError, DepthdynError, ParameterError, ShapeError
+from ..limits import MAX_LAYERS
 from ..records import Record
 from .bridge import check_size
 from .powers import final_by_squaring, ill_conditioned
@@ -46,9 +47,6 @@ __all__ = [
 
 #: Magnitude above which a simulated value counts as overflowing.
 DEFAULT_THRESHOLD = 1e300
-#: Most layers :func:`trajectory` stores in an array it allocates; its memory is also capped
-#: (``depthdyn.numeric.bridge.MAX_BYTES``), both checked before any work.
-MAX_LAYERS = 10**6
 
 
 @dataclass(frozen=True)
@@ -303,7 +301,7 @@ def _run(prob: Problem, L: int, rows_at, threshold: float) -> None:
 def _check_layers(L: int) -> None:  # before any work: the layer loop alone takes ~10 us a layer
     if L > MAX_LAYERS:
         raise ArrayTooLargeError(
-            f"a stored trajectory of {L} layers exceeds the limit of {MAX_LAYERS} (depthdyn.numeric.simulate."
+            f"a stored trajectory of {L} layers exceeds the limit of {MAX_LAYERS} (depthdyn.limits."
             "MAX_LAYERS); keep only x_L (final_state, or simulate(..., full=False): O(log L) steps), "
             "use fewer layers, or pass out= a numpy.memmap on disk")
 
