@@ -10,7 +10,7 @@ Budgets of CPU time per part of an analysis are in :mod:`depthdyn.budget`.
 from __future__ import annotations
 
 __all__ = [
-    "MAX_ORDER", "MAX_STATE", "MAX_STREAMS", "MAX_PERIOD", "MAX_UNKNOWNS",
+    "MAX_ORDER", "MAX_STATE", "MAX_STREAMS", "MAX_PERIOD", "MAX_UNKNOWNS", "MAX_MATRIX_POWER",
     "MAX_RULE_LENGTH", "MAX_EQUATIONS",
     "MAX_DIGITS", "MAX_TERMS", "MAX_TEXT_LENGTH", "MAX_EXPONENT", "MAX_NESTING",
     "EXPAND_TERMS", "SIGN_TERMS", "TIDY_TERMS", "MAX_DPS", "SHORTEN_DIGITS",
@@ -33,6 +33,8 @@ MAX_STREAMS = 8
 MAX_PERIOD = 12
 #: Most unknowns (new states and stages, times streams) a rule solves for exactly.
 MAX_UNKNOWNS = 24
+#: Largest integer power of a matrix in a rule (``A^k``).
+MAX_MATRIX_POWER = 12
 
 # ------------------------------------------------------------------ update rules as text
 #: Longest rule text accepted.
