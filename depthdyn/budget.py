@@ -7,8 +7,8 @@ one budget in seconds of **CPU time** of the process (never the wall clock, so t
 input gets the same answer on an idle laptop and on a loaded CI runner) in two ways:
 
 * **up front**, from a size estimate: the number of term products a sparse polynomial
-  computation will make (:func:`require`), converted to seconds at :data:`TERM_RATE`
-  (measured on a loaded 2-core machine, with a safety margin). A part predicted to exceed
+  computation will make (:func:`require`), converted to seconds at the conservative rate
+  :data:`TERM_RATE`. A part predicted to exceed
   the budget is refused at once, before any work is done;
 * **as a deadline**, for what the estimate cannot foresee: in the main thread of a
   platform with ``SIGPROF``, a CPU-time timer (``ITIMER_PROF``) interrupts the part when
@@ -52,15 +52,13 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 
 from .errors import BudgetExceededError, ParameterError
+from .limits import MAX_BUDGET_SECONDS
 
 __all__ = ["budget", "budget_seconds", "part", "bounded", "require", "at_most",
-           "DEFAULT_SECONDS", "REFINE_SECONDS", "MAX_SECONDS", "TERM_RATE"]
+           "DEFAULT_SECONDS", "REFINE_SECONDS", "TERM_RATE"]
 
 #: Default budget of one part of an analysis, in seconds of CPU time.
 DEFAULT_SECONDS = 20.0
-#: Budgets above this (about three years of CPU time) mean no deadline: a timer cannot be
-#: set that far, and ``1e300`` is how one asks for none.
-MAX_SECONDS = 1.0e8
 #: Seconds spent at most on one optional refinement (a shorter printed form, a sign proof).
 REFINE_SECONDS = 3.0
 #: Sparse term products per second assumed by the up-front estimates (conservative).
@@ -83,7 +81,7 @@ def budget_seconds() -> float:
 @contextmanager
 def budget(seconds):
     """Set the per-part budget (CPU seconds; ``None``, ``inf`` or anything above
-    :data:`MAX_SECONDS` for no limit) inside a ``with``."""
+    :data:`MAX_BUDGET_SECONDS` for no limit) inside a ``with``."""
     value = math.inf if seconds is None else seconds
     if isinstance(value, bool):
         raise ParameterError(f"budget must be a number of seconds, got {seconds!r}")
@@ -93,7 +91,7 @@ def budget(seconds):
         raise ParameterError(f"budget must be a number of seconds, got {seconds!r}") from None
     if not value > 0:  # also NaN
         raise ParameterError(f"budget must be a positive number of seconds, got {seconds!r}")
-    if value > MAX_SECONDS:  # a timer cannot be set that far; no deadline is what was meant
+    if value > MAX_BUDGET_SECONDS:  # a timer cannot be set that far; no deadline is what was meant
         value = math.inf
     token = _seconds.set(value)
     try:

@@ -6,7 +6,7 @@ section of ``depthdyn report`` prints from the same record, so the two never dis
 At real sizes the exact answer is large: a hyper-connection with 4 streams has a
 characteristic polynomial of thousands of terms, and its roots and discriminant are far
 larger. By default :func:`derive` therefore gives the structured form of the characteristic
-polynomial (:mod:`depthdyn.symbolic.compact`), expands the polynomial only when it is small,
+polynomial (:mod:`depthdyn.structure`), expands the polynomial only when it is small,
 and computes the roots, Vieta relations, discriminant and stability conditions only when that
 polynomial is short or split into linear and quadratic factors; what it leaves out is listed
 with the reason under ``"summarised"``. ``full=True`` computes everything, each part under the
@@ -29,17 +29,12 @@ import sympy as sp
 
 from .budget import part
 from .errors import BudgetExceededError, DepthdynError, ParameterError
+from .limits import CHARPOLY_TERMS, HEAVY_CHARS
 from .records import Record
 from .recurrence import Recurrence, r
 
-__all__ = ["Derivation", "derive", "PARTS", "CHARPOLY_TERMS", "HEAVY_CHARS"]
+__all__ = ["Derivation", "derive", "PARTS"]
 
-#: The expanded characteristic polynomial of a matrix family is computed by default only when
-#: its term bound (:func:`~depthdyn.symbolic.compact.term_bound`) is at most this.
-CHARPOLY_TERMS = 1000
-#: Roots, Vieta, discriminant and stability are computed by default only for a characteristic
-#: polynomial of at most this many characters, or one split into factors of degree at most 2.
-HEAVY_CHARS = 1000
 #: The parts that start from the expanded characteristic polynomial, in the order they are computed.
 PARTS = ("roots", "vieta", "discriminant", "root_structure", "stability")
 
@@ -191,8 +186,8 @@ def derive(rec: Recurrence, *, full: bool = False, spell=None, parts=PARTS,
         complete. Without ``full``, parts left out for their size are ``None`` with the reason
         under ``"summarised"``.
     """
-    from .rules.catalogue import paper_rule
-    from .symbolic.compact import structured_charpoly, term_bound
+    from .families.registry import paper_rule
+    from .structure import structured_charpoly, term_bound
 
     if not isinstance(rec, Recurrence):
         raise ParameterError(f"derive needs a Recurrence, got {type(rec).__name__}")

@@ -108,7 +108,7 @@ class OptionalDependencyError(DepthdynError, ImportError):
 
 
 class ArrayTooLargeError(DepthdynError, MemoryError):
-    """A requested array exceeds the memory limit (``depthdyn.numeric.bridge.MAX_BYTES``)."""
+    """A requested array exceeds the memory limit (``depthdyn.limits.MAX_BYTES``)."""
 
 
 class InconsistentInitialDataError(ParameterError):

@@ -12,11 +12,10 @@ from __future__ import annotations
 import numpy as np
 
 from .errors import ParameterError
+from .limits import MAX_SINKHORN_ROUNDS
 
-__all__ = ["sinkhorn", "MAX_SINKHORN_ROUNDS"]
+__all__ = ["sinkhorn"]
 
-#: Rounds after which ``iterations=None`` gives up (a finite ``M`` converges long before).
-MAX_SINKHORN_ROUNDS = 10_000
 
 
 def _logsumexp(a: np.ndarray, axis: int) -> np.ndarray:

@@ -29,6 +29,7 @@ from fractions import Fraction
 import sympy as sp
 
 from .errors import ParseError
+from .limits import MAX_DIGITS, MAX_EXPONENT, MAX_NESTING, MAX_TERMS, MAX_TEXT_LENGTH
 
 __all__ = [
     "parse_expr",
@@ -38,8 +39,6 @@ __all__ = [
     "exact_number",
     "FUNCTIONS",
     "CONSTANTS",
-    "MAX_DIGITS",
-    "MAX_TERMS",
 ]
 
 #: Functions a user may call inside an expression.
@@ -68,14 +67,7 @@ FUNCTIONS: Mapping[str, object] = {
 #: Named constants.
 CONSTANTS: Mapping[str, sp.Expr] = {"I": sp.I, "pi": sp.pi, "E": sp.E, "oo": sp.oo}
 
-#: Largest number of decimal digits of an exact number in a parsed expression.
-MAX_DIGITS = 1000
-#: Largest number of terms of a parsed expression once expanded.
-MAX_TERMS = 10_000
 
-_MAX_LENGTH = 2000
-_MAX_EXPONENT = 1000
-_MAX_DEPTH = 60
 # exp, sinh, cosh of a number x have about |x| / ln(10) digits
 _MAX_EXP_ARG = MAX_DIGITS * math.log(10)
 _GROWING = ("exp", "sinh", "cosh")
@@ -201,7 +193,7 @@ class _Builder:
         return q, _rational_digits(q), 1
 
     def build(self, node: ast.AST, depth: int = 0):
-        if depth > _MAX_DEPTH:
+        if depth > MAX_NESTING:
             raise self.fail("expression nested too deeply")
         if isinstance(node, ast.Expression):
             return self.build(node.body, depth + 1)
@@ -251,8 +243,8 @@ class _Builder:
         if not exponent.is_number:
             return db + de, tb
         size = _magnitude(exponent)
-        if size is None or size > _MAX_EXPONENT:
-            raise self.fail(f"exponent {exponent} is too large (limit {_MAX_EXPONENT})")
+        if size is None or size > MAX_EXPONENT:
+            raise self.fail(f"exponent {exponent} is too large (limit {MAX_EXPONENT})")
         if exponent.is_Integer:
             n = abs(int(exponent))
             return db * max(n, 1), (math.comb(n + tb - 1, tb - 1) if tb > 1 else 1)
@@ -309,8 +301,8 @@ def _binomial_digits(n: sp.Expr, k: sp.Expr) -> float:
 def _tree(text: str) -> ast.Expression:
     if not isinstance(text, str):
         raise ParseError(f"expected a string, got {type(text).__name__}")
-    if len(text) > _MAX_LENGTH:
-        raise ParseError(f"expression longer than {_MAX_LENGTH} characters")
+    if len(text) > MAX_TEXT_LENGTH:
+        raise ParseError(f"expression longer than {MAX_TEXT_LENGTH} characters")
     if not text.strip():
         raise ParseError("empty expression")
     # users write r^2 for a power; Python's ^ binds looser than -, so translate the text

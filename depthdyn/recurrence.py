@@ -26,6 +26,7 @@ from .errors import DomainError, ParameterError, ParseError, ShapeError, Unknown
 from .parse import as_sympy, parse_value
 from .printing import symbol as _symbol
 from .printing import tex
+from .structure import matrix_charpoly, r
 
 __all__ = [
     "r",
@@ -41,8 +42,6 @@ __all__ = [
     "signed_pascal",
 ]
 
-#: The characteristic variable (``x_l = r**l``).
-r = sp.Symbol("r")
 #: The layer index of closed forms (``x_l``).
 l = sp.Symbol("l", integer=True)  # noqa: E741 - the layer index of the papers
 
@@ -282,7 +281,7 @@ def _fresh_param(sym: sp.Symbol, replaced: Param, value: sp.Expr) -> Param:
     return Param(sym.name, domain, f"per-layer value of {replaced.name}")
 
 
-def _rename(M, symbols: Mapping[str, sp.Symbol]):
+def with_param_symbols(M, symbols: Mapping[str, sp.Symbol]):
     """Replace symbols that share a parameter's name (but not its assumptions) by the parameter's."""
     rename = {s: symbols[s.name] for s in M.free_symbols if s.name in symbols and s != symbols[s.name]}
     return M.xreplace(rename) if rename else M
@@ -355,7 +354,7 @@ class Recurrence:
             raise ShapeError(f"all coefficients must have one shape, got {sorted(shapes)}")
         allowed = set(symbols.values())
         # plain SymPy symbols named like a parameter (sympy.Symbol("a")) are that parameter
-        parsed = [_rename(M, symbols) for M in parsed]
+        parsed = [with_param_symbols(M, symbols) for M in parsed]
         for j, M in enumerate(parsed):
             if M.has(sp.nan, sp.zoo, sp.oo, -sp.oo):
                 raise ParameterError(f"coefficient A_{j} is not finite: {M.tolist()}")
@@ -443,7 +442,7 @@ class Recurrence:
     def charpoly_coeffs(self) -> tuple:
         """Coefficients in ``r`` of :meth:`charpoly`, highest first (expanded).
 
-        Matrix recurrences use their structure (:mod:`depthdyn.symbolic.structure`): a
+        Matrix recurrences use their structure (:mod:`depthdyn.structure`): a
         shift ``chi_Gamma(r - lam)`` for ``Gamma + lam I``, the matrix determinant lemma
         for a rank-one update in ``lam``, sparse Berkowitz otherwise.
         """
@@ -454,7 +453,6 @@ class Recurrence:
         if self.is_scalar:
             return tuple(sp.expand(A[0, 0]) for A in self.coeffs)
         from .budget import part
-        from .symbolic.structure import matrix_charpoly
 
         # a dense symbolic matrix (n^2 free entries) has a charpoly of ~e n! terms: bounded
         with part("characteristic polynomial"):
@@ -496,13 +494,13 @@ class Recurrence:
         for key, value in items.items():
             name = key.name if isinstance(key, sp.Symbol) else str(key)
             param = self.param(name)
-            expr = _rename(to_exact(value, symbols), symbols)
+            expr = with_param_symbols(to_exact(value, symbols), symbols)
             stray = expr.free_symbols - set(symbols.values())
             if stray and isinstance(value, str):  # text keeps refusing unknown names: typos
                 raise UnknownParameterError(f"value for {name} uses unknown names {sorted(map(str, stray))}")
             for s in stray:
                 fresh.setdefault(s.name, _fresh_param(s, param, expr))
-            expr = _rename(expr, {k: p.symbol for k, p in fresh.items()})
+            expr = with_param_symbols(expr, {k: p.symbol for k, p in fresh.items()})
             param.check(expr)
             mapping[param.symbol] = expr
         if not mapping:

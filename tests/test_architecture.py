@@ -36,7 +36,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # work, parsing, budgets, files written, the house style of figures
     ("base", ("depthdyn.errors", "depthdyn.records", "depthdyn.printing", "depthdyn.mixing",
               "depthdyn.limits", "depthdyn.parse", "depthdyn.budget", "depthdyn.output", "depthdyn.version",
-              "depthdyn.symbolic.structure", "depthdyn.style")),
+              "depthdyn.structure", "depthdyn.style")),
     ("recurrence", ("depthdyn.recurrence",)),
     # the factories and their registry; depthdyn.rules (update rules -> recurrences) sits with them
     ("families", ("depthdyn.families", "depthdyn.rules")),
@@ -343,6 +343,19 @@ GONE: dict[str, tuple[str, str]] = {
     "depthdyn.nn.analysis.inspect": ("module", "depthdyn.nn.inspect (the function)"),
     "depthdyn.report_text": ("module", "depthdyn.report.text"),
     "depthdyn.report_figures": ("module", "depthdyn.report.figures"),
+    "depthdyn.symbolic.structure": ("module", "depthdyn.structure"),
+    "depthdyn.symbolic.compact.structured_charpoly": ("name", "depthdyn.structure.structured_charpoly"),
+    "depthdyn.symbolic.compact.term_bound": ("name", "depthdyn.structure.term_bound"),
+    "depthdyn.rules.catalogue": ("module", "depthdyn.families.catalogue (one entry per family)"),
+    "depthdyn.numeric._powers": ("module", "depthdyn.numeric.powers"),
+    "depthdyn.claims.hyper_flow.sinkhorn": ("name", "depthdyn.mixing.sinkhorn"),
+    "depthdyn.products.sinkhorn": ("name", "depthdyn.mixing.sinkhorn"),
+    # limits live in depthdyn.limits
+    "depthdyn.symbolic.stability.MAX_DEGREE": ("name", "depthdyn.limits.MAX_STATE"),
+    "depthdyn.rules.MAX_STATES": ("name", "depthdyn.limits.MAX_STATE"),
+    "depthdyn.rules.parse.MAX_LAG": ("name", "depthdyn.limits.MAX_ORDER"),
+    "depthdyn.budget.MAX_SECONDS": ("name", "depthdyn.limits.MAX_BUDGET_SECONDS"),
+    "depthdyn.cli.common.MAX_BUDGET": ("name", "depthdyn.limits.MAX_BUDGET_SECONDS"),
     # drawing lives in depthdyn.plot
     "depthdyn.products.plot": ("module", "depthdyn.plot.products"),
     "depthdyn.compare.plot_comparison": ("name", "depthdyn.plot.plot_comparison"),

@@ -104,14 +104,14 @@ def test_errors_name_the_option_to_give(argv, option, capsys):
     assert option in err and "batch_coefficients" not in err
 
 
-@pytest.mark.parametrize("text", ["-5", "0", "nan", "1e300", "1e400", "-inf", "abc", ""])
+@pytest.mark.parametrize("text", ["-5", "0", "nan", "1.01e8", "1e300", "1e400", "-inf", "abc", ""])
 def test_bad_budgets_are_refused(text):
     with pytest.raises(argparse.ArgumentTypeError):
         budget_value(text)
 
 
 @pytest.mark.parametrize("text, value", [("5", 5.0), ("0.25", 0.25), ("inf", math.inf), ("none", math.inf),
-                                         ("1e7", 1e7)])
+                                         ("1e7", 1e7), ("1e8", 1e8)])
 def test_good_budgets_are_read(text, value):
     assert budget_value(text) == value
 

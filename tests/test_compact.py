@@ -17,13 +17,12 @@ from depthdyn import entangled, hyper_connection
 from depthdyn.cli import main
 from depthdyn.families import kromhc, mhc, mhc_lite
 from depthdyn.recurrence import r
+from depthdyn.structure import structured_charpoly, term_bound
 from depthdyn.symbolic.compact import (
     Speller,
     shorten,
     shorten_numbers,
-    structured_charpoly,
     summary,
-    term_bound,
 )
 
 

@@ -63,7 +63,7 @@ def _rk4_left_end() -> float:
 
 def test_exact_axis_intervals_beyond_multistep_shapes():
     from depthdyn.compare import axis_intervals
-    from depthdyn.literature import rk2
+    from depthdyn.families.literature import rk2
 
     real, imag = axis_intervals(rk2(h=1))
     assert str(real.component(0).lo) == "-2" and imag.is_empty  # |1 + it - t^2/2|^2 = 1 + t^4/4 > 1

@@ -181,7 +181,7 @@ class _Untouchable(list):
 
 
 def test_huge_butcher_tableau_is_refused_by_its_shape():
-    from depthdyn.literature import runge_kutta
+    from depthdyn.families.literature import runge_kutta
 
     rows = [_Untouchable([0] * 3) for _ in range(2000)]
     with pytest.raises(DegreeTooLargeError, match="2000 stages"):

@@ -32,7 +32,7 @@ from depthdyn import momentum, solve_for, stability_conditions, stability_number
 from depthdyn.cli import main
 from depthdyn.errors import ParameterError
 from depthdyn.families import adams_bashforth, adams_moulton, bdf, from_lmm, milne_simpson, nystrom
-from depthdyn.multistep import lmm_coefficients, order_and_error_constant
+from depthdyn.families.multistep import lmm_coefficients, order_and_error_constant
 from depthdyn.symbolic.intervals import Interval
 
 FAMS = {"ab": adams_bashforth, "am": adams_moulton, "bdf": bdf}
@@ -377,7 +377,7 @@ def test_weighted_half_intervals_exact():
 
 def test_antisymmetric_with_diffusion_intervals_exact():
     """Chang et al.'s block at eps = gamma = 1/2: x' = (3/4 + lam/2) x, |3/4 + lam/2| < 1."""
-    from depthdyn.literature import antisymmetric
+    from depthdyn.families.literature import antisymmetric
 
     rec = antisymmetric(eps=sp.Rational(1, 2), gamma=sp.Rational(1, 2))
     assert sp.expand(rec.charpoly() - (sp.Symbol("r") - sp.Rational(3, 4) - rec.param("lam").symbol / 2)) == 0

@@ -104,11 +104,12 @@ def test_final_state_of_clustered_roots_matches_the_layer_loop(roots):
 
 
 def test_final_state_of_separated_roots_keeps_repeated_squaring_and_is_accurate():
-    from depthdyn.numeric.simulate import _ill_conditioned, _prepare, final_state
+    from depthdyn.numeric.powers import ill_conditioned
+    from depthdyn.numeric.simulate import final_state, prepare_problem
 
     c, init, L = np.poly([0.9, -0.5, 0.3 + 0.2j, 0.3 - 0.2j]).real, np.array([1.0, 0.5, -1.0, 2.0]), 200
-    assert not _ill_conditioned(_prepare(c, init, False)).any()
-    assert _ill_conditioned(_prepare(np.poly([0.9, 0.9, -0.5]), init[:3], False)).all()
+    assert not ill_conditioned(prepare_problem(c, init, False)).any()
+    assert ill_conditioned(prepare_problem(np.poly([0.9, 0.9, -0.5]), init[:3], False)).all()
     ref = float(mp_final(c, init, L))
     assert abs(final_state(c, init, L) - ref) < 1e-12 * abs(ref)
 

@@ -14,6 +14,7 @@ import sympy as sp
 import depthdyn as dd
 from depthdyn.errors import ParameterError
 from depthdyn.families import adams_bashforth, bdf, nystrom, rk4, runge_kutta
+from depthdyn.families.literature import TABLEAUX
 from depthdyn.symbolic.butcher import rooted_trees, tableau_order
 from depthdyn.symbolic.numbers import stability_numbers
 
@@ -126,7 +127,7 @@ def test_not_a_stable_mutant_and_an_a_alpha_angle():
 
 def test_tableau_order_conditions_and_mutants():
     assert [len(rooted_trees(n)) for n in range(1, 8)] == [1, 1, 2, 4, 9, 20, 48]  # OEIS A000081
-    A4, b4 = dd.literature.TABLEAUX["rk4"]
+    A4, b4 = TABLEAUX["rk4"]
     assert tableau_order(A4, b4).order == 4
     # mutant: move weight between b_1 and b_4 (sum b = 1 kept): sum b c = 1/2 fails, order 1
     assert tableau_order(A4, [b4[0] + Rat(1, 100), b4[1], b4[2], b4[3] - Rat(1, 100)]).order == 1

@@ -10,7 +10,8 @@ import sympy as sp
 
 import depthdyn as dd
 from depthdyn.errors import ParameterError
-from depthdyn.products import ProductOverflowError, hc_vs_mhc, random_layers, sinkhorn
+from depthdyn.mixing import sinkhorn
+from depthdyn.products import ProductOverflowError, hc_vs_mhc, random_layers
 
 
 def _exact_doubly_stochastic(n, rng):
@@ -59,7 +60,7 @@ def test_hc_vs_mhc_over_sixty_seeded_layers():
 
 
 def test_a_broken_projection_shows():  # mutant: one layer not doubly stochastic
-    H = sinkhorn(np.exp(random_layers("hc", 4, 60, seed=0)))
+    H = sinkhorn(random_layers("hc", 4, 60, seed=0))
     H[0, 30] *= 1.01
     g = dd.composite_gains(H)
     assert g.stochastic_defect[0, 29] < 1e-10 and g.stochastic_defect[0, 30] > 1e-3
@@ -76,6 +77,6 @@ def test_huge_gains_come_back_as_logs_not_inf():
 
 def test_sinkhorn_refuses_bad_input():
     with pytest.raises(ParameterError):
-        sinkhorn(np.array([[1.0, -1.0], [1.0, 1.0]]))
+        sinkhorn(np.array([[1.0, np.inf], [1.0, 1.0]]))  # logits: exp(M) must be positive, finite
     with pytest.raises(ParameterError):
         sinkhorn(np.ones((2, 3)))

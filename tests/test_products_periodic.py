@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 import depthdyn as dd
 from depthdyn.errors import DegreeTooLargeError, DomainError, ParameterError, ParseError, ShapeError
+from depthdyn.limits import MAX_PERIOD
 from depthdyn.numeric import SimulationOverflowError
 from depthdyn.products import periodic, stability_switches
 from depthdyn.recurrence import r
@@ -189,7 +190,7 @@ def test_bad_patterns_are_typed_errors():
     with pytest.raises(ShapeError, match="state dimension"):
         periodic(dd.residual(), dd.entangled(n=2))
     with pytest.raises(DegreeTooLargeError, match="too long"):
-        periodic(*[dd.residual()] * (dd.products.MAX_PERIOD + 1))
+        periodic(*[dd.residual()] * (MAX_PERIOD + 1))
     with pytest.raises(ParameterError):
         periodic(dd.residual(), "momentum")
     with pytest.raises(DomainError):

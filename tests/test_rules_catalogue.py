@@ -10,10 +10,11 @@ import re
 import pytest
 
 import depthdyn as dd
-from depthdyn.rules.catalogue import RULES, paper_rule, rule_arguments, rule_recurrence
+from depthdyn.families import FAMILIES
+from depthdyn.families.registry import paper_rule, rule_arguments, rule_recurrence
 from depthdyn.rules.check import differences
 
-CASES = [(name, case) for name, entry in RULES.items() for case in entry.cases]
+CASES = [(name, case) for name, entry in FAMILIES.items() for case in entry.cases]
 
 
 def _id(item):
@@ -22,14 +23,17 @@ def _id(item):
 
 
 def test_every_registered_family_has_a_rule():
-    assert set(dd.FAMILIES) <= set(RULES)
+    # one catalogue entry per family carries its rule, citation and rule arguments
+    assert dd.FAMILIES is FAMILIES
+    assert all(fam.rule and fam.citation and fam.arguments for fam in FAMILIES.values())
     assert all(paper_rule(name) for name in dd.FAMILIES)
+    assert paper_rule("no_such_family") == ""  # a recurrence from from_rule has no paper rule
 
 
 def test_structural_families_are_tested_at_several_values():
     for name, fam in dd.FAMILIES.items():
         if {"k", "n", "factors"} & set(fam.structural):
-            assert len(RULES[name].cases) >= 2, name
+            assert len(FAMILIES[name].cases) >= 2, name
 
 
 @pytest.mark.parametrize("item", CASES, ids=[_id(c) for c in CASES])
@@ -48,9 +52,9 @@ def _mutated(rule: str) -> str:
     return rule + f" + 1/7*{state}"
 
 
-@pytest.mark.parametrize("name", sorted(RULES))
+@pytest.mark.parametrize("name", sorted(FAMILIES))
 def test_a_mutated_rule_fails_the_comparison(name):
-    case = RULES[name].cases[0]
+    case = FAMILIES[name].cases[0]
     text = rule_arguments(name, **case)["rule"]
     mutant = rule_recurrence(name, rule=_mutated(text), **case)
     assert differences(mutant, dd.FAMILIES[name](**case))
@@ -70,13 +74,13 @@ def test_a_dropped_lag_fails_the_comparison():
 
 
 def test_the_rules_package_imports_only_lower_layers():
-    """depthdyn.rules builds on the core (recurrence, parse, errors); nothing above it, and not the
-    families whose hand derivations it is checked against."""
+    """depthdyn.rules builds on the core (recurrence, parse, errors, limits, mixing); nothing above
+    it, and not the families whose hand derivations it is checked against."""
     import ast
     from pathlib import Path
 
     package = Path(dd.__file__).parent / "rules"
-    allowed = {"depthdyn.errors", "depthdyn.parse", "depthdyn.recurrence"}
+    allowed = {"depthdyn.errors", "depthdyn.limits", "depthdyn.mixing", "depthdyn.parse", "depthdyn.recurrence"}
     for path in sorted(package.glob("*.py")):
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.ImportFrom) and node.level:

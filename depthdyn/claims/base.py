@@ -53,7 +53,8 @@ from decimal import Decimal, InvalidOperation
 import sympy as sp
 
 from ..errors import BudgetExceededError, DepthdynError
-from ..parse import MAX_DIGITS, as_sympy, free_names, parse_expr
+from ..limits import MAX_DIGITS
+from ..parse import as_sympy, free_names, parse_expr
 from ..records import Record
 from .formula import formula
 

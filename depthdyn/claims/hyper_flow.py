@@ -19,7 +19,7 @@ from ..parse import parse_expr
 from .base import Claim, Outcome, compare_exact, ensure, stated_expr, stated_matrix, verdict, wrong_value
 from .formula import formula
 
-__all__ = ["CLAIMS", "claim", "SOURCE", "TOL", "constraint_rank", "hres", "n_symbol", "random_ds", "sinkhorn"]
+__all__ = ["CLAIMS", "claim", "SOURCE", "TOL", "constraint_rank", "hres", "n_symbol", "random_ds"]
 
 
 SOURCE = "003_b990f2cca7ebb478.txt"
@@ -56,15 +56,6 @@ def random_ds(rng, n: int, count: int) -> np.ndarray:
         for wk in w:
             out[c] += wk * np.eye(n)[rng.permutation(n)]
     return out
-
-
-def sinkhorn(K: np.ndarray, steps: int) -> np.ndarray:
-    u = np.ones(K.shape[-1])
-    v = np.ones(K.shape[-1])
-    for _ in range(steps):
-        u = 1.0 / (K @ v)
-        v = 1.0 / (K.T @ u)
-    return u[:, None] * K * v[None, :]
 
 
 # ============================================================== §1 state space, eq. 6

@@ -22,6 +22,7 @@ import operator
 import numpy as np
 
 from ..errors import DepthdynError
+from ..limits import MAX_LISTING_STEPS
 
 __all__ = ["run_listing", "ListingError", "CALLABLES"]
 
@@ -44,7 +45,6 @@ _MODULES = {"numpy"}
 _BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
            ast.Div: operator.truediv, ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod,
            ast.Pow: operator.pow}
-_MAX_STEPS = 1_000_000
 # array attributes a listing may use (methods are bound to their array, nothing else is reachable)
 _ARRAY_ATTRIBUTES = ("reshape", "copy", "shape", "T")
 
@@ -78,7 +78,7 @@ class _Interpreter:
 
     def statement(self, node: ast.stmt) -> None:
         self.steps += 1
-        if self.steps > _MAX_STEPS:
+        if self.steps > MAX_LISTING_STEPS:
             raise ListingError("the listing runs too long")
         if isinstance(node, ast.Import):
             for alias in node.names:

@@ -15,12 +15,10 @@ from collections.abc import Iterable, Sequence
 
 from ..budget import DEFAULT_SECONDS
 from ..errors import ParameterError
+from ..limits import MAX_BUDGET_SECONDS
 
 __all__ = ["Parser", "budget_value", "add_family_arguments", "build_from_cli", "suggest", "emit_json",
-           "require_values", "grid_axis", "figure_path", "write_figure", "MAX_BUDGET"]
-
-#: Largest finite ``--budget`` in seconds (about 116 days); larger ones are refused, ``inf`` means none.
-MAX_BUDGET = 1e7
+           "require_values", "grid_axis", "figure_path", "write_figure"]
 
 
 def suggest(word: str, choices: Iterable[str]) -> str:
@@ -51,9 +49,9 @@ def budget_value(text: str) -> float:
         value = float(word)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a number of seconds or 'inf', got {text!r}") from None
-    if not math.isfinite(value) or value <= 0 or value > MAX_BUDGET:
+    if not math.isfinite(value) or value <= 0 or value > MAX_BUDGET_SECONDS:
         raise argparse.ArgumentTypeError(
-            f"expected seconds in (0, {MAX_BUDGET:g}] or 'inf' for no budget, got {text!r}")
+            f"expected seconds in (0, {MAX_BUDGET_SECONDS:g}] or 'inf' for no budget, got {text!r}")
     return value
 
 

@@ -8,20 +8,24 @@ for one of the recurrence's symbolic parameters and is substituted exactly.
 
 The package, lowest module first:
 
-* :mod:`~depthdyn.families.common`: size limits, shared parameters, argument checks;
+* :mod:`~depthdyn.families.common`: shared parameters and argument checks (the size limits
+  are :mod:`depthdyn.limits`);
 * :mod:`~depthdyn.families.sources`: the blocks of the source documents (residual,
   momentum, C^k smooth, dense, entangled, hyper-connections, the general model);
 * :mod:`~depthdyn.families.multistep`: linear multistep methods;
 * :mod:`~depthdyn.families.literature`: architectures of the literature from their
   update rules;
-* :mod:`~depthdyn.families.registry`: the read-only :data:`FAMILIES` registry (names,
-  parameters and domains, ``FAMILY:NAME=VALUE`` specifications, did-you-mean
-  suggestions, help text) used by the command line, :func:`depthdyn.compare`, the report
-  and :mod:`depthdyn.nn`.
+* :mod:`~depthdyn.families.catalogue`: the read-only :data:`FAMILIES` table, one entry per
+  family (factory, parameters and domains, summary, example, the paper's update rule and its
+  citation);
+* :mod:`~depthdyn.families.registry`: look-up, ``FAMILY:NAME=VALUE`` specifications,
+  did-you-mean suggestions, help text and update rules, used by the command line,
+  :func:`depthdyn.compare`, the report and :mod:`depthdyn.nn`.
 """
 
+from ..limits import MAX_ORDER, MAX_STREAMS
 from . import literature, multistep
-from .common import MAX_ORDER, MAX_STREAMS
+from .catalogue import FAMILIES, Family
 from .literature import (
     antisymmetric,
     branch_scaled,
@@ -49,8 +53,6 @@ from .multistep import (
     order_and_error_constant,
 )
 from .registry import (
-    FAMILIES,
-    Family,
     build,
     build_from_assignments,
     families_help,

@@ -12,12 +12,11 @@ from collections.abc import Mapping
 import sympy as sp
 
 from ..errors import DegreeTooLargeError, ParameterError, ShapeError
+from ..limits import MAX_STREAMS
 from ..parse import as_sympy
 from ..recurrence import COMPLEXES, Param, Recurrence, as_square_matrix, to_exact
 
 __all__ = [
-    "MAX_ORDER",
-    "MAX_STREAMS",
     "NONNEG",
     "POS",
     "UNIT",
@@ -30,10 +29,6 @@ __all__ = [
     "vector_arg",
 ]
 
-#: Largest order ``k`` accepted for exact work (companion matrices of size ``k``).
-MAX_ORDER = 12
-#: Largest matrix size for matrix-coefficient families.
-MAX_STREAMS = 8
 
 #: Domains shared by the families' parameters.
 NONNEG = sp.Interval(0, sp.oo)

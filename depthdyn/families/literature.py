@@ -27,11 +27,12 @@ import numpy as np
 import sympy as sp
 
 from ..errors import DegreeTooLargeError, ParameterError, RealisationError, ShapeError
+from ..limits import MAX_SINKHORN_ROUNDS, MAX_STREAMS
+from ..mixing import sinkhorn
 from ..recurrence import REALS, Param, Realisation, Recurrence, r, to_exact
 from .common import (
     DEPTH,
     LAM,
-    MAX_STREAMS,
     NONNEG,
     POS,
     STEP,
@@ -60,7 +61,6 @@ __all__ = [
     "kromhc",
     "TABLEAUX",
     "stability_function",
-    "sinkhorn",
 ]
 
 
@@ -470,17 +470,6 @@ def hc_static(*, n: int = 2, layer: int = 0, A_r=None, A_m=None, B=None, **value
                     source="Zhu et al. 2025 (ICLR, Hyper-Connections), static HC and its initialisation", values=values)
 
 
-def sinkhorn(K, iterations: int = 20) -> np.ndarray:
-    """``iterations`` Sinkhorn-Knopp steps (rows, then columns) on a positive matrix, in float64."""
-    K = np.array(K, dtype=float)
-    if K.ndim != 2 or K.shape[0] != K.shape[1] or not np.all(np.isfinite(K)) or np.any(K <= 0):
-        raise ParameterError("Sinkhorn-Knopp needs a square matrix of finite positive entries")
-    for _ in range(iterations):
-        K = K / K.sum(axis=1, keepdims=True)
-        K = K / K.sum(axis=0, keepdims=True)
-    return K
-
-
 def mhc(*, n: int = 2, seed: int = 0, iterations: int = 20, logits=None, H_pre=None, H_post=None,
         **values) -> Recurrence:
     """Manifold-constrained hyper-connections (mHC) of Xie et al. (2025).
@@ -494,12 +483,12 @@ def mhc(*, n: int = 2, seed: int = 0, iterations: int = 20, logits=None, H_pre=N
     ``x' = (H_res + lam H_post^T H_pre) x``.
     """
     n = positive_int(n, "n", MAX_STREAMS)
-    iterations = positive_int(iterations, "iterations", 10_000)
+    iterations = positive_int(iterations, "iterations", MAX_SINKHORN_ROUNDS)
     if logits is None:
         logits = np.random.default_rng(seed).normal(size=(n, n))
     else:
         logits = np.array(matrix_arg(logits, "logits", n).evalf(), dtype=float)
-    H = sp.ImmutableMatrix(n, n, [to_exact(float(v)) for v in sinkhorn(np.exp(logits), iterations).ravel()])
+    H = sp.ImmutableMatrix(n, n, [to_exact(float(v)) for v in sinkhorn(logits, iterations).ravel()])
     pre, post = _gates(n, H_pre, H_post)
     return _streams(H, pre, post, (), name="mhc",
                     description=f"mHC, {n} streams: H_res = Sinkhorn-Knopp({iterations} steps) of exp(logits)",

@@ -25,8 +25,9 @@ import numpy as np
 import sympy as sp
 
 from ..errors import ParameterError, ShapeError
+from ..limits import MAX_ORDER
 from ..recurrence import Recurrence, r, to_exact
-from .common import LAM, MAX_ORDER, finish, positive_int
+from .common import LAM, finish, positive_int
 
 __all__ = [
     "adams_bashforth",

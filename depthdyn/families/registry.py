@@ -1,14 +1,15 @@
-"""The registry of families: names, parameters and their domains, specifications and help.
+"""The registry of families: look-up, specifications, help and update rules.
 
 One place owns what every front end needs to know about the families: the command line
 (``derive --list``, ``-p NAME=VALUE``), :func:`depthdyn.compare` (``"momentum:m=1/2"``),
-the report and the torch blocks of :mod:`depthdyn.nn` all look families up here.
+the report and the torch blocks of :mod:`depthdyn.nn` all look families up here, in the
+one table :data:`~depthdyn.families.catalogue.FAMILIES`.
 
-* :data:`FAMILIES` maps names to :class:`Family` entries (factory, summary, example
-  arguments); :func:`get_family` looks one up and suggests the nearest names for a
-  misspelt one;
+* :func:`get_family` looks an entry up and suggests the nearest names for a misspelt one;
 * :meth:`Family.params` gives the parameters with their domains, :meth:`Family.help` and
   :func:`families_help` the help text;
+* :func:`paper_rule`, :func:`rule_arguments` and :func:`rule_recurrence` give a family's
+  update rule, as its paper writes it and as the arguments that re-derive it;
 * :func:`parse_spec` reads ``FAMILY[:NAME=VALUE,...]``, :func:`build_from_assignments`
   builds a family from ``NAME=VALUE`` strings (structural arguments converted, parameter
   values parsed safely), :func:`resolve_spec` fills what a specification leaves open from
@@ -18,35 +19,14 @@ the report and the torch blocks of :mod:`depthdyn.nn` all look families up here.
 from __future__ import annotations
 
 import difflib
-import inspect
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from types import MappingProxyType
-
-import sympy as sp
+from collections.abc import Iterable, Sequence
 
 from ..errors import ParameterError, UnknownFamilyError, UnknownParameterError
 from ..parse import parse_expr, parse_value
-from ..recurrence import Param, Recurrence
-from . import literature as lit
-from .multistep import adams_bashforth, adams_moulton, bdf, from_lmm, milne_simpson, nystrom
-from .sources import (
-    dense,
-    entangled,
-    general,
-    highway,
-    hyper_connection,
-    momentum,
-    oscillator,
-    residual,
-    rezero,
-    smooth,
-    weighted,
-)
+from ..recurrence import Recurrence
+from .catalogue import FAMILIES, Family
 
 __all__ = [
-    "Family",
-    "FAMILIES",
     "get_family",
     "build",
     "suggest",
@@ -55,127 +35,10 @@ __all__ = [
     "split_top",
     "build_from_assignments",
     "resolve_spec",
+    "paper_rule",
+    "rule_arguments",
+    "rule_recurrence",
 ]
-
-# the arguments of ``general`` that the command line takes as --rho/--sigma
-_POLYNOMIALS = ("rho", "sigma")
-
-
-@dataclass(frozen=True)
-class Family:
-    """A registry entry: name, factory, one-line summary and example arguments.
-
-    ``example`` holds factory arguments (structural ones and parameter values) that make
-    every parameter but ``lam`` numeric: the gallery draws each family there, and
-    :func:`depthdyn.compare` uses them for whatever a comparison leaves open.
-    """
-
-    name: str
-    factory: Callable[..., Recurrence]
-    summary: str
-    example: Mapping[str, object] = field(default_factory=dict)
-
-    @property
-    def structural(self) -> dict[str, object]:
-        """Keyword-only structural arguments and their defaults."""
-        sig = inspect.signature(self.factory)
-        return {k: v.default for k, v in sig.parameters.items() if v.kind is inspect.Parameter.KEYWORD_ONLY}
-
-    def example_structural(self) -> dict[str, object]:
-        """The structural arguments of :attr:`example` (``k``, ``n``, ``rho`` ...)."""
-        structural = self.structural
-        return {k: v for k, v in self.example.items() if k in structural}
-
-    def params(self, **structural) -> tuple[Param, ...]:
-        """The parameters, with their domains, of the family built with ``structural``
-        arguments (default: those of :attr:`example`).
-
-        Examples
-        --------
-        >>> [(p.name, p.domain) for p in get_family("momentum").params()]
-        [('lam', Complexes), ('m', Interval.Ropen(0, 1)), ('eta', Interval(0, oo))]
-        """
-        return self.factory(**(structural or self.example_structural())).params
-
-    def help(self) -> str:
-        """A paragraph for this family: summary, structural arguments, parameters and domains."""
-        lines = [f"{self.name}: {self.summary}"]
-        structural = {k: v for k, v in self.structural.items() if k not in _POLYNOMIALS}
-        if structural:
-            lines.append("  structural: " + ", ".join(f"{k}={v!r}" for k, v in structural.items()))
-        for p in self.params():
-            text = f" ({p.description})" if p.description else ""
-            lines.append(f"  {p.name} in {sp.sstr(p.domain)}{text}")
-        if self.example:
-            lines.append("  example: " + ",".join(f"{k}={v}" for k, v in self.example.items()))
-        return "\n".join(lines)
-
-    def __call__(self, **kwargs) -> Recurrence:
-        return self.factory(**kwargs)
-
-
-def _registry() -> dict[str, Family]:
-    half, one = sp.Rational(1, 2), sp.Integer(1)
-    entries = (
-        Family("residual", residual,
-               "plain / pre-norm residual x' = x + f(LN(x)); scaled=1 for the alpha/L toy"),
-        Family("rezero", rezero, "ReZero x' = x + a f(x)", {"a": half}),
-        Family("weighted", weighted, "weighted residual x' = a x + f(x)", {"a": half}),
-        Family("highway", highway, "highway x' = g H(x) + (1 - g) x, gate g a parameter", {"g": half}),
-        Family("momentum", momentum, "second-order momentum residual v' = m v + eta f(x), x' = x + v'",
-               {"m": half, "eta": one}),
-        Family("oscillator", oscillator,
-               "oscillator toy Delta^2 x = -(beta/L)^2 x (form=block|explicit)", {"beta": one, "L": 8}),
-        Family("smooth", smooth, "C^k smooth network (r-1)^k x = h^k lam r^(k-1) x, order k", {"h": one}),
-        Family("dense", dense, "dense network with k lags x' = x[l+1-k] + h lam sum_j x[l-j]", {"h": one}),
-        Family("entangled", entangled,
-               "entangled residual x' = Gamma x + f(x) (kind=uniform|orthogonal|matrix)", {"gamma": half}),
-        Family("hyper_connection", hyper_connection,
-               "hyper-connections, n streams, x' = H_res x + H_post^T F(H_pre x)",
-               {"hres_1_1": sp.Rational(3, 4), "hpre_1": half, "hpre_2": half, "hpost_1": one, "hpost_2": one}),
-        Family("general", general, "general model rho(r) x = lam sigma(r) x (give rho, sigma)",
-               {"rho": "r**2 - r", "sigma": "r"}),
-        # linear multistep methods (depthdyn.multistep)
-        Family("adams_bashforth", adams_bashforth, "Adams-Bashforth k-step method (explicit, order k)"),
-        Family("adams_moulton", adams_moulton, "Adams-Moulton k-step method (implicit, order k+1)"),
-        Family("bdf", bdf, "backward differentiation formula, k steps (order k)"),
-        Family("nystrom", nystrom, "Nystrom k-step method (explicit; k=2 is leapfrog)"),
-        Family("milne_simpson", milne_simpson, "Milne-Simpson k-step method (implicit; k=2 is Simpson)"),
-        Family("lmm", from_lmm, "linear multistep method from alpha=[...], beta=[...] (lowest index first)",
-               {"alpha": [-1, 1], "beta": [1, 0]}),
-        # the literature (depthdyn.literature)
-        Family("lm_resnet", lit.lm_resnet, "LM-ResNet u' = (1 - k) u + k u_prev + f(u) (Lu et al. 2018)",
-               {"k": sp.Rational(-1, 10)}),
-        Family("revnet", lit.revnet, "RevNet y1 = x1 + F(x2), y2 = x2 + G(y1), lam = F'G' (Gomez et al. 2017)"),
-        Family("hamiltonian", lit.hamiltonian,
-               "Hamiltonian Verlet network, lam = -(h kappa)^2 (Haber & Ruthotto 2017; Chang et al. 2018)"),
-        Family("leapfrog", lit.leapfrog, "leapfrog network Y' = 2Y - Y_prev + h^2 f(Y) (Chang et al. 2018)",
-               {"h": one}),
-        Family("antisymmetric", lit.antisymmetric,
-               "antisymmetric block x' = x + eps s((W - W^T - gamma I) x) (Chang et al. 2019)",
-               {"eps": half, "gamma": half}),
-        Family("runge_kutta", lit.runge_kutta, "one Runge-Kutta step per block, any Butcher tableau",
-               {"h": one}),
-        Family("rk2", lit.rk2, "explicit-midpoint (RK2) block x' = R(h lam) x", {"h": one}),
-        Family("rk4", lit.rk4, "classical RK4 block x' = R(h lam) x", {"h": one}),
-        Family("momentum_sander", lit.momentum_sander,
-               "Momentum ResNet v' = gamma v + (1 - gamma) f(x) (Sander et al. 2021)",
-               {"gamma": sp.Rational(9, 10)}),
-        Family("deepnet", lit.deepnet, "DeepNorm x' = LN(alpha x + f(x)), alpha(N) (Wang et al. 2022)",
-               {"N": 8, "M": 8}),
-        Family("branch_scaled", lit.branch_scaled, "residual with branch scaled by L^-power (1/sqrt(L), 1/L)",
-               {"L": 16}),
-        Family("hc_static", lit.hc_static, "static hyper-connections at their initialisation (Zhu et al. 2025)"),
-        Family("mhc", lit.mhc, "mHC: Sinkhorn-Knopp doubly stochastic H_res (Xie et al. 2025)"),
-        Family("mhc_lite", lit.mhc_lite, "mHC-lite: H_res a convex combination of permutations (Yang & Gao 2026)",
-               {"w_1": sp.Rational(3, 4)}),
-        Family("kromhc", lit.kromhc, "KromHC: H_res a Kronecker product of 2x2 doubly stochastic factors",
-               {"a_1": sp.Rational(3, 4), "a_2": sp.Rational(9, 10)}),
-    )
-    return {f.name: f for f in entries}
-
-
-FAMILIES: Mapping[str, Family] = MappingProxyType(_registry())
 
 
 def suggest(name: str, choices: Iterable[str]) -> str:
@@ -219,7 +82,7 @@ def families_help() -> str:
     width = max(map(len, FAMILIES))
     lines = []
     for name, fam in FAMILIES.items():
-        extra = ", ".join(f"{k}={v!r}" for k, v in fam.structural.items() if k not in _POLYNOMIALS)
+        extra = ", ".join(f"{k}={v!r}" for k, v in fam.options.items())
         lines.append(f"{name:<{width}}  {fam.summary}" + (f"  [{extra}]" if extra else ""))
     return "\n".join(lines) + "\n"
 
@@ -350,3 +213,25 @@ def resolve_spec(spec) -> tuple[str, Recurrence, dict]:
     rec = build_from_assignments(name, given + extra, rho, sigma)
     filled = {k: v for k, v in fam.example.items() if k in rec.param_names and k != rec.lam}
     return label, (rec.subs(filled) if filled else rec), filled
+
+
+# ------------------------------------------------------------------ update rules
+def paper_rule(family: str) -> str:
+    """The update rule of ``family`` as its paper writes it, with the reading used (``""`` for a
+    name that is no built-in family, such as a recurrence made by :func:`~depthdyn.rules.from_rule`).
+
+    >>> paper_rule("momentum")
+    "v' = m v + eta f(LN(x)); x' = x + v'"
+    """
+    entry = FAMILIES.get(family)
+    return entry.paper_rule() if entry is not None else ""
+
+
+def rule_arguments(family: str, **structural) -> dict:
+    """The :func:`~depthdyn.rules.from_rule` arguments of ``family`` at its structural arguments."""
+    return get_family(family).rule_arguments(**structural)
+
+
+def rule_recurrence(family: str, *, rule: str | None = None, **structural) -> Recurrence:
+    """``family`` derived from its update rule (``rule`` replaces the text, e.g. to mutate it)."""
+    return get_family(family).from_rule(rule=rule, **structural)

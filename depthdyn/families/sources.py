@@ -17,13 +17,12 @@ import random
 import sympy as sp
 
 from ..errors import DegreeTooLargeError, ParameterError, ParseError
+from ..limits import MAX_ORDER, MAX_STREAMS
 from ..parse import as_sympy, free_names, parse_expr
 from ..recurrence import COMPLEXES, REALS, Param, Realisation, Recurrence, r, signed_pascal
 from .common import (
     DEPTH,
     LAM,
-    MAX_ORDER,
-    MAX_STREAMS,
     NONNEG,
     STEP,
     UNIT,

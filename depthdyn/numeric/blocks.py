@@ -16,11 +16,11 @@ from .simulate import (
     DEFAULT_THRESHOLD,
     SimulationOverflowError,
     Trajectory,
-    _as_numeric,
-    _bad_entries,
-    _depth,
-    _report,
-    _row_ok,
+    as_numeric,
+    bad_entries,
+    checked_depth,
+    overflow_report,
+    row_ok,
 )
 
 __all__ = ["BLOCKS", "simulate_block"]
@@ -68,7 +68,7 @@ def _block_params(family: str, params: dict) -> dict:
     out = dict(params)
     if family in ("entangled", "hyper_connection"):
         for key in names:
-            out[key] = _as_numeric(key, params[key])
+            out[key] = as_numeric(key, params[key])
         return out
     k = {"k": params.get("k", 2)} if family in ("smooth", "dense") else {}
     rec = getattr(families, family)(**k)
@@ -154,16 +154,16 @@ def simulate_block(
     >>> res.values.shape
     (51, 2)
     """
-    L = _depth(L)
+    L = checked_depth(L)
     P = _block_params(family, params)
-    x = _as_numeric("x0", x0)
+    x = as_numeric("x0", x0)
     k = P.get("k", 1) if family in ("smooth", "dense") else 1
-    history = [_as_numeric("history", h) for h in params.get("history", [x] * (k - 1))]
+    history = [as_numeric("history", h) for h in params.get("history", [x] * (k - 1))]
     if len(history) != k - 1:
         raise ParameterError(f"history must hold the {k - 1} values x_-1 .. x_-{k - 1}, got {len(history)}")
     hist = [np.broadcast_to(h, x.shape) for h in history[::-1]] + [x]
     past_f = [_checked(family, f, h) for h in hist[:-1]] if family == "dense" else []
-    extra = {"v": _as_numeric("v0", params.get("v0", 0.0)), "f": past_f}
+    extra = {"v": as_numeric("v0", params.get("v0", 0.0)), "f": past_f}
     out = np.empty((L + 1,) + x.shape, x.dtype) if full else None
     with np.errstate(over="ignore", invalid="ignore"):
         for l in range(L + 1):  # noqa: E741 - the layer index
@@ -175,9 +175,9 @@ def simulate_block(
                         "give x0 the full batch shape"
                     )
                 hist = (hist + [new])[-max(k, 1) :]
-            if not _row_ok(np.ascontiguousarray(hist[-1]), threshold):
-                bad = _bad_entries(hist[-1], threshold, False)
-                raise SimulationOverflowError(_report(l, bad, x.shape, threshold))
+            if not row_ok(np.ascontiguousarray(hist[-1]), threshold):
+                bad = bad_entries(hist[-1], threshold, False)
+                raise SimulationOverflowError(overflow_report(l, bad, x.shape, threshold))
             if full:
                 out[l] = hist[-1]
     return Trajectory(out, np.array(hist[-1]), L, f"{family} block: {BLOCKS[family][1]}", family)

@@ -19,14 +19,10 @@ import numpy as np
 import sympy as sp
 
 from ..errors import ArrayTooLargeError, DomainError, ParameterError, ShapeError, UnknownParameterError
+from ..limits import MAX_BYTES
 
-__all__ = ["batch_coefficients", "prepare_values", "monic_columns", "MAX_BYTES", "check_size"]
+__all__ = ["batch_coefficients", "prepare_values", "monic_columns", "check_size"]
 
-#: Largest array the numeric layer allocates in one piece (bytes); larger requests raise
-#: :class:`~depthdyn.errors.ArrayTooLargeError` up front instead of a MemoryError midway.
-#: Chunked paths (:func:`~depthdyn.numeric.masks.stability_mask`,
-#: :func:`~depthdyn.numeric.spectra.spectral_radius`) never need more than a few MiB.
-MAX_BYTES = 8 * 2**30
 
 
 def check_size(what: str, count: int, itemsize: int, way_out: str) -> None:
@@ -35,12 +31,12 @@ def check_size(what: str, count: int, itemsize: int, way_out: str) -> None:
     if need > MAX_BYTES:
         raise ArrayTooLargeError(
             f"{what} needs {need / 2**30:.3g} GiB at once (limit {MAX_BYTES / 2**30:.3g} GiB, "
-            f"depthdyn.numeric.bridge.MAX_BYTES): {way_out}")
+            f"depthdyn.limits.MAX_BYTES): {way_out}")
 
 
 @dataclass(frozen=True)
-class _Compiled:
-    """Compiled coefficient entries of one recurrence (see :func:`_compile`)."""
+class CompiledEntries:
+    """Compiled coefficient entries of one recurrence (see :func:`compile_entries`)."""
 
     names: tuple[str, ...]
     used: tuple[bool, ...]  # does parameter i appear in any coefficient?
@@ -65,7 +61,9 @@ def _constant(expr: sp.Expr):
 
 
 @functools.lru_cache(maxsize=256)
-def _compile(rec) -> _Compiled:
+def compile_entries(rec) -> CompiledEntries:
+    """The coefficient entries of ``rec`` as NumPy callables of all its parameters (constants
+    as Python numbers), compiled once per recurrence (cached)."""
     symbols = [p.symbol for p in rec.params]
     free = set().union(*(A.free_symbols for A in rec.coeffs))
     entries, cplx = [], False
@@ -85,7 +83,7 @@ def _compile(rec) -> _Compiled:
             rows.append(tuple(row))
         entries.append(tuple(rows))
     used = tuple(s in free for s in symbols)
-    return _Compiled(rec.param_names, used, tuple(entries), cplx)
+    return CompiledEntries(rec.param_names, used, tuple(entries), cplx)
 
 
 def _domain_text(domain) -> str:
@@ -221,11 +219,12 @@ def prepare_values(rec, values: Mapping | None = None, **kw) -> tuple[dict[str, 
     ------
     UnknownParameterError, ParameterError, DomainError, ShapeError
     """
-    return _prepare(rec, {**dict(values or {}), **kw}, check_finite=True)
+    return prepare_given(rec, {**dict(values or {}), **kw}, check_finite=True)
 
 
-def _prepare(rec, given: dict, check_finite: bool) -> tuple[dict[str, np.ndarray], tuple]:
-    """:func:`prepare_values`; ``check_finite=False`` leaves the NaN/inf scan to the caller."""
+def prepare_given(rec, given: dict, check_finite: bool) -> tuple[dict[str, np.ndarray], tuple]:
+    """:func:`prepare_values` of the mapping ``given``; ``check_finite=False`` leaves the NaN/inf
+    scan to the caller."""
     items = {getattr(k, "name", str(k)): v for k, v in given.items()}
     names = rec.param_names
     unknown = sorted(set(items) - set(names))
@@ -294,7 +293,7 @@ def monic_columns(rec, values: Mapping | None = None, **kw) -> tuple[list, tuple
             f"monic_columns needs a scalar recurrence; {rec.name} has {rec.dim}x{rec.dim} coefficients"
         )
     arrays, batch = prepare_values(rec, values, **kw)
-    comp = _compile(rec)
+    comp = compile_entries(rec)
     args = [arrays[n] for n in comp.names]
     cols = [_evaluate(e[0][0], args, batch) for e in comp.entries]
     a0 = cols[0]
@@ -355,7 +354,7 @@ def batch_coefficients(rec, values: Mapping | None = None, **kw) -> np.ndarray:
             out[..., j] = c
         return out
     arrays, batch = prepare_values(rec, values, **kw)
-    comp = _compile(rec)
+    comp = compile_entries(rec)
     args = [arrays[n] for n in comp.names]
     n, p1 = rec.dim, len(comp.entries)
     vals = [[[_evaluate(e, args, batch) for e in row] for row in A] for A in comp.entries]

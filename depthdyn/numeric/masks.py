@@ -27,13 +27,13 @@ import functools
 import numpy as np
 
 from ..errors import ParameterError, ShapeError
-from .bridge import _compile, prepare_values
+from .bridge import compile_entries, prepare_values
 
 __all__ = ["schur_cohn", "stability_mask"]
 _CHUNK = 1 << 15  # points per chunk: the buffers of one chunk stay in the L2 cache
 
 
-def _schur_cohn_chunk(cols: list, shape: tuple, tol: float) -> tuple[np.ndarray, np.ndarray]:
+def schur_cohn_chunk(cols: list, shape: tuple, tol: float) -> tuple[np.ndarray, np.ndarray]:
     """Strict and marginal verdicts for one chunk; ``cols`` are ``a_0..a_n`` (broadcastable)."""
     n = len(cols) - 1
     for c in cols:  # a NaN would compare False everywhere below: a silent "unstable"
@@ -122,19 +122,19 @@ def schur_cohn(coeffs, *, tol: float = 1e-12) -> tuple[np.ndarray, np.ndarray]:
     for s in range(0, flat.shape[0], _CHUNK):
         blk = flat[s : s + _CHUNK]
         cols = [np.ascontiguousarray(blk[:, j]) for j in range(blk.shape[1])]
-        strict[s : s + _CHUNK], marginal[s : s + _CHUNK] = _schur_cohn_chunk(cols, (blk.shape[0],), tol)
+        strict[s : s + _CHUNK], marginal[s : s + _CHUNK] = schur_cohn_chunk(cols, (blk.shape[0],), tol)
     return strict.reshape(batch), marginal.reshape(batch)
 
 
 @functools.lru_cache(maxsize=64)
-def _charpoly_entries(rec) -> tuple:
+def charpoly_entries(rec) -> tuple:
     """Compiled coefficients of the characteristic polynomial (``det`` for matrix families)."""
     import sympy as sp
 
     from ..recurrence import r
 
     if rec.is_scalar:
-        return tuple(e[0][0] for e in _compile(rec).entries)
+        return tuple(e[0][0] for e in compile_entries(rec).entries)
     syms = [p.symbol for p in rec.params]
     out = []
     for c in sp.Poly(rec.charpoly(), r).all_coeffs():
@@ -148,7 +148,8 @@ def _charpoly_entries(rec) -> tuple:
     return tuple(out)
 
 
-def _evaluate(entries: tuple, args: list) -> list:
+def evaluate_entries(entries: tuple, args: list) -> list:
+    """Each compiled entry at the parameter arrays ``args`` (constants as they are)."""
     with np.errstate(all="ignore"):
         return [e(*args) if callable(e) else e for e in entries]
 
@@ -158,17 +159,17 @@ def _rows(batch: tuple) -> tuple[int, int]:
     return batch[0], max(1, _CHUNK // max(rest, 1))
 
 
-def _chunked_mask(rec, arg_rows, batch: tuple, tol: float) -> tuple[np.ndarray, np.ndarray]:
+def chunked_mask(rec, arg_rows, batch: tuple, tol: float) -> tuple[np.ndarray, np.ndarray]:
     """Schur–Cohn over a batch, evaluating the coefficients chunk by chunk along axis 0."""
-    entries = _charpoly_entries(rec)
+    entries = charpoly_entries(rec)
     strict = np.empty(batch, dtype=bool)
     marginal = np.empty(batch, dtype=bool)
     n0, step = _rows(batch)
     for s in range(0, n0, step):
         args = arg_rows(s, min(n0, s + step))
         shape = (min(n0, s + step) - s,) + batch[1:]
-        cols = _evaluate(entries, args)
-        strict[s : s + step], marginal[s : s + step] = _schur_cohn_chunk(cols, shape, tol)
+        cols = evaluate_entries(entries, args)
+        strict[s : s + step], marginal[s : s + step] = schur_cohn_chunk(cols, shape, tol)
     return strict, marginal
 
 
@@ -190,7 +191,7 @@ def stability_mask(rec, values=None, *, tol: float = 1e-12, **kw) -> tuple[np.nd
     """
     arrays, batch = prepare_values(rec, values, **kw)
     shaped = (1,) if batch == () else batch
-    comp = _compile(rec)
+    comp = compile_entries(rec)
     padded = [
         np.reshape(arrays[n], (1,) * (len(shaped) - np.ndim(arrays[n])) + np.shape(arrays[n]))
         for n in comp.names
@@ -199,5 +200,5 @@ def stability_mask(rec, values=None, *, tol: float = 1e-12, **kw) -> tuple[np.nd
     def arg_rows(s, e):
         return [x if x.shape[0] == 1 else x[s:e] for x in padded]
 
-    strict, marginal = _chunked_mask(rec, arg_rows, shaped, tol)
+    strict, marginal = chunked_mask(rec, arg_rows, shaped, tol)
     return strict.reshape(batch), marginal.reshape(batch)

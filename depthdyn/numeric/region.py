@@ -27,8 +27,8 @@ import numpy as np
 
 from ..errors import ParameterError, UnknownParameterError
 from ..records import Record
-from .bridge import _compile, prepare_values
-from .masks import _charpoly_entries, _chunked_mask, _evaluate, _schur_cohn_chunk
+from .bridge import compile_entries, prepare_values
+from .masks import charpoly_entries, chunked_mask, evaluate_entries, schur_cohn_chunk
 
 __all__ = ["boundary_locus", "StabilityRegion", "stability_region"]
 
@@ -426,7 +426,7 @@ def stability_region(
         im_ = X if parts.get(xn) == "im" else Y if parts.get(yn) == "im" else np.zeros(1)
         check[lam] = np.concatenate([re_ + 1j * im_[0], re_[0] + 1j * im_]) if im_.any() else re_ + 0.0
     prepare_values(rec, check)  # names, domains, finiteness
-    comp = _compile(rec)
+    comp = compile_entries(rec)
 
     def args_at(xv, yv):
         """Arguments of the compiled coefficients at x-values ``xv`` and y-values ``yv``."""
@@ -454,8 +454,8 @@ def stability_region(
             strict, rows, cols = filled
             marginal = strict.copy()
             pts = args_at(X[cols], Y[rows])
-            cols_ = _evaluate(_charpoly_entries(rec), pts)
-            strict[rows, cols], marginal[rows, cols] = _schur_cohn_chunk(cols_, rows.shape, tol)
+            cols_ = evaluate_entries(charpoly_entries(rec), pts)
+            strict[rows, cols], marginal[rows, cols] = schur_cohn_chunk(cols_, rows.shape, tol)
             used = "boundary-locus winding number, Schur-Cohn next to the boundary"
     if strict is None:
         if method == "locus":
@@ -463,7 +463,7 @@ def stability_region(
                 "the boundary-locus fill needs axes re(lam), im(lam), a family linear in lam "
                 "and sigma without roots on the unit circle; use method='auto'"
             )
-        strict, marginal = _chunked_mask(rec, arg_rows, (len(Y), len(X)), tol)
+        strict, marginal = chunked_mask(rec, arg_rows, (len(Y), len(X)), tol)
     if impossible:
         strict = np.zeros_like(strict)
         notes.append(impossible)

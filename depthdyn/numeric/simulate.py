@@ -29,9 +29,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import ArrayTooLargeError, DepthdynError, ParameterError, ShapeError
+from ..limits import MAX_LAYERS
 from ..records import Record
-from ._powers import _final, _ill_conditioned
 from .bridge import check_size
+from .powers import final_by_squaring, ill_conditioned
 
 __all__ = [
     "DEFAULT_THRESHOLD",
@@ -46,9 +47,6 @@ __all__ = [
 
 #: Magnitude above which a simulated value counts as overflowing.
 DEFAULT_THRESHOLD = 1e300
-#: Most layers :func:`trajectory` stores in an array it allocates; its memory is also capped
-#: (``depthdyn.numeric.bridge.MAX_BYTES``), both checked before any work.
-MAX_LAYERS = 10**6
 
 
 @dataclass(frozen=True)
@@ -88,7 +86,10 @@ class SimulationOverflowError(DepthdynError, OverflowError):
         return (type(self), (self.report,))
 
 
-def _report(layer: int, bad: np.ndarray, batch: tuple, threshold: float, flat_ids=None) -> OverflowReport:
+def overflow_report(layer: int, bad: np.ndarray, batch: tuple, threshold: float,
+                    flat_ids=None) -> OverflowReport:
+    """The :class:`OverflowReport` of the entries flagged in ``bad`` (a mask over ``batch``, or over
+    the flat indices ``flat_ids`` of it) at ``layer``."""
     flat = np.flatnonzero(bad)
     if flat_ids is not None:
         flat = flat_ids[flat]
@@ -96,7 +97,7 @@ def _report(layer: int, bad: np.ndarray, batch: tuple, threshold: float, flat_id
     return OverflowReport(int(layer), int(flat.size), int(np.prod(batch, dtype=np.int64)), first, threshold)
 
 
-def _row_ok(row: np.ndarray, threshold: float) -> bool:
+def row_ok(row: np.ndarray, threshold: float) -> bool:
     """True when every entry is finite and within ``threshold`` (NaN compares false)."""
     if row.size == 0:
         return True
@@ -107,7 +108,9 @@ def _row_ok(row: np.ndarray, threshold: float) -> bool:
     return bool(v.max() <= threshold) and bool(v.min() >= -threshold)
 
 
-def _bad_entries(row: np.ndarray, threshold: float, matrix: bool) -> np.ndarray:
+def bad_entries(row: np.ndarray, threshold: float, matrix: bool) -> np.ndarray:
+    """Mask of the batch entries of ``row`` that are non-finite or beyond ``threshold`` (for
+    ``matrix`` states, any component of the entry's vector)."""
     with np.errstate(invalid="ignore"):
         bad = ~(np.abs(row) <= threshold)
     return bad.any(axis=-1) if matrix else bad
@@ -115,7 +118,9 @@ def _bad_entries(row: np.ndarray, threshold: float, matrix: bool) -> np.ndarray:
 
 # ------------------------------------------------------------------- preparation
 @dataclass(frozen=True)
-class _Problem:
+class Problem:
+    """A validated batch of monic recurrences and initial values, as :func:`prepare_problem` makes it."""
+
     cols: tuple  # C_1..C_p with x_{l+p} = sum_j C_j x_{l+p-j}; scalar or contiguous array
     init: tuple  # x_0..x_{p-1}, each of shape batch (+ (n,))
     batch: tuple
@@ -127,7 +132,9 @@ class _Problem:
         return len(self.cols)
 
 
-def _as_numeric(name: str, value) -> np.ndarray:
+def as_numeric(name: str, value) -> np.ndarray:
+    """``value`` as a float64 or complex128 array; a :class:`ParameterError` naming ``name`` for
+    non-numeric or non-finite input."""
     arr = np.asarray(value)
     if arr.dtype.kind not in "biufc" or arr.dtype == bool:
         raise ParameterError(f"{name} must be a numeric array, got dtype {arr.dtype}")
@@ -150,7 +157,8 @@ def _threshold(threshold) -> float:
     return t
 
 
-def _depth(L) -> int:
+def checked_depth(L) -> int:
+    """The number of layers ``L`` as an ``int``, refusing anything but a non-negative integer."""
     if isinstance(L, (bool, np.bool_)) or not isinstance(L, (int, np.integer)) or L < 0:
         raise ParameterError(f"the number of layers L must be a non-negative integer, got {L!r}")
     return int(L)
@@ -164,9 +172,10 @@ def _constant_or_array(col: np.ndarray):
     return np.ascontiguousarray(col)
 
 
-def _prepare(coeffs, init, matrix: bool) -> _Problem:
-    a = _as_numeric("coeffs", coeffs)
-    x = _as_numeric("init", init)
+def prepare_problem(coeffs, init, matrix: bool) -> Problem:
+    """``coeffs`` and ``init`` (see the module's conventions), validated and made monic."""
+    a = as_numeric("coeffs", coeffs)
+    x = as_numeric("init", init)
     if matrix:
         if a.ndim < 3 or a.shape[-1] != a.shape[-2] or a.shape[-3] < 2:
             raise ShapeError(f"matrix coeffs must have shape batch + (p+1, n, n) with p >= 1, got {a.shape}")
@@ -205,7 +214,7 @@ def _prepare(coeffs, init, matrix: bool) -> _Problem:
     else:
         cols = tuple(_constant_or_array(np.broadcast_to(-a[..., j], batch)) for j in range(1, p + 1))
         x0 = tuple(np.array(np.broadcast_to(x[..., j], batch), dtype=dtype) for j in range(p))
-    return _Problem(cols, x0, batch, dtype, matrix)
+    return Problem(cols, x0, batch, dtype, matrix)
 
 
 def initial_from_velocity(coeffs, x0, v0, convention: str = "backward", *, matrix: bool = False
@@ -235,14 +244,15 @@ def initial_from_velocity(coeffs, x0, v0, convention: str = "backward", *, matri
     """
     if convention not in ("backward", "forward"):
         raise ParameterError(f"convention must be 'backward' or 'forward', got {convention!r}")
-    a = _as_numeric("coeffs", coeffs)
+    a = as_numeric("coeffs", coeffs)
     if a.shape[-3 if matrix else -1] != 3:
         raise ShapeError(f"a velocity needs an order-2 recurrence (3 coefficients), got coeffs {a.shape}")
-    x0, v0 = _as_numeric("x0", x0), _as_numeric("v0", v0)
+    x0, v0 = as_numeric("x0", x0), as_numeric("v0", v0)
     if convention == "forward":
         x1 = x0 + v0
     else:
-        prob = _prepare(a, np.stack(np.broadcast_arrays(x0, x0 - v0), axis=-2 if matrix else -1), matrix)
+        pair = np.stack(np.broadcast_arrays(x0, x0 - v0), axis=-2 if matrix else -1)
+        prob = prepare_problem(a, pair, matrix)
         x1 = _combine(prob.cols, prob.init[::-1], None, matrix)  # x_1 from (x_{-1}, x_0)
     return np.stack(np.broadcast_arrays(x0, x1), axis=-2 if matrix else -1)
 
@@ -269,29 +279,29 @@ def _combine(cols, rows, out, matrix: bool, tmp=None):
     return out
 
 
-def _run(prob: _Problem, L: int, rows_at, threshold: float) -> None:
+def _run(prob: Problem, L: int, rows_at, threshold: float) -> None:
     """Write ``x_0 .. x_L`` into ``rows_at(l)``; raise :class:`_Stop` on overflow."""
     p = prob.order
     rows = []
     for j in range(min(p, L + 1)):
         row = rows_at(j)
         np.copyto(row, prob.init[j])
-        if not _row_ok(row, threshold):
-            raise _Stop(j, _bad_entries(row, threshold, prob.matrix))
+        if not row_ok(row, threshold):
+            raise _Stop(j, bad_entries(row, threshold, prob.matrix))
         rows.append(row)
     tmp = np.empty(prob.init[0].shape, prob.dtype) if p > 1 else None
     with np.errstate(over="ignore", invalid="ignore"):
         for l in range(p, L + 1):  # noqa: E741 - the layer index
             new = _combine(prob.cols, rows, rows_at(l), prob.matrix, tmp)
-            if not _row_ok(new, threshold):
-                raise _Stop(l, _bad_entries(new, threshold, prob.matrix))
+            if not row_ok(new, threshold):
+                raise _Stop(l, bad_entries(new, threshold, prob.matrix))
             rows = rows[1:] + [new]
 
 
 def _check_layers(L: int) -> None:  # before any work: the layer loop alone takes ~10 us a layer
     if L > MAX_LAYERS:
         raise ArrayTooLargeError(
-            f"a stored trajectory of {L} layers exceeds the limit of {MAX_LAYERS} (depthdyn.numeric.simulate."
+            f"a stored trajectory of {L} layers exceeds the limit of {MAX_LAYERS} (depthdyn.limits."
             "MAX_LAYERS); keep only x_L (final_state, or simulate(..., full=False): O(log L) steps), "
             "use fewer layers, or pass out= a numpy.memmap on disk")
 
@@ -335,10 +345,10 @@ def trajectory(coeffs, init, L, *, out=None, matrix: bool = False, threshold: fl
     >>> trajectory([1.0, -1.0, -1.0], [0.0, 1.0], 6)   # Fibonacci
     array([0., 1., 1., 2., 3., 5., 8.])
     """
-    L, threshold = _depth(L), _threshold(threshold)
+    L, threshold = checked_depth(L), _threshold(threshold)
     if out is None:
         _check_layers(L)
-    prob = _prepare(coeffs, init, matrix)
+    prob = prepare_problem(coeffs, init, matrix)
     shape = (L + 1,) + prob.init[0].shape
     if out is None:
         check_size(f"a trajectory of {L + 1} layers x {int(np.prod(shape[1:]))} entries",
@@ -352,12 +362,12 @@ def trajectory(coeffs, init, L, *, out=None, matrix: bool = False, threshold: fl
     try:
         _run(prob, L, lambda l: out[l, ...], threshold)  # noqa: E741
     except _Stop as stop:
-        raise SimulationOverflowError(_report(stop.layer, stop.bad, prob.batch, threshold)) from None
+        raise SimulationOverflowError(overflow_report(stop.layer, stop.bad, prob.batch, threshold)) from None
     return out
 
 
 # ------------------------------------------------------------- repeated squaring
-def _subset(prob: _Problem, flat: np.ndarray) -> _Problem:
+def _subset(prob: Problem, flat: np.ndarray) -> Problem:
     def take(a):
         if np.ndim(a) == 0:
             return a
@@ -365,7 +375,7 @@ def _subset(prob: _Problem, flat: np.ndarray) -> _Problem:
         return np.ascontiguousarray(a.reshape((-1,) + tail)[flat])
 
     cols, init = tuple(map(take, prob.cols)), tuple(map(take, prob.init))
-    return _Problem(cols, init, (flat.size,), prob.dtype, prob.matrix)
+    return Problem(cols, init, (flat.size,), prob.dtype, prob.matrix)
 
 
 def final_state(coeffs, init, L, *, matrix: bool = False, threshold: float = DEFAULT_THRESHOLD) -> np.ndarray:
@@ -403,12 +413,12 @@ def final_state(coeffs, init, L, *, matrix: bool = False, threshold: float = DEF
     >>> final_state([1.0, -1.0, -1.0], [0.0, 1.0], 90)   # Fibonacci F_90
     array(2.88006719e+18)
     """
-    L, threshold = _depth(L), _threshold(threshold)
-    prob = _prepare(coeffs, init, matrix)
-    x = _final(prob, L)
-    bad = _bad_entries(x, threshold, matrix)
+    L, threshold = checked_depth(L), _threshold(threshold)
+    prob = prepare_problem(coeffs, init, matrix)
+    x = final_by_squaring(prob, L)
+    bad = bad_entries(x, threshold, matrix)
     # clustered roots: powers of the non-normal companion lose digits, the layer loop does not
-    slow = _ill_conditioned(prob) if L >= prob.order else np.zeros(bad.shape, bool)
+    slow = ill_conditioned(prob) if L >= prob.order else np.zeros(bad.shape, bool)
     if not (bad | slow).any():
         return x
     flat = np.flatnonzero(bad | slow)
@@ -419,7 +429,7 @@ def final_state(coeffs, init, L, *, matrix: bool = False, threshold: float = DEF
     except _Stop as stop:
         bad = bad.copy()
         bad.reshape(-1)[flat[stop.bad.reshape(-1)]] = True
-        report = _report(stop.layer, bad, prob.batch, threshold)
+        report = overflow_report(stop.layer, bad, prob.batch, threshold)
         raise SimulationOverflowError(report) from None
     x.reshape((-1,) + x.shape[len(prob.batch):])[flat] = ring[L % len(ring)]
     return x
@@ -494,7 +504,7 @@ def simulate(rec, initial, L, /, *, convention: str = "values", full: bool = Tru
     if convention not in _CONVENTIONS:
         raise ParameterError(f"convention must be one of {sorted(_CONVENTIONS)}, got {convention!r}")
     if full:
-        _check_layers(_depth(L))
+        _check_layers(checked_depth(L))
     coeffs = batch_coefficients(rec, values, **kw)
     matrix = not rec.is_scalar
     try:

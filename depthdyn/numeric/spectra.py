@@ -71,7 +71,7 @@ def _radius_quadratic(b, c, work: _Work | None = None, tol: float | None = None)
     non-negative terms, and it is the radius (the other root, ``c/q``, is not larger).
     ``sqrt(D)`` is formed from its larger component, without cancellation. The work is
     done in place in reused buffers: allocation, not arithmetic, dominates a chunk loop
-    otherwise. With ``tol``, also the points near a double root that :func:`_near_double`
+    otherwise. With ``tol``, also the points near a double root that :func:`near_double`
     flags, from the same ``|D|``: ``|D| < (4 k |q|)^2`` (``|q| = (|b| + 2 sqrt|c|)/4`` there).
     """
     b, c = np.asarray(b), np.asarray(c)
@@ -126,7 +126,7 @@ def _radius_quadratic(b, c, work: _Work | None = None, tol: float | None = None)
     return out, flags
 
 
-def _near_double(b, c, tol: float) -> np.ndarray:
+def near_double(b, c, tol: float) -> np.ndarray:
     """Points of ``r^2 + b r + c`` whose roots float64 gets to worse than ``tol`` relative.
 
     The estimate of :func:`_relative_error`, ``8 p eps S / (|r_1 - r_2| |r|)`` with
@@ -197,7 +197,7 @@ def _scaled(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return out, k
 
 
-def _radius_chunk(cols: list, work: _Work | None, tol: float,
+def radius_chunk(cols: list, work: _Work | None, tol: float,
                   radius_only: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Spectral radius of one chunk and the points where it cannot be trusted to ``tol``.
 
@@ -294,7 +294,7 @@ def spectral_radius(coeffs, values=None, *, matrix: bool = False, tol: float = 1
     step = max(1, (1 << 15) if a.shape[-1] <= 3 else CHUNK_BYTES // (16 * a.shape[-1] ** 2))
     work = _Work(9)
     for s in range(0, flat.shape[0], step):
-        out[s : s + step], flags[s : s + step] = _radius_chunk(
+        out[s : s + step], flags[s : s + step] = radius_chunk(
             [flat[s : s + step, j] for j in range(a.shape[-1])], work, tol, radius_only=True)
     _refine_radius(out, flags, lambda pos: sp.Poly([_exact(c) for c in flat[pos[0]]], _r), max_refine)
     _finite_roots(out)
@@ -309,16 +309,16 @@ def _finite_roots(out: np.ndarray) -> None:
 
 
 def _radius_of(rec, values, tol: float, max_refine: int, **kw) -> np.ndarray:
-    from .bridge import _compile, _prepare
+    from .bridge import compile_entries, prepare_given
 
     if not rec.is_scalar:
         spec = spectrum(rec, values, tol=tol, max_refine=max_refine, **kw)
         if spec.n_refined < int(spec.flagged.sum()):
             raise ParameterError(f"more than max_refine={max_refine} points need refinement; raise it")
         return spec.radius
-    arrays, batch = _prepare(rec, {**dict(values or {}), **kw}, check_finite=False)  # checked below
+    arrays, batch = prepare_given(rec, {**dict(values or {}), **kw}, check_finite=False)  # checked below
     shaped = batch or (1,)
-    comp = _compile(rec)
+    comp = compile_entries(rec)
     args = [
         np.reshape(arrays[n], (1,) * (len(shaped) - np.ndim(arrays[n])) + np.shape(arrays[n]))
         for n in comp.names
@@ -335,7 +335,7 @@ def _radius_of(rec, values, tol: float, max_refine: int, **kw) -> np.ndarray:
             if np.any(np.asarray(cols[0]) == 0):
                 raise ParameterError(f"the leading coefficient of {rec.name} vanishes at some points")
         with np.errstate(all="ignore"):  # non-finite results are reported just below
-            rad, flag = _radius_chunk(cols, work, tol, radius_only=True)
+            rad, flag = radius_chunk(cols, work, tol, radius_only=True)
             out[s : s + step], flags[s : s + step] = rad, flag
     if not np.isfinite(out).all():  # a NaN/inf value (the scan names it) or an overflow
         prepare_values(rec, values, **kw)

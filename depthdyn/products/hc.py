@@ -15,11 +15,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import ParameterError
+from ..mixing import sinkhorn
 from ..records import Record
 from .lyapunov import ProductOverflowError, SingularProductError, as_layers
-from .mixing import sinkhorn
 
-__all__ = ["sinkhorn", "CompositeGains", "composite_gains", "HcComparison", "hc_vs_mhc"]
+__all__ = ["CompositeGains", "composite_gains", "HcComparison", "hc_vs_mhc"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -125,15 +125,13 @@ class HcComparison(Record):
     def _latex(self) -> str:
         return self.hc._latex() + r",\quad " + self.mhc._latex()
 
-    def to_json(self) -> dict:
-        return {"hc": self.hc.to_json(), "mhc": self.mhc.to_json(), "seed": self.seed, "scale": self.scale}
-
 
 def hc_vs_mhc(layers: int = 60, n: int = 4, *, samples: int = 1, seed: int = 0,
               scale: float = 0.5) -> HcComparison:
     """HC against mHC on the same seeded ``H_res`` logits ``I + scale * G / sqrt(n)``.
 
-    HC uses the matrices as they are (unconstrained); mHC uses ``sinkhorn(exp(H))``.
+    HC uses the matrices as they are (unconstrained); mHC projects them with
+    :func:`depthdyn.mixing.sinkhorn` (the matrices as logits, run to convergence).
     """
     if isinstance(layers, bool) or not isinstance(layers, int) or layers < 1:
         raise ParameterError(f"layers must be a positive integer, got {layers!r}")
@@ -141,4 +139,4 @@ def hc_vs_mhc(layers: int = 60, n: int = 4, *, samples: int = 1, seed: int = 0,
 
     H = random_layers("hc", n, layers, samples, seed=seed, scale=scale)
     return HcComparison(composite_gains(H, "HC (unconstrained H_res)"),
-                        composite_gains(sinkhorn(np.exp(H)), "mHC (Sinkhorn doubly stochastic)"), seed, scale)
+                        composite_gains(sinkhorn(H), "mHC (Sinkhorn doubly stochastic)"), seed, scale)

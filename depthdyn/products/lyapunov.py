@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import DepthdynError, ParameterError, ShapeError
+from ..mixing import sinkhorn
 from ..records import Record
 
 __all__ = [
@@ -277,6 +278,4 @@ def random_layers(kind: str, n: int, layers: int, samples: int = 1, *, seed: int
         return Q * np.sign(np.diagonal(R, axis1=-2, axis2=-1))[..., None, :]
     if kind == "hc":
         return np.eye(n) + G * (scale / np.sqrt(n))
-    from .mixing import sinkhorn
-
-    return sinkhorn(np.exp(scale * G))
+    return sinkhorn(scale * G)

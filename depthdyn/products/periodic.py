@@ -26,18 +26,15 @@ import numpy as np
 import sympy as sp
 
 from ..errors import DegreeTooLargeError, DomainError, ParameterError, ShapeError
+from ..limits import MAX_PERIOD, MAX_STATE
 from ..printing import sstr, tex
 from ..records import Record
-from ..recurrence import Param, Recurrence, _rename, as_square_matrix, to_exact
-from ..symbolic.statespace import _next_rows
+from ..recurrence import Param, Recurrence, as_square_matrix, to_exact, with_param_symbols
+from ..symbolic.statespace import next_rows
 
-__all__ = ["Periodic", "periodic", "layer_matrix", "state_matrices", "MAX_PERIOD", "MAX_STATE", "Switch",
+__all__ = ["Periodic", "periodic", "layer_matrix", "state_matrices", "Switch",
            "stability_switches"]
 
-#: Longest period accepted for exact work (a product of this many symbolic matrices).
-MAX_PERIOD = 12
-#: Largest common state (``P * n``) accepted for exact work.
-MAX_STATE = 12
 
 
 def layer_matrix(rec: Recurrence, order: int | None = None) -> sp.ImmutableMatrix:
@@ -60,7 +57,7 @@ def layer_matrix(rec: Recurrence, order: int | None = None) -> sp.ImmutableMatri
         raise ShapeError(f"a window of {P} lags cannot hold a recurrence of order {rec.order}")
     n = rec.dim
     C = sp.zeros(P * n)
-    R = _next_rows(rec)
+    R = next_rows(rec)
     C[:n, : R.shape[1]] = R
     for i in range(1, P):
         C[i * n : (i + 1) * n, (i - 1) * n : i * n] = sp.eye(n)
@@ -133,7 +130,7 @@ class Periodic(Recurrence):
     def layer_matrices(self) -> tuple[sp.ImmutableMatrix, ...]:
         """``C_1, ..., C_p`` on the common window, in the pattern's parameter symbols."""
         symbols = self.symbols
-        return tuple(_rename(layer_matrix(rec, self.window), symbols) for rec in self.layers)
+        return tuple(with_param_symbols(layer_matrix(rec, self.window), symbols) for rec in self.layers)
 
     def subs(self, values=None, **kwargs) -> Periodic:
         """Substitute into every layer that has the parameter and rebuild the pattern."""
@@ -243,7 +240,8 @@ def periodic(*layers, name: str | None = None) -> Periodic:
     ParameterError
         A layer that is not a :class:`~depthdyn.Recurrence`.
     DegreeTooLargeError
-        A period longer than :data:`MAX_PERIOD` or a common state larger than :data:`MAX_STATE`.
+        A period longer than :data:`~depthdyn.limits.MAX_PERIOD` or a common state larger than
+        :data:`~depthdyn.limits.MAX_STATE`.
 
     Examples
     --------
@@ -281,7 +279,7 @@ def periodic(*layers, name: str | None = None) -> Periodic:
     symbols = {p.name: p.symbol for p in params}
     M = sp.eye(window * dims[0])
     for rec in layers:
-        M = _rename(layer_matrix(rec, window), symbols) * M
+        M = with_param_symbols(layer_matrix(rec, window), symbols) * M
     M = sp.ImmutableMatrix(M).applyfunc(sp.expand)
     names = ", ".join(rec.name for rec in layers)
     lam = "lam" if "lam" in symbols else None

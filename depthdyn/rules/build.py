@@ -19,19 +19,14 @@ from collections.abc import Mapping
 import sympy as sp
 
 from ..errors import DegreeTooLargeError, ParameterError, ParseError, RuleError
+from ..limits import MAX_STATE, MAX_STREAMS, MAX_UNKNOWNS
 from ..parse import as_sympy, free_names, parse_expr, parse_value
 from ..recurrence import COMPLEXES, REALS, Param, Realisation, Recurrence, r
 from .linearise import Lineariser, check_column
 from .parse import PRIME, located, read_rule
 
-__all__ = ["from_rule", "parse_domain", "MAX_STATES", "MAX_STREAMS", "MAX_UNKNOWNS"]
+__all__ = ["from_rule", "parse_domain"]
 
-#: Largest realisation (states times streams times lags) a rule may have for exact work.
-MAX_STATES = 12
-#: Most unknowns (new states and stages, times streams) solved for exactly.
-MAX_UNKNOWNS = 24
-#: Most streams (``n``) of a vector rule, and the largest matrix a rule may use.
-MAX_STREAMS = 8
 
 _NAMED_DOMAINS = {
     "complex": COMPLEXES, "complexes": COMPLEXES, "c": COMPLEXES,
@@ -301,9 +296,9 @@ def _solve(syntax, lin: Lineariser, rows, where, n):
     if len(unknowns) > MAX_UNKNOWNS:
         raise DegreeTooLargeError(f"the rule has {len(unknowns)} unknowns (new states and stages times "
                                   f"streams); exact work is limited to {MAX_UNKNOWNS}")
-    if len(knowns) > MAX_STATES:
+    if len(knowns) > MAX_STATE:
         raise DegreeTooLargeError(f"the rule's realisation has {len(knowns)} states; exact work is limited "
-                                  f"to {MAX_STATES} (fewer streams, lags or states)")
+                                  f"to {MAX_STATE} (fewer streams, lags or states)")
     if len(rows) != len(unknowns):
         raise located(text, None, f"the rule has {len(rows) // n} equation(s) for {len(unknowns) // n} new "
                       "state(s) and stage(s); give one equation for each")

@@ -16,6 +16,7 @@ import ast
 import sympy as sp
 
 from ..errors import ParseError, RuleError, RuleShapeError
+from ..limits import MAX_MATRIX_POWER
 from ..parse import parse_expr
 from .parse import NORMALISERS, PRIME, RuleSyntax, Side, located_as
 
@@ -184,9 +185,9 @@ class Lineariser:
             except ParseError as exc:
                 raise self.fail(side, node, str(exc)) from None
             return _Matrix([[value]])
-        if not left.is_square or not (exponent.is_Integer and 0 <= exponent <= 12):
-            raise self.fail(side, node, "a matrix power needs a square matrix and an integer exponent 0..12",
-                            shape=True)
+        if not left.is_square or not (exponent.is_Integer and 0 <= exponent <= MAX_MATRIX_POWER):
+            raise self.fail(side, node, "a matrix power needs a square matrix and an integer exponent "
+                            f"0..{MAX_MATRIX_POWER}", shape=True)
         return _Matrix(left ** int(exponent)).applyfunc(sp.expand)
 
 

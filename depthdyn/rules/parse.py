@@ -21,6 +21,7 @@ import ast
 from dataclasses import dataclass, field
 
 from ..errors import RuleError
+from ..limits import MAX_EQUATIONS, MAX_ORDER, MAX_RULE_LENGTH
 from ..parse import CONSTANTS, FUNCTIONS
 
 __all__ = [
@@ -32,17 +33,8 @@ __all__ = [
     "located_as",
     "PRIME",
     "NORMALISERS",
-    "MAX_RULE_LENGTH",
-    "MAX_EQUATIONS",
-    "MAX_LAG",
 ]
 
-#: Longest rule text accepted.
-MAX_RULE_LENGTH = 4000
-#: Most equations in one rule.
-MAX_EQUATIONS = 32
-#: Largest layer offset (``x[l-12]``) a rule may use.
-MAX_LAG = 12
 #: Normalisations read as the identity in the linearised mode (pre-normalisation ``f(LN(x))``).
 NORMALISERS = ("LN", "LayerNorm", "RMSNorm", "norm", "BN")
 
@@ -211,8 +203,8 @@ class _Scan:
         elif var != self.index:
             raise self.fail(side, sl, f"the layer index is {self.index!r} elsewhere in the rule, "
                             f"here {var!r}")
-        if abs(k) > MAX_LAG:
-            raise self.fail(side, sl, f"offset {k} is past the limit of {MAX_LAG} layers")
+        if abs(k) > MAX_ORDER:
+            raise self.fail(side, sl, f"offset {k} is past the limit of {MAX_ORDER} layers")
         return k
 
     def walk(self, side: Side, node: ast.AST, eq: Equation, depth: int = 0) -> None:
@@ -346,8 +338,8 @@ def _classify(text, equations, scan: _Scan, branches: set, matrices: set) -> Rul
     for eq in equations:
         for s, offs in eq.offsets.items():
             lags[s] = max(lags[s], -(min(offs) + eq.shift))
-            if lags[s] > MAX_LAG:
-                raise located(text, eq.start, f"state {s!r} looks back {lags[s]} layers (limit {MAX_LAG})")
+            if lags[s] > MAX_ORDER:
+                raise located(text, eq.start, f"state {s!r} looks back {lags[s]} layers (limit {MAX_ORDER})")
     reserved = {"r": "the characteristic variable", "l": "the layer index"}
     params = []
     for name, pos in scan.plain.items():

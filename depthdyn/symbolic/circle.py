@@ -29,12 +29,12 @@ import mpmath
 import sympy as sp
 
 from ..errors import ParameterError
+from ..limits import MAX_DPS
 from ..recurrence import r
 
 __all__ = ["CircleRoot", "circle_roots", "certified_roots", "verdicts"]
 
 _s = sp.Dummy("s")
-_MAX_DPS = 2000
 
 
 @dataclass(frozen=True)
@@ -231,13 +231,13 @@ def certified_roots(h: sp.Poly, rel: float = 2.0**-60, dps: int = 30) -> list:
     """
     if h.degree() == 1:
         return [complex(sp.N(-h.nth(0) / h.nth(1), 30))]
-    while dps <= _MAX_DPS:
+    while dps <= MAX_DPS:
         found = _disks(h, dps, want=rel)
         if found is not None:
             with mpmath.workdps(dps):
                 return [complex(z) for z in found[0]]
         dps *= 2
-    raise ParameterError(f"cannot isolate the roots of {h.as_expr()} at {_MAX_DPS} digits")
+    raise ParameterError(f"cannot isolate the roots of {h.as_expr()} at {MAX_DPS} digits")
 
 
 def circle_roots(P: sp.Poly) -> list[CircleRoot]:
@@ -251,9 +251,9 @@ def circle_roots(P: sp.Poly) -> list[CircleRoot]:
             if found is not None and sum(w == 0 for w in found[1]) == on:
                 break
             dps *= 2
-            if dps > _MAX_DPS:
+            if dps > MAX_DPS:
                 raise ParameterError(
-                    f"cannot separate the roots of {h.as_expr()} from the unit circle at {_MAX_DPS} digits")
+                    f"cannot separate the roots of {h.as_expr()} from the unit circle at {MAX_DPS} digits")
         zs, where = found
         with mpmath.workdps(dps):
             mods = [1.0 if w == 0 else float(abs(z)) for z, w in zip(zs, where, strict=True)]

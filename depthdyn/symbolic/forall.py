@@ -1,6 +1,7 @@
 """``solve_for(..., for_all={y: J})``: parameter sets where stability holds for every ``y`` in ``J``.
 
-Split from :mod:`depthdyn.symbolic.intervals`, whose helpers (exact points, sweeps) it uses.
+Built on the exact points, sweeps and conditions of one variable of
+:mod:`depthdyn.symbolic.intervals`.
 """
 
 from __future__ import annotations
@@ -13,15 +14,15 @@ from ..recurrence import REALS, to_exact
 from .intervals import (
     ExactPoint,
     IntervalUnion,
-    _between,
-    _conditions_of,
-    _dedupe,
-    _domain_conditions,
-    _real_domain,
-    _sort_key,
-    _widened,
+    conditions_of,
+    distinct_points,
+    domain_conditions,
+    point_key,
+    rational_between,
+    real_domain,
     real_points,
     sweep,
+    widened,
 )
 
 __all__ = ["solve_for_all"]
@@ -54,12 +55,12 @@ def solve_for_all(rec, param: str, domain, for_all: dict, solve_for) -> Interval
     left = [p for p in rec.param_names if p not in (param, yname)]
     if left or yname not in rec.param_names:
         raise ParameterError(f"for_all needs {param} and {yname} as the only free parameters; left: {left}")
-    dom = rec.param(param).domain.intersect(REALS) if domain is None else _real_domain(param, domain)
-    rec = _widened(rec, param, dom)
+    dom = rec.param(param).domain.intersect(REALS) if domain is None else real_domain(param, domain)
+    rec = widened(rec, param, dom)
     sc = stability_conditions(rec, lam="real")
     syms = {s.name: s for s, _ in sc.domains}
     x, y = syms.get(param, sp.Symbol(param, real=True)), syms.get(yname, sp.Symbol(yname, real=True))
-    conds = _conditions_of(sc)
+    conds = conditions_of(sc)
     ydom = rec.param(yname).domain.intersect(REALS)
     if ydom.intersect(J) != J:
         raise ParameterError(f"the interval {J} for {yname} leaves its domain {ydom}")
@@ -75,14 +76,14 @@ def solve_for_all(rec, param: str, domain, for_all: dict, solve_for) -> Interval
         for h in gs[i + 1:]:
             if g.degree() > 0 and h.degree() > 0:
                 crit_polys.append(sp.resultant(g.as_expr(), h.as_expr(), y))
-    crit_polys += [c.lhs - c.rhs for c in _domain_conditions(x, dom)]
+    crit_polys += [c.lhs - c.rhs for c in domain_conditions(x, dom)]
     points: list[ExactPoint] = []
     for e in crit_polys:
         e = sp.expand(e)
         if e.free_symbols - {x} or e == 0:
             continue
         points += real_points(sp.Poly(e, x))
-    points = _dedupe(sorted(points, key=_sort_key))
+    points = distinct_points(sorted(points, key=point_key))
     compact = J.is_closed and J.is_bounded if hasattr(J, "is_bounded") else J.is_closed and J.measure.is_finite
 
     decided: dict = {}
@@ -90,7 +91,7 @@ def solve_for_all(rec, param: str, domain, for_all: dict, solve_for) -> Interval
     def holds(v) -> bool:
         if v in decided:
             return decided[v]
-        if not all(bool(c.subs(x, v)) for c in _domain_conditions(x, dom)):
+        if not all(bool(c.subs(x, v)) for c in domain_conditions(x, dom)):
             decided[v] = False
             return False
         inner = solve_for([c.subs(x, v) for c in conds], yname, domain=ydom)
@@ -110,7 +111,7 @@ def solve_for_all(rec, param: str, domain, for_all: dict, solve_for) -> Interval
         # neighbours, and there every g >= 0 on J by continuity, so b is good unless one vanishes
         i = points.index(b)
         left, right = points[i - 1] if i else None, points[i + 1] if i + 1 < len(points) else None
-        if not (holds(_between(left, b)) and holds(_between(b, right))):
+        if not (holds(rational_between(left, b)) and holds(rational_between(b, right))):
             return False
         return not any(_vanishes_on(sp.numer(sp.together(c.lhs - c.rhs)), x, y, b, J) for c in conds)
 

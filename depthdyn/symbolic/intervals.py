@@ -101,14 +101,15 @@ def real_points(poly: sp.Poly) -> list[ExactPoint]:
         for i, ((lo, hi), _k) in enumerate(ivals):
             value = explicit[i] if explicit else sp.CRootOf(f, i)
             out.append(ExactPoint(value, f, sp.Rational(lo), sp.Rational(hi)))
-    return sorted(out, key=_sort_key)
+    return sorted(out, key=point_key)
 
 
-def _sort_key(p: ExactPoint):
+def point_key(p: ExactPoint):
+    """Sort key of an exact point: its value to 40 digits."""
     return float(sp.N(p.value, 40))
 
 
-def _between(a: ExactPoint | None, b: ExactPoint | None) -> sp.Rational:
+def rational_between(a: ExactPoint | None, b: ExactPoint | None) -> sp.Rational:
     """A simple rational strictly between two points (either may be None: -oo / +oo)."""
     if a is None and b is None:
         return sp.Integer(0)
@@ -262,8 +263,11 @@ class IntervalUnion(Record):
         return f"{self.variable} \\in {sp.latex(self.as_set())}"
 
 
-# ----------------------------------------------------------------- solve_for
-def _conditions_of(obj) -> list:
+# ----------------------------------------------------------------- conditions in one variable
+# shared by solve_for (depthdyn.symbolic.solvefor) and its for-all form (depthdyn.symbolic.forall)
+def conditions_of(obj) -> list:
+    """The list of SymPy conditions in ``obj`` (stability conditions, a conjunction, a relation or
+    an iterable of them); text is refused, never evaluated."""
     from .stability import StabilityConditions
 
     if isinstance(obj, StabilityConditions):
@@ -278,12 +282,13 @@ def _conditions_of(obj) -> list:
     if isinstance(obj, Iterable):
         out = []
         for c in obj:
-            out += _conditions_of(c)
+            out += conditions_of(c)
         return out
     raise ParameterError(f"cannot read conditions from {type(obj).__name__}")
 
 
-def _domain_conditions(x: sp.Symbol, domain: sp.Set) -> list:
+def domain_conditions(x: sp.Symbol, domain: sp.Set) -> list:
+    """The interval ``domain`` of ``x`` as conditions ``x - a > 0`` (``>=``) and ``b - x > 0``."""
     if domain is None or domain == REALS:
         return []
     if not isinstance(domain, sp.Interval):
@@ -298,7 +303,7 @@ def _domain_conditions(x: sp.Symbol, domain: sp.Set) -> list:
     return out
 
 
-def _univariate(cond, x: sp.Symbol):
+def univariate_test(cond, x: sp.Symbol):
     """``(test, polys)``: ``test(sign_fn)`` decides the condition given the signs of its polys."""
     if cond in (sp.true, True):
         return (lambda sign: True), []
@@ -324,7 +329,7 @@ def _univariate(cond, x: sp.Symbol):
     return test, [pn, pd]
 
 
-def _widened(rec, param: str, domain):
+def widened(rec, param: str, domain):
     """``rec`` with ``param`` ranging over the reals when ``domain`` leaves its declared domain.
 
     Stability conditions drop factors whose sign the declared domain fixes, so they are
@@ -341,7 +346,8 @@ def _widened(rec, param: str, domain):
     return from_coefficients(coeffs, [wide if p is par else p for p in rec.params], lam=rec.lam)
 
 
-def _real_domain(param: str, domain) -> sp.Set:
+def real_domain(param: str, domain) -> sp.Set:
+    """``domain`` after checking it is a real SymPy set."""
     if not isinstance(domain, sp.Set) or not bool(domain.is_subset(REALS)):
         raise ParameterError(f"the domain of {param} must be a real sympy Interval, got {domain!r}")
     return domain
@@ -352,23 +358,25 @@ def sweep(points: list, at_gap, at_point) -> tuple:
     pieces, bounds = [], [None] + list(points) + [None]
     for i in range(len(bounds) - 1):
         a, b = bounds[i], bounds[i + 1]
-        pieces.append(("gap", a, b, at_gap(_between(a, b))))
+        pieces.append(("gap", a, b, at_gap(rational_between(a, b))))
         if b is not None:
             pieces.append(("point", b, b, at_point(b)))
     return tuple(_merge(pieces))
 
 
-def _dedupe(points: list) -> list:
+def distinct_points(points: list) -> list:
+    """Sorted exact points without repeats (the same polynomial and value)."""
     out = []
     for p in points:
-        if out and out[-1].poly == p.poly and math.isclose(_sort_key(out[-1]), _sort_key(p), rel_tol=0,
+        if out and out[-1].poly == p.poly and math.isclose(point_key(out[-1]), point_key(p), rel_tol=0,
                                                            abs_tol=1e-30):
             continue
         out.append(p)
     return out
 
 
-def _rsign(g: sp.Poly, v) -> int:
+def sign_at(g: sp.Poly, v) -> int:
+    """The sign (-1, 0, 1) of ``g`` at the exact number ``v``."""
     val = g.eval(v)
     return _sgn(val)
 

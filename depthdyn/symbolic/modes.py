@@ -16,7 +16,7 @@ from ..errors import ParameterError, ShapeError
 from ..printing import sstr, tex
 from ..records import Record
 from ..recurrence import l, r, to_exact
-from .polynomial import _Implicit
+from .polynomial import ImplicitRoot
 from .polynomial import roots as _roots
 from .statespace import realisation as _realisation
 
@@ -137,7 +137,7 @@ def modes(rec) -> Modes:
     """
     pairs, basis = [], []
     for g in root_groups(rec):
-        vals = g.values or tuple(_Implicit(g.factor.as_expr(), i) for i in range(g.factor.degree()))
+        vals = g.values or tuple(ImplicitRoot(g.factor.as_expr(), i) for i in range(g.factor.degree()))
         for rho in vals:
             pairs.append((rho, g.mult))
             basis += [sp.KroneckerDelta(l, j) if rho.is_zero else l**j * rho**l for j in range(g.mult)]

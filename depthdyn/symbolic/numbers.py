@@ -564,7 +564,7 @@ def _general(rec, param: str, label: str) -> StabilityNumbers:
 
 def _named_tableau_order(rec) -> int | None:
     """The tableau order of a Runge-Kutta block built from a named tableau (rk4, rk2, runge_kutta)."""
-    from ..literature import TABLEAUX
+    from ..families.literature import TABLEAUX
     from .butcher import tableau_order
 
     names = {"rk4": "rk4", "rk2": "midpoint"}

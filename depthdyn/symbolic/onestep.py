@@ -311,7 +311,7 @@ def _sector(P, Q, lam):
                                      else [-cs[1] / cs[0]] if len(cs) == 2 else []))
         return h.count_roots(0, sp.oo) - (1 if h.eval(0) == 0 else 0) > 0
 
-    from .intervals import _between
+    from .intervals import rational_between
 
     zero = ExactPoint(sp.Integer(0), sp.Poly(_T, _T), sp.Integer(0), sp.Integer(0))
     bounds = [zero] + [p for p in pts if p.sign_of(sp.Poly(_s, _s)) > 0]
@@ -320,7 +320,7 @@ def _sector(P, Q, lam):
     for k, p in enumerate(bounds):
         if k and bad(p.value):  # the ray at this angle itself meets the locus
             return p.value
-        if bad(_between(p, bounds[k + 1] if k + 1 < len(bounds) else None)):
+        if bad(rational_between(p, bounds[k + 1] if k + 1 < len(bounds) else None)):
             return p.value
     return None
 

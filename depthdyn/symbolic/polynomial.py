@@ -42,7 +42,6 @@ from .sparse import (
 
 __all__ = [
     "charpoly",
-    "char_poly",
     "Root",
     "Roots",
     "roots",
@@ -70,11 +69,6 @@ def charpoly(rec) -> sp.Expr:
     m + r**2 + r*(-eta*lam - m - 1)
     """
     return rec.charpoly()
-
-
-def char_poly(rec) -> sp.Poly:
-    """The characteristic polynomial as a :class:`sympy.Poly` in ``r``."""
-    return sp.Poly(rec.charpoly(), r)
 
 
 def real_lam(rec, expr):
@@ -145,7 +139,7 @@ class Roots(Record):
         return ",\\ ".join(f"r = {rt._latex()}" for rt in self.roots)
 
 
-class _Implicit(sp.Function):
+class ImplicitRoot(sp.Function):
     """Placeholder ``RootOf(factor, i)`` for roots with no cheap closed form."""
 
     nargs = 2
@@ -199,7 +193,7 @@ def _factor_roots(factor: sp.Poly, mult: int) -> list[Root]:
                     Root(sp.CRootOf(base, i), mult * k, base.as_expr(), True) for i in range(base.degree())
                 ]
             return out
-    return [Root(_Implicit(expr, i), mult, expr, False) for i in range(deg)]
+    return [Root(ImplicitRoot(expr, i), mult, expr, False) for i in range(deg)]
 
 
 def _sqrt(d: sp.Expr) -> sp.Expr:

@@ -11,12 +11,11 @@ import itertools
 import sympy as sp
 
 from ..budget import REFINE_SECONDS, at_most
+from ..limits import SIGN_TERMS
 from ..recurrence import REALS
 
-__all__ = ["sign", "pieces", "SIGN_TERMS", "cheap_to_factor"]
+__all__ = ["sign", "pieces", "cheap_to_factor"]
 
-#: Expressions with more top-level terms than this are left undecided (factoring them is slow).
-SIGN_TERMS = 300
 
 
 def cheap_to_factor(expr: sp.Expr) -> bool:

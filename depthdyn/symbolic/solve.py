@@ -47,7 +47,7 @@ from .modes import (
     root_groups,
     tidy,
 )
-from .polynomial import _Implicit
+from .polynomial import ImplicitRoot
 
 __all__ = ["l", "Modes", "modes", "ClosedForm", "closed_form", "DepthLimit", "depth_limit"]
 
@@ -396,7 +396,7 @@ def closed_form(rec, initial=None, *, start: int = 0, realisation=None, forcing=
     terms, comps = [], [[] for _ in Ns]
     for g, Hs in data:
         implicit = g.values is None
-        rhos = [_Implicit(g.factor.as_expr(), i) for i in range(g.factor.degree())] if implicit else g.values
+        rhos = [ImplicitRoot(g.factor.as_expr(), i) for i in range(g.factor.degree())] if implicit else g.values
         per_root = [(rho, [group_coefficient(g, H, rho, first) for H in Hs]) for rho in rhos]
         per_root = per_root if implicit else [(rho, [tidy(cf) for cf in cfs]) for rho, cfs in per_root]
         terms += [(rho, g.mult, cfs[0] if rec.is_scalar else sp.ImmutableMatrix(cfs))
@@ -527,7 +527,7 @@ def depth_limit(rec, initial=None, *, depth: str = "L", realisation=None, terms:
     for n in (terms, 2 * terms):
         total, kneg = sp.S.Zero, 0
         for rho, _m, coef in cf.terms:
-            if isinstance(rho, _Implicit):
+            if isinstance(rho, ImplicitRoot):
                 raise DegreeTooLargeError(
                     "depth_limit needs explicit roots; this recurrence has implicit ones (RootOf)")
             if rho.is_zero:

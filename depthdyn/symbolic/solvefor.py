@@ -15,16 +15,16 @@ from ..recurrence import REALS, to_exact
 from .intervals import (
     ExactPoint,
     IntervalUnion,
-    _conditions_of,
-    _dedupe,
-    _domain_conditions,
-    _real_domain,
-    _rsign,
-    _sort_key,
-    _univariate,
-    _widened,
+    conditions_of,
+    distinct_points,
+    domain_conditions,
+    point_key,
+    real_domain,
     real_points,
+    sign_at,
     sweep,
+    univariate_test,
+    widened,
 )
 
 __all__ = ["solve_for"]
@@ -95,13 +95,13 @@ def solve_for(conditions_or_rec, param: str, *, domain=None, for_all=None, **val
         if len(rec.params) > 1:
             left = [p for p in rec.param_names if p != param]
             raise ParameterError(f"give values for {left} to solve for {param}")
-        dom = rec.param(param).domain.intersect(REALS) if domain is None else _real_domain(param, domain)
-        rec = _widened(rec, param, dom)
+        dom = rec.param(param).domain.intersect(REALS) if domain is None else real_domain(param, domain)
+        rec = widened(rec, param, dom)
         sc = stability_conditions(rec, lam="real")
-        conds, values = _conditions_of(sc), {}
+        conds, values = conditions_of(sc), {}
         x = next((s for s, _ in sc.domains if s.name == param), sp.Symbol(param, real=True))
     else:
-        conds, dom = _conditions_of(conditions_or_rec), domain
+        conds, dom = conditions_of(conditions_or_rec), domain
         syms = set().union(*(getattr(c, "free_symbols", set()) for c in conds))
         named = {s.name: s for s in syms}
         x = named.get(param, sp.Symbol(param, real=True))
@@ -111,10 +111,10 @@ def solve_for(conditions_or_rec, param: str, *, domain=None, for_all=None, **val
             if unknown:
                 raise UnknownParameterError(f"the conditions do not use {sorted(unknown)}")
             conds = [c.subs(sub) for c in conds]
-    conds = conds + _domain_conditions(x, dom)
+    conds = conds + domain_conditions(x, dom)
     tests, polys = [], []
     for c in conds:
-        t, ps = _univariate(c, x)
+        t, ps = univariate_test(c, x)
         tests.append(t)
         polys += ps
     crit: list[ExactPoint] = []
@@ -122,12 +122,12 @@ def solve_for(conditions_or_rec, param: str, *, domain=None, for_all=None, **val
         for pt in real_points(p):
             if not any(pt.poly == q.poly and pt.lo == q.lo and pt.hi == q.hi for q in crit):
                 crit.append(pt)
-    crit = _dedupe(sorted(crit, key=_sort_key))
+    crit = distinct_points(sorted(crit, key=point_key))
 
     def holds_at(point) -> bool:
         if isinstance(point, ExactPoint):
             return all(t(point.sign_of) for t in tests)
-        return all(t(lambda g, v=point: _rsign(g, v)) for t in tests)
+        return all(t(lambda g, v=point: sign_at(g, v)) for t in tests)
 
     return IntervalUnion(sweep(crit, holds_at, holds_at), param,
                          f"exact sign analysis at {len(crit)} critical points and the gaps between them")

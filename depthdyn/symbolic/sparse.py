@@ -17,6 +17,7 @@ from functools import lru_cache
 import sympy as sp
 
 from ..budget import REFINE_SECONDS, at_most, bounded, part, require
+from ..limits import TIDY_TERMS
 from ..recurrence import r
 
 __all__ = [
@@ -32,8 +33,6 @@ __all__ = [
 ]
 
 # ----------------------------------------------------------- sparse polynomial algebra
-#: Largest discriminant (in top-level terms) that is factored and tidied for printing.
-TIDY_TERMS = 400
 
 
 def sparse_poly(rec):

@@ -17,6 +17,7 @@ from sympy.polys.rings import PolyRing, sring
 
 from ..budget import bounded, part, require
 from ..errors import DegreeTooLargeError, DomainError, ParameterError, UnknownParameterError
+from ..limits import MAX_STATE
 from ..printing import sstr, tex
 from ..printing import symbol as _symbol  # lam prints as \lambda in sympy.latex
 from ..records import Record
@@ -26,10 +27,8 @@ from .polynomial import factors_in_r
 from .signs import cheap_to_factor
 from .signs import sign as _sign
 
-__all__ = ["StabilityConditions", "stability_conditions", "RootCondition", "root_condition", "MAX_DEGREE"]
+__all__ = ["StabilityConditions", "stability_conditions", "RootCondition", "root_condition"]
 
-#: Largest degree handled by :func:`stability_conditions`.
-MAX_DEGREE = 12
 _s = sp.Symbol("s")
 
 
@@ -284,9 +283,9 @@ def stability_conditions(rec, *, lam: str = "real") -> StabilityConditions:
             assumptions.append(f"{par.name} in {par.domain}")
         else:
             raise ParameterError(f"parameter {par.name} is complex; stability needs real parameters")
-    if rec.order * rec.dim > MAX_DEGREE:
+    if rec.order * rec.dim > MAX_STATE:
         raise DegreeTooLargeError(
-            f"degree {rec.order * rec.dim} > {MAX_DEGREE}: too large for exact stability conditions")
+            f"degree {rec.order * rec.dim} > {MAX_STATE}: too large for exact stability conditions")
     with part("stability conditions"):
         # every root is a root of one distinct irreducible factor: conditions factor by factor
         # (two linear factors for an entangled map instead of one degree-8 polynomial)

@@ -42,7 +42,7 @@ __all__ = [
 ]
 
 
-def _next_rows(rec):
+def next_rows(rec):
     """Block row ``R`` with ``x_{l+1} = R w_l`` (``R = -A_0^-1 [A_1 ... A_p]``)."""
     A0inv = rec.coeffs[0].inv()
     return sp.Matrix(sp.Matrix.hstack(*[(-A0inv * A).applyfunc(sp.cancel) for A in rec.coeffs[1:]]))
@@ -54,7 +54,7 @@ def companion(rec):
 
     p, n = rec.order, rec.dim
     C = sp.zeros(p * n)
-    C[:n, :] = _next_rows(rec)
+    C[:n, :] = next_rows(rec)
     for i in range(1, p):
         C[i * n : (i + 1) * n, (i - 1) * n : i * n] = sp.eye(n)
     return Realisation(
@@ -86,7 +86,7 @@ def difference(rec):
 
     p, n = rec.order, rec.dim
     eye = sp.eye(n)
-    R = _next_rows(rec)  # x_{l+1} = R w_l
+    R = next_rows(rec)  # x_{l+1} = R w_l
     D = sp.zeros(p * n)
     for row in range(p):  # q_{row+1}: (delta^-)^row x, its forward difference has order row+1
         acc = sp.zeros(n, p * n)
@@ -121,7 +121,7 @@ def content_velocity(rec, forward: bool = False):
         raise RealisationError(f"content/velocity needs order 2, {rec.name} has order {rec.order}")
     n = rec.dim
     eye = sp.eye(n)
-    R = _next_rows(rec)  # x_{l+1} = R1 x_l + R2 x_{l-1}
+    R = next_rows(rec)  # x_{l+1} = R1 x_l + R2 x_{l-1}
     R1, R2 = R[:, :n], R[:, n:]
     if not forward:
         # x_{l-1} = x_l - v_l

@@ -1,8 +1,9 @@
-"""Repeated squaring for :func:`depthdyn.numeric.simulate.final_state` (split from that module).
+"""The final state ``x_L`` of a batch of linear recurrences by repeated squaring of its companion matrix.
 
-Order 2, the common case, runs chunk by chunk over the batch: pieces of ``_STEP`` entries
-keep the four working arrays of :func:`_power2` in cache, so its ~80 elementwise passes
-cost about as many in-cache passes instead of trips to memory.
+:func:`depthdyn.numeric.simulate.final_state` uses it, and falls back to the layer loop where
+:func:`ill_conditioned` flags an entry. Order 2, the common case, squares
+``r^L mod (r^2 - c_1 r - c_2)`` elementwise on cache-sized pieces of the batch; higher orders
+and matrix recurrences square the batched companion matrices.
 """
 
 from __future__ import annotations
@@ -64,7 +65,7 @@ def _power2(c1, c2, L: int, batch: tuple, dtype):
     return s, t
 
 
-def _companion(prob: _Problem) -> np.ndarray:
+def _companion(prob) -> np.ndarray:
     p = prob.order
     n = prob.init[0].shape[-1] if prob.matrix else 1
     C = np.zeros(prob.batch + (p * n, p * n), prob.dtype)
@@ -84,7 +85,9 @@ def _matrix_power(C: np.ndarray, L: int) -> np.ndarray:
     return R
 
 
-def _final(prob: _Problem, L: int):
+def final_by_squaring(prob, L: int):
+    """``x_L`` of every entry of ``prob`` (a :class:`~depthdyn.numeric.simulate.Problem`), by
+    repeated squaring; overflow is left in the result for the caller to report."""
     p = prob.order
     if L < p:
         return prob.init[L].copy()
@@ -103,12 +106,12 @@ def _final(prob: _Problem, L: int):
         return x if prob.matrix else x[..., 0]
 
 
-def _ill_conditioned(prob: _Problem) -> np.ndarray:
+def ill_conditioned(prob) -> np.ndarray:
     """Scalar entries whose roots are clustered or repeated, by the root-error estimate of
     :func:`~depthdyn.numeric.spectra.spectral_radius` (relative error above ``1e-12``):
     there the companion matrix is far from normal and its repeated squares lose digits
     (``(r - 0.999)^2`` at ``L = 10^5``: 4e-8 relative against 5e-10 for the loop)."""
-    from .spectra import _near_double, _radius_chunk
+    from .spectra import near_double, radius_chunk
 
     if prob.matrix or prob.order < 2:
         return np.zeros(prob.batch, bool)
@@ -116,11 +119,11 @@ def _ill_conditioned(prob: _Problem) -> np.ndarray:
         flags = np.empty(prob.batch, bool).reshape(-1)
         c1, c2 = (_flat(c) for c in prob.cols)
         for s in range(0, flags.size, _STEP):
-            flags[s:s + _STEP] = _near_double(-_piece(c1, s), -_piece(c2, s), 1e-12)
+            flags[s:s + _STEP] = near_double(-_piece(c1, s), -_piece(c2, s), 1e-12)
         return flags.reshape(prob.batch)
     cols = [np.broadcast_to(-np.asarray(c), prob.batch).reshape(-1) for c in prob.cols]
     flags = np.empty(cols[0].size, bool)
     for s in range(0, flags.size, _STEP):
         with np.errstate(all="ignore"):
-            flags[s:s + _STEP] = _radius_chunk([1.0] + [c[s:s + _STEP] for c in cols], None, 1e-12)[1]
+            flags[s:s + _STEP] = radius_chunk([1.0] + [c[s:s + _STEP] for c in cols], None, 1e-12)[1]
     return flags.reshape(prob.batch)
