@@ -120,6 +120,9 @@ def _fill(model: nn.Module, state: dict, path: Path) -> nn.Module:
         lines = str(exc).splitlines()
         line = next((s.strip() for s in lines if "size mismatch" in s), lines[0] if lines else "")
         raise ParameterError(f"{path} does not fit {name}: {line[:200]}") from None
+    # a tied weight (GPT-2's lm_head is wte) is stored once, safetensors refusing shared tensors
+    loaded = {t.data_ptr() for k, t in model.state_dict().items() if k in state}
+    missing = [k for k in missing if model.state_dict()[k].data_ptr() not in loaded]
     if missing or unexpected:
         raise ParameterError(
             f"{path} does not fit {name}: {len(missing)} missing keys ({', '.join(missing[:3]) or '-'}), "

@@ -306,7 +306,7 @@ def _full_precision():
 def _device_note(model: nn.Module, device: torch.device) -> tuple[str, str]:
     """The device string of the result and a note on where and with which kernels it ran."""
     spread = getattr(model, "hf_device_map", None)
-    if spread and len(set(spread.values())) > 1:
+    if spread and (len(set(spread.values())) > 1 or "disk" in spread.values()):
         places = ", ".join(dict.fromkeys(str(v) for v in spread.values()))
         return f"{places} (device_map)", (
             f"the model is dispatched by accelerate over {places}: each layer was recorded and analysed "
