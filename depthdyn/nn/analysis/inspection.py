@@ -98,6 +98,11 @@ class Inspection(Record):
     methods : tuple of str
         How each step's values were found (and how ``J w`` was formed).
     causal : bool
+    dtype : str
+        The dtype the analysis ran in (the model's, or that of its analysis copy).
+    device : str
+        Where it ran: the model's device, or for a model dispatched by accelerate its devices,
+        e.g. ``"0, 1, cpu, disk (device_map)"``.
     notes : tuple of str
         What was done differently from the model as given (a float32 copy of a float16 model,
         coupled rows grouped, attention on its math backend).
@@ -361,7 +366,10 @@ def inspect(
     Parameters
     ----------
     model : torch.nn.Module
-        Any model, in ``eval()`` mode if it has BatchNorm or dropout; it is run once, as it is.
+        Any model, in ``eval()`` mode if it has BatchNorm or dropout; it is run once, as it is,
+        on its own device. A model dispatched by accelerate (``device_map``: layers on several
+        GPUs, offloaded to the CPU or disk) is analysed layer by layer where each layer lives,
+        without gathering its weights (:mod:`~depthdyn.nn.analysis.offload`).
     inputs : torch.Tensor, tuple or mapping
         ``model(inputs)``, ``model(*inputs)`` or ``model(**inputs)``; the first axis of the
         residual stream is the batch of inputs. Tensors are moved to the model's device.
@@ -394,6 +402,8 @@ def inspect(
     dtype : torch.dtype, optional
         Analyse a copy of the model in this dtype (float32 for speed, float64 for accuracy);
         by default the model's own dtype, float32 for a float16/bfloat16 model (in ``notes``).
+        A dispatched model is analysed in its own dtype (float32 or float64) only: a copy would
+        gather it.
     streams : None, int or "batch"
         Batch rows that form one state. ``None``: probe every step for rows that move each
         other (one reverse pass per row) and take each coupled group as one state (said in
