@@ -27,8 +27,11 @@ Cases (random weights, float32, each in a fresh subprocess so that its peak resi
   error bounds relative to the smallest value they bound: ``<= tol`` means the bounds were reached.
 
 Each time is also given as a multiple of one plain forward pass of the same model on the same
-inputs, timed in the same process: on a shared machine the load changes the seconds, much
-less the ratio. The 60 s / 4 GB target of the model-scale cases is reported, never asserted.
+inputs, on the same device (``--device``, default the CPU), timed in the same process: on a
+shared machine the load changes the seconds, much less the ratio. Where the time goes is
+printed beside it: the seconds, calls and vectors of the Jacobian products (``J^T v``, ``J w``),
+and the rest (recording, checks, dense and Ritz work).
+The 60 s / 4 GB target of the model-scale cases is reported, never asserted.
 """
 
 from __future__ import annotations
@@ -85,7 +88,28 @@ def _shipped(name: str):
     return model.eval(), inputs, layers
 
 
-def _case(name: str, steps: int, tol: float) -> dict:
+def _timed_products(info: dict):
+    """Count and time the Jacobian products (``J^T v``, ``J w``) of every operator: where the time
+    of an analysis goes, beside the recording, the checks and the small dense work."""
+    from depthdyn.nn.analysis.operators import LayerOperator
+
+    for method in ("rmatvec", "matvec"):
+        plain = getattr(LayerOperator, method)
+        info[f"{method}_calls"] = info[f"{method}_vectors"] = 0
+        info[f"{method}_seconds"] = 0.0
+
+        def timed(self, V, plain=plain, method=method):
+            t = time.perf_counter()
+            out = plain(self, V)
+            info[f"{method}_seconds"] += time.perf_counter() - t
+            info[f"{method}_calls"] += 1
+            info[f"{method}_vectors"] += V.shape[0]
+            return out
+
+        setattr(LayerOperator, method, timed)
+
+
+def _case(name: str, steps: int, tol: float, device: str = "cpu") -> dict:
     import numpy as np
     import torch
 
@@ -94,17 +118,32 @@ def _case(name: str, steps: int, tol: float) -> dict:
     from depthdyn.nn.experiments.zoo import GPT2Style, ResidualMLP
 
     torch.manual_seed(0)
-    info: dict = {"case": name}
+    info: dict = {"case": name, "device": device}
+    _timed_products(info)
+    dev = torch.device(device)
+
+    def sync():
+        if dev.type == "cuda":
+            torch.cuda.synchronize(dev)
 
     def forward_time(model, inputs) -> float:
-        """Median of 3 plain forward passes: the baseline, timed in the same process."""
-        call = (lambda: model(**inputs)) if isinstance(inputs, dict) else (lambda: model(inputs))
+        """Median of 3 plain forward passes on the same device: the baseline, timed in the same
+        process (the model and its inputs are moved to ``device`` here)."""
+        model.to(dev)
+        if isinstance(inputs, dict):
+            inputs.update({k: v.to(dev) for k, v in inputs.items() if isinstance(v, torch.Tensor)})
+            call = lambda: model(**inputs)  # noqa: E731
+        else:
+            x = inputs.to(dev)
+            call = lambda: model(x)  # noqa: E731
         with torch.no_grad():
             call()
             times = []
             for _ in range(3):
+                sync()
                 t = time.perf_counter()
                 call()
+                sync()
                 times.append(time.perf_counter() - t)
         return sorted(times)[1]
 
@@ -165,6 +204,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--steps", type=int, default=200)
     parser.add_argument("--tol", type=float, default=1e-3)
+    parser.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N (the forward pass timed there)")
     parser.add_argument("--case")
     parser.add_argument("--only", nargs="*", default=["vector", "causal", "dense-small", "inspect-small"])
     args = parser.parse_args()
@@ -172,7 +212,7 @@ def main() -> None:
         import torch
 
         torch.set_num_threads(args.threads)
-        print(json.dumps(_case(args.case, args.steps, args.tol)))
+        print(json.dumps(_case(args.case, args.steps, args.tol, args.device)))
         return
     rows = []
     for name in args.only:
@@ -187,6 +227,8 @@ def main() -> None:
             str(args.steps),
             "--tol",
             str(args.tol),
+            "--device",
+            args.device,
         ]
         proc = subprocess.run(cmd, capture_output=True, text=True)
         if proc.returncode:
@@ -203,9 +245,14 @@ def main() -> None:
             else ""
         )
         fw = r["seconds"] / r["forward_seconds"]
+        products = r["rmatvec_seconds"] + r["matvec_seconds"]
         print(
             f"{name:<14} {r['seconds']:8.1f} s (cpu {r['cpu_seconds']:7.1f} s) = {fw:8.0f} forward passes"
-            f"  peak {r['peak_rss_mb']:6.0f} MB{extra}",
+            f" on {r['device']}  peak {r['peak_rss_mb']:6.0f} MB{extra}\n"
+            f"{'':<14} time in products: J^T v {r['rmatvec_seconds']:.1f} s ({r['rmatvec_calls']} calls, "
+            f"{r['rmatvec_vectors']} vectors), J w {r['matvec_seconds']:.1f} s ({r['matvec_calls']} calls, "
+            f"{r['matvec_vectors']} vectors); recording, checks, dense and Ritz work "
+            f"{r['seconds'] - products:.1f} s",
             flush=True,
         )
     by = {r["case"]: r for r in rows}

@@ -2,27 +2,36 @@
 
 The model is one of
 
+* a trained checkpoint (:mod:`depthdyn.nn.analysis.checkpoint`): a Hugging Face
+  ``save_pretrained`` directory (loaded offline), a timm checkpoint, or a state dict file with
+  ``--model module:callable`` building its architecture;
 * ``module:callable`` (or ``path/to/file.py:callable``): **your own code is imported and run**;
   the callable takes no arguments and returns ``(model, example_input)``;
 * a Hugging Face model type (``gpt2``, ``llama``, ``bert``, ``vit``, ``resnet``, ...), built with
   its library's default configuration (``gpt2`` -> ``GPT2Config()``) and random weights;
 * a configuration JSON file (with its ``model_type``), random weights.
 
-Nothing is downloaded. The analysis is :func:`depthdyn.nn.inspect`; a cost estimate and a
-progress bar go to stderr, the table (or ``--json``) to stdout, ``--out FIG`` draws the measured
-``lam`` on the stability region of ``--family`` (default residual). Exit status as for every
-verb: 0 success, 2 bad input (one line), 3 internal error (one line).
+Nothing is downloaded. ``--device`` picks where the analysis runs (``cpu``, ``cuda``,
+``cuda:N``; ``auto`` dispatches a ``save_pretrained`` model with accelerate's
+``device_map="auto"`` over the GPUs, the CPU and ``--offload-folder``); by default the model's
+own device (a callable's model), else CUDA when available. The analysis is
+:func:`depthdyn.nn.inspect`; a cost estimate and a progress bar go to stderr, the table (or
+``--json``) to stdout, ``--out FIG`` draws the measured ``lam`` on the stability region of
+``--family`` (default residual). Exit status as for every verb: 0 success, 2 bad input (one
+line), 3 internal error (one line).
 
 This module imports neither torch nor matplotlib until :func:`run`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.util
 import json
 import math
 import sys
+import tempfile
 from pathlib import Path
 
 from ..errors import OptionalDependencyError, ParameterError
@@ -38,7 +47,28 @@ _LAYERS = {"resnet": "encoder.stages.*.layers.*"}
 def add_arguments(parser) -> None:
     """The arguments of ``depthdyn inspect``."""
     parser.add_argument(
-        "model", help="module:callable (your code, run), a Hugging Face model type, or a config .json"
+        "model",
+        help="a checkpoint (save_pretrained or timm directory, or a state dict file with --model), "
+        "module:callable (your code, run), a Hugging Face model type, or a config .json",
+    )
+    parser.add_argument(
+        "--model",
+        dest="builder",
+        metavar="MODULE:CALLABLE",
+        help="with a state dict file: your code that returns (model, example_input) to load it into",
+    )
+    parser.add_argument(
+        "--device",
+        help="cpu, cuda, cuda:N, or auto (accelerate's device_map over GPUs, CPU and disk); "
+        "default: the model's, else cuda when available",
+    )
+    parser.add_argument(
+        "--max-memory",
+        metavar="DEV=SIZE,...",
+        help="with --device auto: memory per device, e.g. 0=20GiB,1=20GiB,cpu=64GiB",
+    )
+    parser.add_argument(
+        "--offload-folder", help="with --device auto: where weights that fit no device go (default: temp)"
     )
     parser.add_argument("--layers", help="name pattern of the residual layers (default: found by layout)")
     parser.add_argument(
@@ -149,31 +179,101 @@ def _hf_config(model: str):
         ) from None
 
 
-def build_model(model: str, *, batch: int = 1, seq: int = 128, image: int | None = None, seed: int = 0):
+def _hf_inputs(torch, cfg, *, batch: int, seq: int, image: int | None, seed: int):
+    """A random example batch for a Hugging Face model of configuration ``cfg``."""
+    gen = torch.Generator().manual_seed(seed)
+    if cfg.model_type in _VISION:
+        size = image or getattr(cfg, "image_size", 224)
+        return {
+            "pixel_values": torch.randn(batch, getattr(cfg, "num_channels", 3), size, size, generator=gen)
+        }
+    seq = min(seq, getattr(cfg, "max_position_embeddings", seq) or seq)
+    inputs = {"input_ids": torch.randint(0, cfg.vocab_size, (batch, seq), generator=gen)}
+    if getattr(cfg, "use_cache", False):
+        inputs["use_cache"] = False
+    return inputs
+
+
+#: File name endings of state dicts and training checkpoints.
+_WEIGHTS = (".safetensors", ".pt", ".pth", ".bin", ".ckpt", ".tar")
+
+
+def _is_checkpoint(model: str, builder: str | None) -> bool:
+    path = Path(model)
+    if builder is not None or model.endswith(_WEIGHTS):
+        return True
+    return path.is_dir()
+
+
+def _checkpoint(torch, model: str, *, builder, device, dtype, max_memory, offload_folder, batch, seq, image,
+                seed):
+    from ..nn.analysis.checkpoint import load_checkpoint
+
+    example = None
+    build = None
+    if builder is not None:
+        def build():
+            nonlocal example
+            made, example, _ = _user_callable(builder)
+            return made
+
+    net = load_checkpoint(model, build=build, device=device, dtype=dtype, max_memory=max_memory,
+                          offload_folder=offload_folder)
+    if example is not None:
+        return net, example, None
+    cfg = getattr(net, "config", None)
+    if cfg is not None and hasattr(cfg, "model_type"):
+        torch.manual_seed(seed)
+        return net, _hf_inputs(torch, cfg, batch=batch, seq=seq, image=image, seed=seed), _LAYERS.get(
+            cfg.model_type
+        )
+    # timm: an image batch of the size the model was trained at
+    size = image or (getattr(net, "pretrained_cfg", {}) or {}).get("input_size", (3, 224, 224))[-1]
+    return net, torch.randn(batch, 3, size, size, generator=torch.Generator().manual_seed(seed)), None
+
+
+def build_model(model: str, *, batch: int = 1, seq: int = 128, image: int | None = None, seed: int = 0,
+                builder: str | None = None, device: str | None = None, dtype=None, max_memory=None,
+                offload_folder=None):
     """``(model, inputs, layers)`` for the ``model`` argument (see the module docstring)."""
     torch = _torch()
+    if _is_checkpoint(model, builder):
+        return _checkpoint(torch, model, builder=builder, device=device, dtype=dtype, max_memory=max_memory,
+                           offload_folder=offload_folder, batch=batch, seq=seq, image=image, seed=seed)
+    if device == "auto":
+        raise ParameterError("--device auto (accelerate's device_map) needs a save_pretrained directory")
     if ":" in model and not model.endswith(".json"):
-        return _user_callable(model)
+        net, inputs, layers = _user_callable(model)
+        if device is not None and isinstance(net, torch.nn.Module):
+            from ..nn.analysis.checkpoint import pick_device
+
+            net = net.to(pick_device(device))
+        return net, inputs, layers
     transformers, cfg = _hf_config(model)
     torch.manual_seed(seed)
     try:
         net = transformers.AutoModel.from_config(cfg)
     except Exception as exc:  # noqa: BLE001 - a config the library rejects
         raise ParameterError(f"transformers cannot build {model}: {type(exc).__name__}: {exc}") from None
-    net.eval()
-    kind = cfg.model_type
-    gen = torch.Generator().manual_seed(seed)
-    if kind in _VISION:
-        size = image or getattr(cfg, "image_size", 224)
-        inputs = {
-            "pixel_values": torch.randn(batch, getattr(cfg, "num_channels", 3), size, size, generator=gen)
-        }
-    else:
-        seq = min(seq, getattr(cfg, "max_position_embeddings", seq) or seq)
-        inputs = {"input_ids": torch.randint(0, cfg.vocab_size, (batch, seq), generator=gen)}
-        if getattr(cfg, "use_cache", False):
-            inputs["use_cache"] = False
-    return net, inputs, _LAYERS.get(kind)
+    from ..nn.analysis.checkpoint import pick_device
+
+    net = net.to(pick_device(device)).eval()
+    inputs = _hf_inputs(torch, cfg, batch=batch, seq=seq, image=image, seed=seed)
+    return net, inputs, _LAYERS.get(cfg.model_type)
+
+
+def _memory(text: str | None) -> dict | None:
+    """``0=20GiB,cpu=64GiB`` -> ``{0: "20GiB", "cpu": "64GiB"}``."""
+    if text is None:
+        return None
+    out = {}
+    for item in text.split(","):
+        name, sep, size = item.partition("=")
+        name, size = name.strip(), size.strip()
+        if not sep or not name or not size:
+            raise ParameterError(f"--max-memory expects DEVICE=SIZE,... (0=20GiB,cpu=64GiB), got {text!r}")
+        out[int(name) if name.isdigit() else name] = size
+    return out
 
 
 def _params(items) -> dict:
@@ -211,12 +311,26 @@ def run(args) -> int:
             raise ParameterError(f"--threads must be at least 1, got {args.threads}")
         torch.set_num_threads(args.threads)
     params = _params(args.param)
-    model, inputs, layers = build_model(
-        args.model, batch=args.batch, seq=args.seq, image=args.image, seed=args.seed
-    )
+    dtype = {"float32": torch.float32, "float64": torch.float64}.get(args.dtype)
+    if args.device != "auto" and (args.max_memory or args.offload_folder):
+        raise ParameterError("--max-memory and --offload-folder go with --device auto")
+    with contextlib.ExitStack() as stack:
+        offload = args.offload_folder
+        if args.device == "auto" and offload is None:
+            offload = stack.enter_context(tempfile.TemporaryDirectory(prefix="depthdyn-offload-"))
+        model, inputs, layers = build_model(
+            args.model, batch=args.batch, seq=args.seq, image=args.image, seed=args.seed,
+            builder=args.builder,
+            device=args.device, max_memory=_memory(args.max_memory), offload_folder=offload,
+            # a dispatched model is analysed in the dtype it is loaded in: never bfloat16
+            dtype=(dtype or torch.float32) if args.device == "auto" else None,
+        )
+        return _analyse(args, model, inputs, layers, dtype, params)
+
+
+def _analyse(args, model, inputs, layers, dtype, params) -> int:
     from ..nn import inspect
 
-    dtype = {"float32": torch.float32, "float64": torch.float64}.get(args.dtype)
     ins = inspect(
         model,
         inputs,
@@ -236,7 +350,7 @@ def run(args) -> int:
     if args.out or args.family != "residual" or params:
         placed = ins.placement(args.family, **params)
     if args.out:
-        _figure(placed, args.out)
+        _figure(placed, args.out, f"{ins.dtype} on {ins.device}")
     if args.json:
         report = ins.to_json()
         report["placement"] = placed.to_json() if placed is not None else None
@@ -252,7 +366,7 @@ def run(args) -> int:
     return 0
 
 
-def _figure(placed, out: str) -> None:
+def _figure(placed, out: str, where: str) -> None:
     suffix = Path(out).suffix.lower().lstrip(".")
     if suffix not in ("png", "svg", "pdf"):
         raise ParameterError(f"--out must end in .png, .svg or .pdf, got {out!r}")
@@ -263,4 +377,5 @@ def _figure(placed, out: str) -> None:
 
     fig = Figure(figsize=(6.4, 4.8), layout="constrained")
     plot_placement(placed, fig.add_subplot())
+    fig.suptitle(f"computed in {where}", fontsize="small")
     save_figure(fig, Path(out))

@@ -67,9 +67,15 @@ def _tensors(obj):
             yield from _tensors(v)
 
 
-def check_model(model: nn.Module) -> None:
-    """Refuse a model on the meta device or with BatchNorm / dropout in training mode."""
-    meta = [n for n, t in (*model.named_parameters(), *model.named_buffers()) if t.device.type == "meta"]
+def check_model(model: nn.Module, loaded: set[str] = frozenset()) -> None:
+    """Refuse a model on the meta device or with BatchNorm / dropout in training mode.
+
+    ``loaded`` names the parameters and buffers on the meta device that a hook loads when their
+    module runs (accelerate's disk offload): those are not refused."""
+    meta = [
+        n for n, t in (*model.named_parameters(), *model.named_buffers())
+        if t.device.type == "meta" and n not in loaded
+    ]
     if meta:
         raise ModelSetupError(
             f"the model has {len(meta)} parameters/buffers on the meta device (e.g. {meta[0]}), which hold "

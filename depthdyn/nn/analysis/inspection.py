@@ -15,6 +15,7 @@ stream with hooks during the model's own forward (:mod:`.record`), and returns
 
 from __future__ import annotations
 
+import contextlib
 import copy
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -36,6 +37,7 @@ from .checks import (
     row_coupling,
 )
 from .krylov import check_tol, top_singular_values
+from .offload import check_dispatched_dtype, dispatched, loaded, offloaded_names, weights_by_reference
 from .operators import LayerOperator
 from .placement import Placement, place
 from .product import ProductOperator
@@ -96,6 +98,11 @@ class Inspection(Record):
     methods : tuple of str
         How each step's values were found (and how ``J w`` was formed).
     causal : bool
+    dtype : str
+        The dtype the analysis ran in (the model's, or that of its analysis copy).
+    device : str
+        Where it ran: the model's device, or for a model dispatched by accelerate its devices,
+        e.g. ``"0, 1, cpu, disk (device_map)"``.
     notes : tuple of str
         What was done differently from the model as given (a float32 copy of a float16 model,
         coupled rows grouped, attention on its math backend).
@@ -260,10 +267,62 @@ def _to(inputs, device, dtype):
 
 
 def _where(model: nn.Module) -> tuple[torch.device, torch.dtype]:
-    for t in (*model.parameters(), *model.buffers()):
-        if t.is_floating_point():
+    """Device and dtype of the model's first floating tensor that holds values (offloaded
+    weights wait on the meta device until their module runs)."""
+    floating = [t for t in (*model.parameters(), *model.buffers()) if t.is_floating_point()]
+    for t in floating:
+        if t.device.type != "meta":
             return t.device, t.dtype
-    return torch.device("cpu"), torch.get_default_dtype()
+    return torch.device("cpu"), floating[0].dtype if floating else torch.get_default_dtype()
+
+
+def _layer_names(model: nn.Module, layers):
+    """Layers given as modules -> their qualified names in ``model``: an analysis copy of the
+    model holds other module objects, found again by these names (:func:`_layers_in`)."""
+    if layers is None or isinstance(layers, str):
+        return layers
+    if isinstance(layers, (list, tuple)) and layers and all(isinstance(p, str) for p in layers):
+        return layers
+    return tuple(name for name, _ in find_layers(model, layers))
+
+
+def _layers_in(model: nn.Module, layers):
+    """The modules of ``model`` named by :func:`_layer_names`, in the order given."""
+    if isinstance(layers, tuple):
+        return [model.get_submodule(name) for name in layers]
+    return layers
+
+
+@contextlib.contextmanager
+def _full_precision():
+    """float32 matrix products in float32 on CUDA for the analysis (TF32, on by the user's
+    choice, keeps 10 mantissa bits: too few for Krylov iterations to ``tol``)."""
+    cuda = torch.backends.cuda.matmul, torch.backends.cudnn
+    saved = [m.allow_tf32 for m in cuda]
+    for m in cuda:
+        m.allow_tf32 = False
+    try:
+        yield
+    finally:
+        for m, v in zip(cuda, saved, strict=True):
+            m.allow_tf32 = v
+
+
+def _device_note(model: nn.Module, device: torch.device) -> tuple[str, str]:
+    """The device string of the result and a note on where and with which kernels it ran."""
+    spread = getattr(model, "hf_device_map", None)
+    if spread and (len(set(spread.values())) > 1 or "disk" in spread.values()):
+        places = ", ".join(dict.fromkeys(str(v) for v in spread.values()))
+        return f"{places} (device_map)", (
+            f"the model is dispatched by accelerate over {places}: each layer was recorded and analysed "
+            "where it lives, its weights loaded by the model's own hooks (never gathered on one device)"
+        )
+    if device.type == "cuda":
+        return str(device), (
+            f"computed on {device} ({torch.cuda.get_device_name(device)}), float32 matrix products without "
+            "TF32 (cuBLAS/cuDNN)"
+        )
+    return str(device), ""
 
 
 def _position(module: nn.Module, state: torch.Tensor) -> torch.Tensor:
@@ -307,7 +366,10 @@ def inspect(
     Parameters
     ----------
     model : torch.nn.Module
-        Any model, in ``eval()`` mode if it has BatchNorm or dropout; it is run once, as it is.
+        Any model, in ``eval()`` mode if it has BatchNorm or dropout; it is run once, as it is,
+        on its own device. A model dispatched by accelerate (``device_map``: layers on several
+        GPUs, offloaded to the CPU or disk) is analysed layer by layer where each layer lives,
+        without gathering its weights (:mod:`~depthdyn.nn.analysis.offload`).
     inputs : torch.Tensor, tuple or mapping
         ``model(inputs)``, ``model(*inputs)`` or ``model(**inputs)``; the first axis of the
         residual stream is the batch of inputs. Tensors are moved to the model's device.
@@ -340,6 +402,8 @@ def inspect(
     dtype : torch.dtype, optional
         Analyse a copy of the model in this dtype (float32 for speed, float64 for accuracy);
         by default the model's own dtype, float32 for a float16/bfloat16 model (in ``notes``).
+        A dispatched model is analysed in its own dtype (float32 or float64) only: a copy would
+        gather it.
     streams : None, int or "batch"
         Batch rows that form one state. ``None``: probe every step for rows that move each
         other (one reverse pass per row) and take each coupled group as one state (said in
@@ -373,23 +437,37 @@ def inspect(
     check_tol(tol)
     if not isinstance(model, nn.Module):
         raise ParameterError(f"model must be a torch.nn.Module, got {type(model).__name__}")
-    check_model(model)
+    check_model(model, offloaded_names(model))
     check_inputs(inputs)
     opts = dict(k=k, tokens=tokens, causal=causal, steps=steps, tol=tol, dense_max=dense_max, probes=probes,
                 loss_fn=loss_fn, streams=streams, split=_splits(split), progress=progress, seed=seed)
-    with grad_on():  # also under a caller's no_grad / inference_mode
+    with grad_on(), _full_precision():  # also under a caller's no_grad / inference_mode
         return _inspect(model, inputs, layers, dtype, **opts)
 
 
 def _inspect(model, inputs, layers, dtype, *, k, tokens, causal, steps, tol, dense_max, probes, loss_fn,
              streams, split, progress, seed) -> Inspection:
     notes = []
-    adtype, note = analysis_dtype(_where(model)[1], dtype)
+    spread = dispatched(model)
+    if spread:  # a copy in another dtype would load every weight at once
+        check_dispatched_dtype(_where(model)[1], dtype)
+        adtype = None
+    else:
+        adtype, note = analysis_dtype(_where(model)[1], dtype)
+        if note:
+            notes.append(note)
+    if adtype is not None and _where(model)[1] != adtype:
+        layers = _layer_names(model, layers)
+        model = copy.deepcopy(model).to(adtype)
+        layers = _layers_in(model, layers)
+    device, mdtype = _where(model)
+
+    def around(module):
+        return loaded(module) if spread else contextlib.nullcontext()
+
+    device_text, note = _device_note(model, device)
     if note:
         notes.append(note)
-    if adtype is not None and _where(model)[1] != adtype:
-        model = copy.deepcopy(model).to(adtype)
-    device, mdtype = _where(model)
     mom = momentum_layout(model) if layers is None else None
     found = find_layers(model, mom[1] if mom else layers)
     if mom:
@@ -402,7 +480,8 @@ def _inspect(model, inputs, layers, dtype, *, k, tokens, causal, steps, tol, den
             raise ParameterError("split=True has no attention/MLP steps to split in a MomentumNet")
     mids, handles = capture_mids(found, split) if split else ({}, [])
     try:
-        rec = record(model, _to(inputs, device, adtype), found=found)
+        with weights_by_reference(model):  # offloaded weights: the graph reloads them at backward
+            rec = record(model, _to(inputs, device, adtype), found=found)
     finally:
         for h in handles:
             h.remove()
@@ -417,7 +496,8 @@ def _inspect(model, inputs, layers, dtype, *, k, tokens, causal, steps, tol, den
     # rows that move each other are one state (hyper-connection streams folded into the batch)
     mask, where = np.eye(B, dtype=bool), None
     for st in raw:
-        m = row_coupling(st.function, st.state.detach(), seed=seed)
+        with around(st.module):
+            m = row_coupling(st.function, st.state.detach(), seed=seed)
         if where is None and (m & ~np.eye(B, dtype=bool)).any():
             where = f"step {st.name}"
         mask |= m
@@ -445,14 +525,16 @@ def _inspect(model, inputs, layers, dtype, *, k, tokens, causal, steps, tol, den
     grads, note = gradient_norms(rec.output, raw_states, loss_fn, seed=seed)
     if note:
         notes.append(note)
-    profile = depth_profile(pos, grads)
+    profile = depth_profile([p.to(pos[0].device) for p in pos], grads)  # layers may live on several GPUs
 
     first = gsteps[0]
     fn0, xg = first.function, first.state
     seq_g = xg.dim() == 3 and xg.shape[1] > 1 and all(s.output.shape == xg.shape for s in gsteps)
+    with around(first.module):
+        causal_first = seq_g and is_causal(fn0, xg) if causal is not False else False
     if causal is None:
-        causal = seq_g and is_causal(fn0, xg)
-    elif causal and (not seq_g or not is_causal(fn0, xg)):
+        causal = causal_first
+    elif causal and not causal_first:
         raise ParameterError(
             f"causal=True, but step {first.name} is not causal over axis 1 of its (B, T, d) state "
             f"{tuple(xg.shape)}: a later token moves earlier outputs"
@@ -460,14 +542,16 @@ def _inspect(model, inputs, layers, dtype, *, k, tokens, causal, steps, tol, den
     picked = token_sample(xg.shape[1], tokens) if causal else None
     pairs = [(b, t) for t in picked for b in range(G)] if causal else [(b, -1) for b in range(G)]
     blocks = np.array(pairs)
-    opt = dict(k=k, steps=steps, tol=tol, dense_max=dense_max, probes=probes, seed=seed, progress=progress)
+    opt = dict(k=k, steps=steps, tol=tol, dense_max=dense_max, probes=probes, seed=seed, progress=progress,
+               release=spread, around=around)
     spectra = step_spectra(gsteps, blocks, picked, notes, opt)
     return Inspection(
         names=tuple(s.name for s in gsteps), kinds=tuple(s.kind for s in gsteps),
         layers=frozen([s.layer for s in gsteps]), shapes=shapes, stages=frozen(stages), streams=grp.streams,
         norms=profile.norms, update_cosine=profile.update_cosine, perturbation=profile.perturbation,
         grad_norms=profile.grad_norms, blocks=frozen(blocks), causal=bool(causal),
-        dtype=str(mdtype).replace("torch.", ""), device=str(device), notes=tuple(notes), output=rec.output,
+        dtype=str(mdtype).replace("torch.", ""), device=device_text, notes=tuple(notes),
+        output=rec.output,
         momentum=mom[0] if mom else None, _modules=tuple(s.module for s in gsteps),
         _states=tuple(s.state for s in gsteps), **spectra,
     )

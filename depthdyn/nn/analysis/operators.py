@@ -23,6 +23,7 @@ The methods that read the operator (Lanczos, Arnoldi, Hutchinson) are in :mod:`.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import warnings
 from collections.abc import Callable
@@ -117,6 +118,10 @@ class _Products:
                 self.mode += " (sdpa math backend)"
         return self._jvp
 
+    def release(self) -> None:
+        """Drop the recorded graphs (they keep the layer's weights); the next product records anew."""
+        self._vjp = self._jvp = None
+
     def transposes(self, vjp, jt) -> bool:
         """``<u, jt(w)> == <vjp(u), w>`` per sample, to rounding, for one random pair."""
         gen = torch.Generator().manual_seed(12345)
@@ -166,6 +171,9 @@ class LayerOperator:
         With ``tokens``: ``local(tokens)`` gives candidate token-local functions of the layer
         (:mod:`~depthdyn.nn.analysis.local`); the first that reproduces the recording and a
         random whole-sequence product computes every block on the sampled tokens alone.
+    around : callable, optional
+        ``around()`` gives a context that every product runs in (a layer whose weights are
+        offloaded is loaded there: :func:`~depthdyn.nn.analysis.offload.loaded`).
 
     Notes
     -----
@@ -183,7 +191,13 @@ class LayerOperator:
     one call as one-token sequences, at the cost of those tokens alone.
     """
 
-    def __init__(self, fn: Callable, x: torch.Tensor, *, tokens=None, prefix: bool = True, local=None):
+    def __init__(self, fn: Callable, x: torch.Tensor, *, tokens=None, prefix: bool = True, local=None,
+                 around: Callable | None = None):
+        self._around = around or contextlib.nullcontext
+        with self._around():
+            self._setup(fn, x, tokens, prefix, local)
+
+    def _setup(self, fn, x, tokens, prefix, local) -> None:
         self.fn, self.x = fn, x.detach()
         with torch.no_grad():
             self.y = fn(self.x)
@@ -237,6 +251,15 @@ class LayerOperator:
         pieces = list(self._local.values()) if self._local else self._prefix or [self._full]
         modes = {p.mode for p in pieces if p.mode is not None}
         return None if not modes else "jvp" if "jvp" in modes else modes.pop()
+
+    def release(self) -> None:
+        """Free the graphs this operator keeps (and with them the weights the layer saved for its
+        backward); a later product records them again, calling the layer once more. For a model
+        whose weights are loaded on demand (offloaded by accelerate) this keeps one layer's
+        weights in memory at a time."""
+        pieces = [self._full, *(self._prefix or ()), *(self._local.values() if self._local else ())]
+        for piece in pieces:
+            piece.release()
 
     def _prefixes(self):
         """One :class:`_Products` per sampled token on its prefix, or None where the check fails."""
@@ -380,6 +403,10 @@ class LayerOperator:
 
     def rmatvec(self, V: torch.Tensor) -> torch.Tensor:
         """``J^T v`` for ``V`` of shape ``(K, P, n_out)``: returns ``(K, P, n_in)``."""
+        with self._around():
+            return self._rmatvec(V)
+
+    def _rmatvec(self, V: torch.Tensor) -> torch.Tensor:
         if self._local:
             return self._per_row(V.to(self.y.dtype), _Products.rvec)
         if self._prefix is not None:
@@ -388,6 +415,10 @@ class LayerOperator:
 
     def matvec(self, W: torch.Tensor) -> torch.Tensor:
         """``J w`` for ``W`` of shape ``(K, P, n_in)``: returns ``(K, P, n_out)``."""
+        with self._around():
+            return self._matvec(W)
+
+    def _matvec(self, W: torch.Tensor) -> torch.Tensor:
         if self._local:
             return self._per_row(W.to(self.x.dtype), _Products.fvec)
         if self._prefix is not None:

@@ -74,7 +74,9 @@ def find_layers(model: nn.Module, layers=None) -> list[tuple[str, nn.Module]]:
     model : torch.nn.Module
     layers : None, str, sequence of str, ModuleList/Sequential or sequence of modules
         ``None``: the first of :data:`LAYOUTS` (or torchvision ResNet stages) that the model
-        has. A string is an ``fnmatch`` pattern on the names of ``model.named_modules()``
+        has, also under a Hugging Face model's base model (``base_model_prefix``: the layers of
+        ``ViTForImageClassification`` at ``vit.encoder.layer``). A string is an ``fnmatch``
+        pattern on the names of ``model.named_modules()``
         (``"transformer.h.*"`` matches ``transformer.h.0`` but not ``transformer.h.0.attn``).
 
     Raises
@@ -87,7 +89,10 @@ def find_layers(model: nn.Module, layers=None) -> list[tuple[str, nn.Module]]:
     names = {id(m): n for n, m in model.named_modules()}
     if layers is None:
         found = None
-        for path, _ in LAYOUTS:
+        # a Hugging Face model with a head keeps its layers in the base model (vit.encoder.layer)
+        base = getattr(model, "base_model_prefix", "")
+        prefixes = ("", f"{base}.") if isinstance(base, str) and base else ("",)
+        for path in (pre + p for pre in prefixes for p, _ in LAYOUTS):
             found = _sequence(_resolve_path(model, path))
             if found:
                 break

@@ -8,6 +8,7 @@ decides whether causal sequence steps are analysed per sampled token block.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import time
 
@@ -66,8 +67,10 @@ def step_spectra(gsteps, blocks, picked, notes: list, opt: dict) -> dict:
     ``gsteps`` are the depth steps (:class:`~.steps.Step`, batch rows grouped into states),
     ``blocks`` the ``(N, 2)`` (state, token) problems, ``picked`` the sampled tokens of causal
     steps (``None``: whole-state Jacobians); ``opt`` holds ``k``, ``steps``, ``tol``,
-    ``dense_max``, ``probes``, ``seed``, ``progress``. Appends to ``notes``; returns the
-    :class:`~.inspection.Inspection` fields it computed and the step operators.
+    ``dense_max``, ``probes``, ``seed``, ``progress``, ``release`` (free each step's graphs once
+    its figures are computed) and ``around`` (``around(module)``: the context a step's work runs
+    in). Appends to ``notes``; returns the :class:`~.inspection.Inspection` fields it computed and
+    the step operators.
     """
     L, N, k = len(gsteps), blocks.shape[0], opt["k"]
     sv, rho, tr = np.full((L, N, k), np.nan), np.full((L, N), np.nan), np.full((L, N), np.nan)
@@ -75,49 +78,54 @@ def step_spectra(gsteps, blocks, picked, notes: list, opt: dict) -> dict:
     acc = {name: np.zeros(L) for name in names}
     ops, methods, estimate = [], [], float("nan")
     bar = _progress(opt["progress"], L)
+    around = opt.get("around") or (lambda module: contextlib.nullcontext())
     for i, st in enumerate(gsteps):
-        op = LayerOperator(st.function, st.state, tokens=picked, local=st.local)
-        ops.append(op)
-        err = float((op.y - st.output).abs().max())
-        acc["recording"][i] = err
-        eps = torch.finfo(op.y.dtype).eps
-        if err > eps**0.5 * (1.0 + float(st.output.abs().max())):
-            raise ModelSetupError(
-                f"step {st.name} does not reproduce the model's own output (max difference {err:.3g}): the "
-                "layer is not a deterministic function of its state (random ops, training mode), or its "
-                "split into attention and MLP does not fit this layer class (pass split=False)"
-            )
-        dense = max(op.n_in, op.n_out) <= opt["dense_max"]
-        if i == 0:
-            estimate = estimate_cost(op, L, dense, opt)
-            if bar is not None:
-                bar.write(
-                    f"inspect: {L} steps x {N} problems of size {op.n_in}: at most about {estimate:.0f} s "
-                    "(the iterations usually stop earlier)",
-                    file=sys.stderr,
+        with around(st.module):  # a layer with offloaded weights: loaded once for all its products
+            op = LayerOperator(st.function, st.state, tokens=picked, local=st.local,
+                               around=lambda module=st.module: around(module))
+            ops.append(op)
+            err = float((op.y - st.output).abs().max())
+            acc["recording"][i] = err
+            eps = torch.finfo(op.y.dtype).eps
+            if err > eps**0.5 * (1.0 + float(st.output.abs().max())):
+                raise ModelSetupError(
+                    f"step {st.name} does not reproduce the model's own output (max difference {err:.3g}): "
+                    "the layer is not a deterministic function of its state (random ops, training mode), or "
+                    "its split into attention and MLP does not fit this layer class (pass split=False)"
                 )
-        if dense:
-            J = op.dense()
-            s = torch.linalg.svdvals(J.double()).cpu().numpy()
-            kk = min(k, s.shape[1])
-            sv[i, :, :kk] = s[:, :kk]
-            if op.square:
-                rho[i] = torch.linalg.eigvals(J.double()).abs().amax(dim=1).cpu().numpy()
-                tr[i] = torch.diagonal(J, dim1=1, dim2=2).sum(-1).double().cpu().numpy()
-            methods.append("dense")
-        else:
-            top = top_singular_values(op, k, steps=opt["steps"], tol=opt["tol"], seed=opt["seed"])
-            sv[i, :, : top.values.shape[1]] = top.values
-            acc["singular_values"][i] = top.accuracy.max()
-            method = top.method
-            if op.square:
-                r = spectral_radius_estimate(op, steps=opt["steps"], tol=opt["tol"], seed=opt["seed"])
-                rho[i] = r.values[:, 0]
-                acc["spectral_radius"][i] = r.accuracy.max()
-                tr[i], terr = hutchinson_trace(op, probes=opt["probes"], seed=opt["seed"])
-                acc["jacobian_trace"][i] = terr.max()
-                method += f", {r.method}, hutchinson ({opt['probes']} probes)"
-            methods.append(method)
+            dense = max(op.n_in, op.n_out) <= opt["dense_max"]
+            if i == 0:
+                estimate = estimate_cost(op, L, dense, opt)
+                if bar is not None:
+                    bar.write(
+                        f"inspect: {L} steps x {N} problems of size {op.n_in}: at most about "
+                        f"{estimate:.0f} s (the iterations usually stop earlier)",
+                        file=sys.stderr,
+                    )
+            if dense:
+                J = op.dense()
+                s = torch.linalg.svdvals(J.double()).cpu().numpy()
+                kk = min(k, s.shape[1])
+                sv[i, :, :kk] = s[:, :kk]
+                if op.square:
+                    rho[i] = torch.linalg.eigvals(J.double()).abs().amax(dim=1).cpu().numpy()
+                    tr[i] = torch.diagonal(J, dim1=1, dim2=2).sum(-1).double().cpu().numpy()
+                methods.append("dense")
+            else:
+                top = top_singular_values(op, k, steps=opt["steps"], tol=opt["tol"], seed=opt["seed"])
+                sv[i, :, : top.values.shape[1]] = top.values
+                acc["singular_values"][i] = top.accuracy.max()
+                method = top.method
+                if op.square:
+                    r = spectral_radius_estimate(op, steps=opt["steps"], tol=opt["tol"], seed=opt["seed"])
+                    rho[i] = r.values[:, 0]
+                    acc["spectral_radius"][i] = r.accuracy.max()
+                    tr[i], terr = hutchinson_trace(op, probes=opt["probes"], seed=opt["seed"])
+                    acc["jacobian_trace"][i] = terr.max()
+                    method += f", {r.method}, hutchinson ({opt['probes']} probes)"
+                methods.append(method)
+            if opt.get("release"):  # weights loaded on demand: keep one layer's in memory at a time
+                op.release()
         if bar is not None:
             bar.update(1)
     if bar is not None:
