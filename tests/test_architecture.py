@@ -34,7 +34,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("families", ("depthdyn.families", "depthdyn.literature", "depthdyn.multistep", "depthdyn.rules")),
     ("symbolic", ("depthdyn.symbolic",)),
     ("numeric", ("depthdyn.numeric",)),
-    ("analyses", ("depthdyn.claims", "depthdyn.compare", "depthdyn.plot", "depthdyn.products")),
+    ("analyses", ("depthdyn.claims", "depthdyn.compare", "depthdyn.plot", "depthdyn.products",
+                  "depthdyn.meanfield")),
     ("report", ("depthdyn.report", "depthdyn.report_figures", "depthdyn.report_text")),
     ("nn", ("depthdyn.nn",)),  # the torch layer may use everything below the command line
     ("front", ("depthdyn.cli", "depthdyn.__main__", "depthdyn.products.command")),

@@ -7,7 +7,10 @@ scales, and the order-to-chaos boundary.
 
 from .activation import Activation
 from .activations import ACTIVATIONS, UnknownActivationError, get_activation
-from .maps import Iterates, c_map, chi1, chi_c, chi_q, eps_map, iterate, q_map
+from .fixedpoint import CriticalPoint, FixedPoint, critical_point, critical_points, depth_scale, fixed_point
+from .iteration import iterate
+from .maps import Iterates, c_map, chi1, chi_c, chi_q, eps_map, q_map
 
 __all__ = ["Activation", "ACTIVATIONS", "UnknownActivationError", "get_activation", "Iterates", "iterate",
-           "q_map", "c_map", "eps_map", "chi1", "chi_c", "chi_q"]
+           "q_map", "c_map", "eps_map", "chi1", "chi_c", "chi_q", "FixedPoint", "CriticalPoint",
+           "fixed_point", "critical_point", "critical_points", "depth_scale"]

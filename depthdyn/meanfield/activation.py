@@ -53,6 +53,8 @@ class Activation:
     closed_form: bool = False
     homogeneous: bool = False
     bounded: bool = False
+    #: ``phi`` is smooth (no kink, no jump in ``phi'``); a kink needs finer quadrature near ``c = 1``.
+    smooth: bool = False
 
     def __init__(self, **params):
         self.params = dict(params)
@@ -119,14 +121,14 @@ class Activation:
     def cross_moment(self, q1, q2, c=None, *, eps=None, return_error: bool = False):
         """``E[phi(u1) phi(u2)]``, correlation ``c`` or ``1 - eps``."""
         q1, q2 = variance_array(q1, "q1"), variance_array(q2, "q2")
-        return expect2(lambda u, d: self.phi(u) * self.phi(u + d), q1, q2, c, eps=eps,
+        return expect2(lambda u, d: self.phi(u) * self.phi(u + d), q1, q2, c, eps=eps, sharp=not self.smooth,
                        return_error=return_error)
 
     def derivative_cross_moment(self, q1, q2, c=None, *, eps=None, return_error: bool = False):
         """``E[phi'(u1) phi'(u2)]``: the c-map's slope is ``sw2 * q * derivative_cross_moment / q'``."""
         q1, q2 = variance_array(q1, "q1"), variance_array(q2, "q2")
         return expect2(lambda u, d: self.dphi(u) * self.dphi(u + d), q1, q2, c, eps=eps,
-                       return_error=return_error)
+                       sharp=not self.smooth, return_error=return_error)
 
     def difference_moment(self, q, c=None, *, eps=None, return_error: bool = False):
         """``E[phi(u)^2] - E[phi(u1) phi(u2)] = E[(phi(u1) - phi(u2))^2] / 2`` at equal variances ``q``.
@@ -135,7 +137,7 @@ class Activation:
         digits as ``c -> 1``.
         """
         q = variance_array(q)
-        return expect2(lambda u, d: 0.5 * self.diff(u, d) ** 2, q, q, c, eps=eps,
+        return expect2(lambda u, d: 0.5 * self.diff(u, d) ** 2, q, q, c, eps=eps, sharp=not self.smooth,
                        return_error=return_error)
 
     # ----------------------------------------------------------- printing

@@ -129,12 +129,16 @@ def correlation_parts(c=None, eps=None) -> tuple[np.ndarray, np.ndarray]:
     return 1.0 - eps, eps
 
 
-def expect2(func, q1, q2, c=None, *, eps=None, return_error: bool = False):
+def expect2(func, q1, q2, c=None, *, eps=None, sharp: bool = False, return_error: bool = False):
     """``E[func(u1, u2 - u1)]`` over jointly Gaussian ``(u1, u2)`` with variances ``q1, q2``.
 
     The correlation is ``c`` or ``1 - eps``; everything broadcasts. ``func(u1, delta)``
     receives ``delta = u2 - u1`` computed without cancellation, so that an integrand such as
     ``(phi(u1 + delta) - phi(u1))**2`` keeps its digits as ``c -> 1``.
+
+    ``sharp=True`` declares a jump in the integrand or its derivative at ``u = 0`` (a kink of
+    the activation): the inner integral then changes on the scale ``s = sqrt(1 - c^2)`` in
+    ``z1``, and the outer panels are graded down to it (at most 64 dyadic levels).
     """
     c, eps = correlation_parts(c, eps)
     q1, q2, c, eps = np.broadcast_arrays(*(np.asarray(x, dtype=float) for x in (q1, q2, c, eps)))
@@ -145,6 +149,8 @@ def expect2(func, q1, q2, c=None, *, eps=None, return_error: bool = False):
     # u2 - u1 = (r2 c - r1) z1 + r2 s z2, with r2 c - r1 = (r2 - r1) - r2 eps
     slope = (q2.reshape(-1) - q1.reshape(-1)) / np.where(r1 + r2 > 0, r1 + r2, 1.0) - r2 * ee
     levels1 = _levels(max(r1.max(initial=0.0), r2.max(initial=0.0)), Z_MAX)
+    if sharp and np.any(s > 0):
+        levels1 = min(64, max(levels1, _levels(1.0 / s[s > 0].min(), Z_MAX)))
     levels2 = _levels((r2 * s).max(initial=0.0), 2 * Z_MAX)
     outer = _dyadic(Z_MAX, levels1)
     window = np.linspace(-Z_MAX, Z_MAX, 11)  # the Gaussian weight alone: panels of width 2

@@ -48,7 +48,7 @@ def _torch():
 
 
 class Tanh(Activation):
-    name, bounded = "tanh", True
+    name, bounded, smooth = "tanh", True, True
 
     def phi(self, u):
         return np.tanh(u)
@@ -70,7 +70,7 @@ class Tanh(Activation):
 
 
 class Sigmoid(Activation):
-    name, bounded = "sigmoid", True
+    name, bounded, smooth = "sigmoid", True, True
 
     def phi(self, u):
         return expit(u)
@@ -93,7 +93,7 @@ class Sigmoid(Activation):
 
 
 class SiLU(Activation):
-    name = "silu"
+    name, smooth = "silu", True
 
     def phi(self, u):
         return u * expit(u)
@@ -116,7 +116,7 @@ class SiLU(Activation):
 
 
 class Softplus(Activation):
-    name = "softplus"
+    name, smooth = "softplus", True
 
     def phi(self, u):
         return np.logaddexp(0.0, u)
@@ -194,7 +194,7 @@ def _cdf_difference(u, h):
 class GELU(Activation):
     """``x Phi(x)`` (the exact, erf-based GELU). Its q-map has a closed form; the rest is quadrature."""
 
-    name = "gelu"
+    name, smooth = "gelu", True
 
     def phi(self, u):
         return u * _normal_cdf(u)
