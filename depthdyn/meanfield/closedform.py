@@ -52,6 +52,12 @@ def _theta_minus_sin(t):
     return np.where(t < 0.1, series, t - np.sin(t))
 
 
+def _arcsin_near_one(x, one_minus_x):
+    """``asin(x)``, with ``1 - x`` given separately: ``pi/2 - 2 asin(sqrt((1 - x)/2))`` for ``x > 1/2``."""
+    near = np.pi / 2 - 2 * np.arcsin(np.sqrt(np.clip(0.5 * one_minus_x, 0.0, 1.0)))
+    return np.where(x > 0.5, near, np.arcsin(np.clip(x, -1.0, 1.0)))
+
+
 def _torch():
     import torch
 
@@ -162,7 +168,7 @@ class Erf(Activation):
 
     def second_moment(self, q, *, return_error=False):
         q = variance_array(q)
-        return _result(2 / np.pi * np.arcsin(2 * q / (1 + 2 * q)), return_error)
+        return _result(2 / np.pi * _arcsin_near_one(2 * q / (1 + 2 * q), 1 / (1 + 2 * q)), return_error)
 
     def derivative_second_moment(self, q, *, return_error=False):
         return _result(4 / np.pi / np.sqrt(1 + 4 * variance_array(q)), return_error)
@@ -172,9 +178,12 @@ class Erf(Activation):
         return _result(4 / (np.pi * (1 + 2 * q) * np.sqrt(1 + 4 * q)), return_error)
 
     def cross_moment(self, q1, q2, c=None, *, eps=None, return_error=False):
-        q1, q2, c, eps, _ = _pair(q1, q2, c, eps)
-        arg = 2 * np.sqrt(q1 * q2) * c / np.sqrt((1 + 2 * q1) * (1 + 2 * q2))
-        return _result(2 / np.pi * np.arcsin(arg), return_error, 1.0)
+        q1, q2, c, eps, s2 = _pair(q1, q2, c, eps)
+        root, norm = 2 * np.sqrt(q1 * q2), np.sqrt((1 + 2 * q1) * (1 + 2 * q2))
+        arg = root * c / norm
+        # 1 - arg = (norm^2 - root^2 c^2) / (norm (norm + root c)), the numerator without cancellation
+        one_minus = (1 + 2 * q1 + 2 * q2 + root * root * s2) / (norm * (norm + root * np.abs(c)))
+        return _result(2 / np.pi * np.sign(c) * _arcsin_near_one(np.abs(arg), one_minus), return_error, 1.0)
 
     def derivative_cross_moment(self, q1, q2, c=None, *, eps=None, return_error=False):
         q1, q2, c, eps, s2 = _pair(q1, q2, c, eps)
@@ -228,7 +237,12 @@ def _trig_difference(q, eps, sign):
     with np.errstate(under="ignore", over="ignore"):
         tail = np.where(x < 700, np.exp(-2 * q) * np.expm1(np.minimum(x, 700.0)),
                         np.exp(x - 2 * q) - np.exp(-2 * q))
-    return -0.5 * np.expm1(-x) + sign * 0.5 * tail
+        large = -0.5 * np.expm1(-x) + sign * 0.5 * tail
+        # for q <= 1 the product form: cos's two terms above cancel to O(q)
+        qs = np.minimum(q, 1.0)
+        hyper = np.cosh if sign > 0 else np.sinh
+        small = 2 * np.exp(-qs) * hyper(qs * (2 - eps) / 2) * np.sinh(qs * eps / 2)
+    return np.where(q <= 1.0, small, large)
 
 
 class Sin(Activation):

@@ -7,7 +7,7 @@ standard normal variable ``z`` is integrated on ``[-Z, Z]`` (``Z = 10``; the Gau
 beyond it is below ``1e-22`` times any polynomially bounded integrand) with panels graded
 dyadically towards the activation's feature (the origin ``u = 0``), so every scale from
 ``Z`` down to a fraction of ``1/sqrt(q)`` has panels of its own size. Each panel gets
-Gauss-Legendre rules of two orders (20 and 12 nodes); the value is the higher order's and the
+Gauss-Legendre rules of two orders (16 and 10 nodes); the value is the higher order's and the
 error bound is the difference of the two plus a rounding term. Where the integrand is
 analytic on a panel (every activation here is analytic on each side of the origin) the
 higher order is many digits better than the lower, so the bound is conservative; the tests
@@ -34,8 +34,8 @@ __all__ = ["Z_MAX", "expect", "expect2", "correlation_parts"]
 #: Half-width of the integration window in the standard normal variable.
 Z_MAX = 10.0
 #: Extra dyadic levels below the feature scale ``1/sqrt(q)``.
-_EXTRA_LEVELS = 5
-_HI, _LO = 20, 12
+_EXTRA_LEVELS = 3
+_HI, _LO = 16, 10
 _RULES = {n: np.polynomial.legendre.leggauss(n) for n in (_HI, _LO)}
 #: Points per chunk of the two-dimensional rule (bounds the memory of one batch).
 _CHUNK_NODES = 1_000_000

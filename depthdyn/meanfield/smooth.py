@@ -29,16 +29,19 @@ def _logcosh(x):
 
 
 def tanh_difference(u, h):
-    """``tanh(u + h) - tanh(u)``: ``sinh(h) sech(u + h) sech(u)`` (in logs) where ``|h| < 1``.
+    """``tanh(u + h) - tanh(u)``: ``sinh(h) sech(u + h) sech(u)`` where ``|h| < 1/2``.
 
     The product form has no cancellation for small ``h``; for ``|h| >= 1`` the plain
-    difference is used (its absolute error is an ulp, and the logs' would grow with ``|h|``).
+    difference is used (its absolute error is an ulp). A ``cosh`` past float64 gives the
+    product 0, which is the difference to far below an ulp.
     """
-    u, h = np.asarray(u, dtype=float), np.asarray(h, dtype=float)
-    hs = np.clip(h, -0.5, 0.5)
-    with np.errstate(under="ignore", divide="ignore"):
-        near = np.sign(hs) * np.exp(np.log(np.abs(np.sinh(hs))) - _logcosh(u + hs) - _logcosh(u))
-    return np.where(np.abs(h) < 0.5, near, np.tanh(u + h) - np.tanh(u))
+    u, h = np.broadcast_arrays(np.asarray(u, dtype=float), np.asarray(h, dtype=float))
+    out = np.tanh(u + h) - np.tanh(u)
+    near = np.abs(h) < 0.5
+    un, hn = u[near], h[near]
+    with np.errstate(under="ignore", over="ignore"):
+        out[near] = np.sinh(hn) / (np.cosh(un + hn) * np.cosh(un))
+    return out
 
 
 def _torch():
@@ -54,8 +57,8 @@ class Tanh(Activation):
         return np.tanh(u)
 
     def dphi(self, u):
-        with np.errstate(under="ignore"):
-            return np.exp(-2.0 * _logcosh(u))
+        with np.errstate(under="ignore", over="ignore"):
+            return 1.0 / np.cosh(u) ** 2
 
     def diff(self, u, h):
         return tanh_difference(u, h)
@@ -76,8 +79,8 @@ class Sigmoid(Activation):
         return expit(u)
 
     def dphi(self, u):
-        with np.errstate(under="ignore"):
-            return 0.25 * np.exp(-2.0 * _logcosh(0.5 * u))
+        with np.errstate(under="ignore", over="ignore"):
+            return 0.25 / np.cosh(0.5 * u) ** 2
 
     def diff(self, u, h):
         return 0.5 * tanh_difference(0.5 * u, 0.5 * h)
@@ -209,7 +212,9 @@ class GELU(Activation):
     def second_moment(self, q, *, return_error: bool = False):
         # E[(x Phi(x))^2] = q/4 + q/(2 pi) (asin(q/(1+q)) + 2q / ((1+q) sqrt(1+2q))), by Stein's lemma
         q = variance_array(q)
-        value = q / 4 + q / (2 * np.pi) * (np.arcsin(q / (1 + q)) + 2 * q / ((1 + q) * np.sqrt(1 + 2 * q)))
+        x = q / (1 + q)  # asin(x) near 1 from 1 - x = 1 / (1 + q)
+        angle = np.where(x > 0.5, np.pi / 2 - 2 * np.arcsin(np.sqrt(0.5 / (1 + q))), np.arcsin(x))
+        value = q / 4 + q / (2 * np.pi) * (angle + 2 * q / ((1 + q) * np.sqrt(1 + 2 * q)))
         return (value, 8 * np.finfo(float).eps * value) if return_error else value
 
     def torch(self, x):
