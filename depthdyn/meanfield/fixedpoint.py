@@ -150,7 +150,10 @@ def _roots(func, grid: np.ndarray, values: np.ndarray, *, log: bool = True) -> l
     change = np.flatnonzero(np.sign(values[:-1]) * np.sign(values[1:]) < 0)
     for k in change:
         a, b = float(grid[k]), float(grid[k + 1])
-        if log and a > 0:
+        fa, fb = func(a), func(b)
+        if fa == 0 or fb == 0 or fa * fb > 0:  # a scalar evaluation rounded differently from the grid's
+            roots.append(a if abs(fa) <= abs(fb) else b)
+        elif log and a > 0:
             x = brentq(lambda t: func(math.exp(t)), math.log(a), math.log(b), xtol=1e-15, rtol=1e-15)
             roots.append(math.exp(x))
         else:
@@ -259,7 +262,8 @@ def fixed_point(act, sw2, sb2, *, q0: float | None = None, tol: float = 1e-10) -
         eps_star = _correlation_fixed_point(act, sw2, sb2, q_star)
         chi_c = float(_slope_at(act, q_star, sw2, sb2, eps_star))
     critical = phase == "critical"
-    xi_q, xi_c = (math.inf, math.inf) if critical else (depth_scale(chi_q), depth_scale(chi_c))
+    # at criticality c* = 1 is marginal (xi_c infinite) while q* still attracts geometrically
+    xi_q, xi_c = depth_scale(chi_q), (math.inf if critical else depth_scale(chi_c))
     xi_grad = math.inf if critical else _gradient_scale(chi1)
     return FixedPoint(name, sw2, sb2, q_star, 1.0 - eps_star, eps_star, chi1, chi_c, chi_q, xi_q, xi_c,
                       xi_grad, phase, 1.0, note)

@@ -21,6 +21,9 @@ from .maps import Iterates, check_weights
 
 __all__ = ["iterate"]
 
+#: Beyond this variance an unbounded, non-homogeneous activation is reported as exploding.
+_Q_MAX = 1e30
+
 
 def _check_depth(depth) -> int:
     if isinstance(depth, bool) or not isinstance(depth, (int, np.integer)):
@@ -81,10 +84,11 @@ def iterate(act, sw2, sb2, *, depth: int, q0: float = 1.0, c0: float | None = No
         raise ParameterError(f"the plain chain takes no parameters, got {', '.join(sorted(params))}; "
                              "activation parameters go to get_activation(name, ...)")
     act = get_activation(act)
-    return _iterate_plain(act, sw2, sb2, depth, q0, float(eps))
+    return _iterate_plain(act, sw2, sb2, depth, q0, 1.0 - float(eps) if c0 is None else float(c0), float(eps))
 
 
-def _iterate_plain(act: Activation, sw2: float, sb2: float, depth: int, q0: float, eps0: float) -> Iterates:
+def _iterate_plain(act: Activation, sw2: float, sb2: float, depth: int, q0: float, c0: float,
+                   eps0: float) -> Iterates:
     log_q = np.empty(depth + 1)
     eps = np.empty(depth + 1)
     log_q[0] = math.log(q0) if q0 > 0 else -math.inf
@@ -103,13 +107,16 @@ def _iterate_plain(act: Activation, sw2: float, sb2: float, depth: int, q0: floa
         else:
             q = math.exp(lq)
             q_next = float(sw2 * act.second_moment(q) + sb2)
-            if not math.isfinite(q_next) or q_next > 1e250:
-                raise DomainError(f"q passes float64's range at layer {layer + 1} (exploding phase: q grows "
+            if not math.isfinite(q_next) or q_next > _Q_MAX:
+                raise DomainError(f"q passes {_Q_MAX:g} at layer {layer + 1} (exploding phase: q grows "
                                   f"without bound for {act} at sw2={sw2:g}); use fewer layers")
+
             d = float(sw2 * act.difference_moment(q, eps=e))
             eps[layer + 1] = d / q_next if q_next > 0 else e
             log_q[layer + 1] = math.log(q_next) if q_next > 0 else -math.inf
     with np.errstate(over="ignore"):
         q = np.where(log_q < 709.7, np.exp(np.minimum(log_q, 709.7)), math.inf)
     overflow = int(np.argmax(~np.isfinite(q))) if not np.all(np.isfinite(q)) else None
-    return Iterates(str(act), sw2, sb2, "plain", q, 1.0 - eps, eps, log_q, overflow)
+    c = 1.0 - eps
+    c[0] = c0  # as given (1 - (1 - c0) may differ from c0 in the last bit)
+    return Iterates(str(act), sw2, sb2, "plain", q, c, eps, log_q, overflow)
