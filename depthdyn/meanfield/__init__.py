@@ -10,7 +10,9 @@ from .activations import ACTIVATIONS, UnknownActivationError, get_activation
 from .fixedpoint import CriticalPoint, FixedPoint, critical_point, critical_points, depth_scale, fixed_point
 from .iteration import iterate
 from .maps import Iterates, c_map, chi1, chi_c, chi_q, eps_map, q_map
+from .phase import TRAINABLE_FACTOR, CriticalLine, PhaseDiagram, critical_line, phase_diagram
 
 __all__ = ["Activation", "ACTIVATIONS", "UnknownActivationError", "get_activation", "Iterates", "iterate",
            "q_map", "c_map", "eps_map", "chi1", "chi_c", "chi_q", "FixedPoint", "CriticalPoint",
-           "fixed_point", "critical_point", "critical_points", "depth_scale"]
+           "fixed_point", "critical_point", "critical_points", "depth_scale", "CriticalLine", "critical_line",
+           "PhaseDiagram", "phase_diagram", "TRAINABLE_FACTOR"]

@@ -29,7 +29,7 @@ import numpy as np
 
 from ..errors import DomainError
 
-__all__ = ["Z_MAX", "expect", "expect2", "correlation_parts"]
+__all__ = ["Z_MAX", "expect", "expect2", "expect2_hermite", "correlation_parts"]
 
 #: Half-width of the integration window in the standard normal variable.
 Z_MAX = 10.0
@@ -196,3 +196,26 @@ def _check_finite(value: np.ndarray) -> None:
     if not np.all(np.isfinite(value)):
         raise DomainError("a Gaussian moment is not finite in float64 (the activation grows too fast "
                           "for this variance); use smaller q or the mpmath path")
+
+
+def expect2_hermite(func, q, eps, n: int = 96):
+    """``E[func(u1, u2 - u1)]`` at equal variances ``q`` by an ``n x n`` Gauss-Hermite product rule.
+
+    A fast rule for figures over many parameter points where ``q`` is moderate (``q <~ 10``)
+    and the activation smooth; returns ``(value, estimate)`` with the estimate
+    ``|rule(n) - rule(n // 2)|`` (not a bound). The certified moments use :func:`expect2`.
+    """
+    q, eps = np.broadcast_arrays(np.asarray(q, dtype=float), np.asarray(eps, dtype=float))
+    out = []
+    for m in (n, n // 2):
+        z, w = np.polynomial.hermite_e.hermegauss(m)
+        w = w / w.sum()
+        r = np.sqrt(q)[..., None, None]
+        e = eps[..., None, None]
+        s = np.sqrt(e * (2.0 - e))
+        z1, z2 = z[:, None], z[None, :]
+        with np.errstate(under="ignore"):
+            u1 = np.broadcast_to(r * z1, np.broadcast_shapes(r.shape, (m, m)))
+            values = func(u1, r * (-e * z1 + s * z2))
+        out.append((values * (w[:, None] * w[None, :])).sum(axis=(-1, -2)))
+    return out[0], np.abs(out[0] - out[1])
