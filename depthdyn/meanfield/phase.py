@@ -93,9 +93,9 @@ def critical_line(act, *, q=None, points: int = 200, sb2_max: float = 4.0) -> Cr
 
     Examples
     --------
-    >>> line = critical_line("erf", q=[0.0, 1.0])
+    >>> line = critical_line("erf", q=[0.0, 1.0])  # sw2 = pi sqrt(1 + 4q) / 4
     >>> [round(float(v), 12) for v in line.sw2]
-    [0.785398163397, 1.712353222617]
+    [0.785398163397, 1.75620368276]
     """
     act = get_activation(act)
     if act.homogeneous:
