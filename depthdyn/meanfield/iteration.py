@@ -78,7 +78,12 @@ def iterate(act, sw2, sb2, *, depth: int, q0: float = 1.0, c0: float | None = No
     q0 = float(variance_array(q0, "q0"))
     if family != "plain":
         # the families' kernels live beside this module and build on it (imported by name here)
-        iterate_family = importlib.import_module(f"{__package__}.kernels").iterate_family
+        try:
+            kernels = importlib.import_module(f"{__package__}.kernels")
+        except ModuleNotFoundError:
+            raise ParameterError(f"family {family!r}: only the plain chain is available in this "
+                                 "installation (no depthdyn.meanfield.kernels)") from None
+        iterate_family = kernels.iterate_family
         return iterate_family(act, sw2, sb2, depth=depth, q0=q0, c0=float(1.0 - eps), family=family, **params)
     if params:
         raise ParameterError(f"the plain chain takes no parameters, got {', '.join(sorted(params))}; "
