@@ -33,7 +33,13 @@ from ..errors import OptionalDependencyError, ParameterError
 from ..records import Record
 from .kernels import LN_EPS, KernelSpec, as_count, as_real, kernel_spec, resolve_activation
 
-__all__ = ["MonteCarloKernel", "simulate_kernel", "MonteCarloJacobian", "simulate_jacobian_moments"]
+__all__ = [
+    "MonteCarloKernel",
+    "simulate_kernel",
+    "MonteCarloJacobian",
+    "simulate_jacobian_moments",
+    "simulate_gradient_norm",
+]
 
 _METHODS = ("weights", "gaussian")
 
@@ -279,7 +285,7 @@ def _block(torch, spec: KernelSpec, phi_module, width: int, depth: int):
     return block, linears
 
 
-def _weights_run(torch, gen, spec, act, X, sw2, sb2, depth, keep, width, dtype, device):
+def _weights_run(torch, gen, spec, act, X, sw2, sb2, depth, keep, width, dtype, device, grad=False):
     from torch.func import functional_call
 
     block, linears = _block(torch, spec, _Phi.module(torch, act), width, depth)
@@ -304,7 +310,7 @@ def _weights_run(torch, gen, spec, act, X, sw2, sb2, depth, keep, width, dtype, 
             params[name + ".bias"] = torch.randn(
                 s, width, generator=gen, dtype=dtype, device=device
             ) * math.sqrt(b2)
-        with torch.no_grad():
+        with torch.set_grad_enabled(grad):
             state = run(params, state)
         if layer in keep:
             out.append(read(state))
@@ -517,3 +523,76 @@ def simulate_jacobian_moments(
         raise ParameterError("the Jacobian moments overflowed; lower sw2 or the depth")
     mean, band = _band(per_seed, level)
     return MonteCarloJacobian(weights, depth, width, seeds, level, q0, mean, band, per_seed)
+
+
+def simulate_gradient_norm(
+    act,
+    sw2,
+    sb2,
+    *,
+    depth: int,
+    width: int = 256,
+    seeds: int = 8,
+    q0=1.0,
+    family: str = "residual",
+    level: float = 0.99,
+    seed: int = 0,
+    device=None,
+    dtype=None,
+    **params,
+):
+    """``|d<u, x_L>/dx_0|^2 / |u|^2`` of ``seeds`` networks (weights through depthdyn's blocks).
+
+    ``u`` is a standard Gaussian vector per network; autograd runs through the blocks' own
+    ``forward``. Returns ``(mean, band, per_seed)`` with the Student-``t`` band at ``level``
+    (compare with ``gradient_norms(...)[0]`` of :mod:`depthdyn.meanfield.asymptotics`).
+    """
+    torch = _torch()
+    from ..nn.blocks import pick_device
+
+    act = resolve_activation(act)
+    sw2, sb2 = as_real(sw2, "sw2", low=0, low_open=True), as_real(sb2, "sb2", low=0)
+    depth, width, seeds = (
+        as_count(depth, "depth", 10**4),
+        as_count(width, "width", 10**5),
+        as_count(seeds, "seeds", 10**5),
+    )
+    level = as_real(level, "level", low=0, high=1, low_open=True, high_open=True)
+    if seeds < 2:
+        raise ParameterError("seeds must be >= 2 for a confidence band")
+    spec = kernel_spec(family, depth=depth, sw2=sw2, sb2=sb2, **params)
+    dev = pick_device(device)
+    dtype = torch.float64 if dtype is None else dtype
+    gen = torch.Generator(device=dev).manual_seed(seed)
+    x = _inputs(
+        torch,
+        torch.Generator().manual_seed(seed),
+        seeds,
+        width,
+        as_real(q0, "q0", low=0, low_open=True),
+        0.0,
+        dtype,
+        dev,
+    )[:, :1].requires_grad_(True)
+    out = _weights_run(
+        torch,
+        gen,
+        spec,
+        act,
+        _initial_state(torch, spec, x),
+        sw2,
+        sb2,
+        depth,
+        {depth},
+        width,
+        dtype,
+        dev,
+        grad=True,
+    )[-1]
+    u = torch.randn(out.shape, generator=gen, dtype=dtype, device=dev)
+    (g,) = torch.autograd.grad((u * out).sum(), x)
+    per_seed = ((g**2).sum(-1) / (u**2).sum(-1))[:, 0].detach().to("cpu", torch.float64).numpy()
+    if not np.all(np.isfinite(per_seed)):
+        raise ParameterError("the gradient overflowed (exploding gradients); lower sw2 or the depth")
+    mean, band = _band(per_seed[:, None], level)
+    return float(mean[0]), band[:, 0], per_seed

@@ -37,7 +37,8 @@ def test_same_seed_same_numbers(method):
 
 def test_layer_zero_is_the_inputs_exactly():
     sim = simulate_kernel("relu", 1.0, 0.0, method="gaussian", q0=2.5, c0=-0.3, depth=3, width=64, seeds=3)
-    assert np.allclose(sim.q_seeds[:, 0], 2.5, rtol=1e-12) and np.allclose(sim.c_seeds[:, 0], -0.3, atol=1e-12)
+    assert np.allclose(sim.q_seeds[:, 0], 2.5, rtol=1e-12)
+    assert np.allclose(sim.c_seeds[:, 0], -0.3, atol=1e-12)
 
 
 def test_the_two_samplers_agree_in_distribution():
