@@ -30,7 +30,7 @@ import numpy as np
 
 from ..errors import DomainError, ParameterError
 from ..records import Record
-from .kernel_analysis import _kappa, depth_scales, linearise_kernel
+from .kernel_analysis import branch_gains, depth_scales, linearise_kernel
 from .kernels import LN_EPS, as_count, iterate_family, kernel_spec, kernel_step, resolve_activation
 
 __all__ = ["gradient_norms", "classify", "AsymptoticClass", "KernelAsymptotics", "kernel_asymptotics"]
@@ -75,7 +75,7 @@ def gradient_norms(act, sw2, sb2, *, depth: int, q0=1.0, family="residual", **pa
         P = traj.P[layer]
         if spec.norm == "post":
             gamma = gamma / (kernel_step(act, spec, traj.sw2, traj.sb2, P, 0 * P)[2] + LN_EPS)
-        K = _kappa(act, spec, traj.sw2, traj.sb2, P, P)
+        K = branch_gains(act, spec, traj.sw2, traj.sb2, P, P)
         gamma = spec.C.T @ gamma @ spec.C + float(ee @ gamma @ ee) * (spec.R.T @ K @ spec.R)
         b = _input_directions(spec)
         # the gradient with respect to the read-out x_l of layer l (all of the state's columns)

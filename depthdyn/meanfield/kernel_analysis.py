@@ -32,7 +32,7 @@ from ..errors import DomainError, ParameterError
 from ..recurrence import Recurrence
 from .kernels import LN_EPS, as_count, as_real, kernel_spec, kernel_step, resolve_activation
 
-__all__ = ["kernel_fixed_point", "linearise_kernel", "depth_scales", "continuum_limit"]
+__all__ = ["kernel_fixed_point", "linearise_kernel", "depth_scales", "continuum_limit", "branch_gains"]
 
 
 def kernel_fixed_point(
@@ -66,8 +66,13 @@ def kernel_fixed_point(
     )
 
 
-def _kappa(act, spec, sw2, sb2, P, S):
-    """The gains ``kappa_ij`` of the linear map at the state ``(P, S)`` (see the module docstring)."""
+def branch_gains(act, spec, sw2, sb2, P, S):
+    """The gains ``kappa_ij`` of the linear map at the state ``(P, S)`` (see the module docstring).
+
+    ``act`` an activation object, ``spec`` a :class:`~depthdyn.meanfield.kernels.KernelSpec`;
+    an ``r x r`` array over the branch inputs. At ``S = P`` it is the gradient's gain ``K_l``
+    of :mod:`~depthdyn.meanfield.asymptotics`.
+    """
     R = spec.R
     QP, QS = R @ P @ R.T, R @ S @ R.T
     qd = np.diag(QP).copy()
@@ -129,7 +134,7 @@ def linearise_kernel(
     spec = kernel_spec(family, depth=1, sw2=sw2, sb2=sb2, **params)
     if at == "fixed":
         P, D = kernel_fixed_point(act, sw2, sb2, family=family, q0=q0, c0=c0, max_layers=max_layers, **params)
-        kappa = _kappa(act, spec, sw2, sb2, P, P - D / 2)
+        kappa = branch_gains(act, spec, sw2, sb2, P, P - D / 2)
     elif at == "zero":
         tiny = 1e-8
         qd = np.full(spec.R.shape[0], tiny)

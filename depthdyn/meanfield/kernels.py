@@ -367,12 +367,9 @@ def _pair_moments(act, gain2, bias2, qd, QP, QD):
     """
     r = qd.size
     eps = np.clip(np.diag(QD) / (2 * qd), 0.0, 2.0)
-    sum_p = float(
-        np.sum(
-            act.second_moment(qd) if hasattr(act, "second_moment") else act.cross_moment(qd, qd, eps=0 * qd)
-        )
-    )
-    sum_d = float(np.sum(_difference(act, qd, eps)))
+    second = act.second_moment(qd) if hasattr(act, "second_moment") else act.cross_moment(qd, qd, eps=0 * qd)
+    sum_p = float(np.sum(second))
+    sum_d = float(_difference(act, qd, eps).sum())
     if r > 1:
         iu = np.triu_indices(r, 1)
         qi, qj = qd[iu[0]], qd[iu[1]]
@@ -380,7 +377,7 @@ def _pair_moments(act, gain2, bias2, qd, QP, QD):
         eps_p = np.clip(1 - QP[iu] / root, 0.0, 2.0)
         delta = QD[iu] / (2 * root)
         eps_s = np.clip(eps_p + delta, 0.0, 2.0)
-        # one call for both covariances (the per-call overhead dominates small arrays)
+        # one call for both covariances (the per-call overhead dominates these small arrays)
         both = act.cross_moment(
             np.concatenate((qi, qi)), np.concatenate((qj, qj)), eps=np.concatenate((eps_p, eps_s))
         )
@@ -388,8 +385,8 @@ def _pair_moments(act, gain2, bias2, qd, QP, QD):
         small = np.abs(delta) < _SMALL
         if np.any(small):
             diff = np.where(small, _price_difference(act, qi, qj, eps_p, delta), diff)
-        sum_p += 2 * float(np.sum(mp))
-        sum_d += 2 * float(np.sum(diff))
+        sum_p += 2 * float(mp.sum())
+        sum_d += 2 * float(diff.sum())
     return gain2 * sum_p + bias2 * r * r, 2 * gain2 * sum_d
 
 
