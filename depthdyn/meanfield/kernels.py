@@ -443,7 +443,7 @@ def iterate_family(
     sw2, sb2 : float
         Weight variance ``sw2 > 0`` (entries ``N(0, sw2/N)``) and bias variance ``sb2 >= 0``.
     depth : int
-        Number of layers ``L``; the result has ``L + 1`` entries (layer 0 is the input).
+        Number of layers ``L >= 0``; the result has ``L + 1`` entries (layer 0 is the input).
     q0 : float
         Per-unit variance of each input (``> 0``).
     c0, eps0 : float
@@ -474,7 +474,7 @@ def iterate_family(
     act = resolve_activation(act)
     sw2 = as_real(sw2, "sw2", low=0, low_open=True)
     sb2 = as_real(sb2, "sb2", low=0)
-    depth = as_count(depth, "depth", 10**7)
+    depth = 0 if depth == 0 and not isinstance(depth, bool) else as_count(depth, "depth", 10**7)
     q0 = as_real(q0, "q0", low=0, low_open=True)
     if c0 is not None and eps0 is not None:
         raise ParameterError("give c0 or eps0 = 1 - c0, not both")

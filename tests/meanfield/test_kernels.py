@@ -325,7 +325,7 @@ def test_exploding_phase_is_reported_not_nan():
         ({"family": "residual", "h": float("nan")}, ParameterError),
         ({"family": "residual", "c0": 1.5}, DomainError),
         ({"family": "residual", "q0": 0.0}, DomainError),
-        ({"family": "residual", "depth": 0}, ParameterError),
+        ({"family": "residual", "depth": -1}, ParameterError),
         ({"family": "residual", "depth": True}, ParameterError),
         ({"family": "residual", "c0": 0.5, "eps0": 0.5}, ParameterError),
     ],
@@ -343,6 +343,11 @@ def test_bad_variances():
         iterate_family("tanh", 1.0, -0.1, depth=3, family="residual")
     with pytest.raises(ParameterError):
         iterate_family("tanh", "abc", 0.1, depth=3, family="residual")
+
+
+def test_depth_zero_is_the_input():
+    traj = iterate_family("erf", 1.0, 0.1, depth=0, q0=2.0, c0=0.25, family="momentum", m=0.5)
+    assert traj.q.tolist() == [2.0] and traj.c.tolist() == [0.25]
 
 
 def test_every_family_has_a_spec_and_a_trajectory_record():
