@@ -37,7 +37,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("analyses", ("depthdyn.claims", "depthdyn.compare", "depthdyn.plot", "depthdyn.products",
                   "depthdyn.meanfield")),
     ("report", ("depthdyn.report", "depthdyn.report_figures", "depthdyn.report_text")),
-    ("nn", ("depthdyn.nn",)),  # the torch layer may use everything below the command line
+    ("nn", ("depthdyn.nn",  # the torch layer may use everything below the command line
+            "depthdyn.meanfield.montecarlo", "depthdyn.meanfield.recipes")),
     ("front", ("depthdyn.cli", "depthdyn.__main__", "depthdyn.products.command")),
 )
 #: The package's own ``__init__``: the curated public API, above everything.
