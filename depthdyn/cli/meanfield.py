@@ -110,6 +110,8 @@ def _point_report(act, args, family_params: dict, out) -> int:
     from ..meanfield.maps import check_weights
 
     sw2, sb2, note = _point(act, args.sw2, args.sb2)
+    if note and args.family != "plain":
+        note = note.replace("the critical value", "the plain chain's critical value")
     check_weights(sw2, sb2)
     report = {"activation": str(act), "family": args.family, "sw2": sw2, "sb2": sb2, "note": note}
     fp = None

@@ -8,7 +8,6 @@ which owns every family's kernel recurrence.
 
 from __future__ import annotations
 
-import importlib
 import math
 
 import numpy as np
@@ -77,13 +76,8 @@ def iterate(act, sw2, sb2, *, depth: int, q0: float = 1.0, c0: float | None = No
     _, eps = correlation_parts(c0, eps0)
     q0 = float(variance_array(q0, "q0"))
     if family != "plain":
-        # the families' kernels live beside this module and build on it (imported by name here)
-        try:
-            kernels = importlib.import_module(f"{__package__}.kernels")
-        except ModuleNotFoundError:
-            raise ParameterError(f"family {family!r}: only the plain chain is available in this "
-                                 "installation (no depthdyn.meanfield.kernels)") from None
-        iterate_family = kernels.iterate_family
+        from .kernels import iterate_family  # every family's kernel recurrence (an unknown name: typed error)
+
         return iterate_family(act, sw2, sb2, depth=depth, q0=q0, c0=float(1.0 - eps), family=family, **params)
     if params:
         raise ParameterError(f"the plain chain takes no parameters, got {', '.join(sorted(params))}; "

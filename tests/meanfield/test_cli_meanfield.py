@@ -54,8 +54,15 @@ def test_residual_family_json(capsys):
     pytest.importorskip("depthdyn.meanfield.kernels")
     code, out, err = _run(capsys, "relu", "--family", "residual", "--depth", "100", "--json")
     assert code == 0, err
-    data = json.loads(out)
-    assert len(data["iterates"]["q"]) == 101 and len(data["iterates"]["c"]) == 101
+    it = json.loads(out)["iterates"]
+    # at the plain chain's critical sw2 = 2 the residual stream doubles q per layer: the kernel
+    # recurrence stops where q explodes and says so
+    assert len(it["q"]) == len(it["c"]) == it["stopped_at"] + 1 and "exploding" in it["reason"]
+    code, out, err = _run(capsys, "relu", "--family", "residual", "--sw2", "0.02", "--depth", "100", "--json")
+    it = json.loads(out)["iterates"]
+    assert code == 0 and len(it["q"]) == len(it["c"]) == 101 and it["stopped_at"] is None
+    # q_{l+1} = q_l + sw2 E[relu(sqrt(q_l) z)^2] = (1 + sw2 / 2) q_l for the residual stream
+    assert abs(it["q"][-1] - 1.01 ** 100) <= 1e-12 * 1.01 ** 100
 
 
 def test_phase_figure_and_text(tmp_path, capsys):
