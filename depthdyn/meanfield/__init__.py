@@ -11,8 +11,9 @@ from .fixedpoint import CriticalPoint, FixedPoint, critical_point, critical_poin
 from .iteration import iterate
 from .maps import Iterates, c_map, chi1, chi_c, chi_q, eps_map, q_map
 from .phase import TRAINABLE_FACTOR, CriticalLine, PhaseDiagram, critical_line, phase_diagram
+from .precise import mp_cross_moment, mp_moment
 
 __all__ = ["Activation", "ACTIVATIONS", "UnknownActivationError", "get_activation", "Iterates", "iterate",
            "q_map", "c_map", "eps_map", "chi1", "chi_c", "chi_q", "FixedPoint", "CriticalPoint",
            "fixed_point", "critical_point", "critical_points", "depth_scale", "CriticalLine", "critical_line",
-           "PhaseDiagram", "phase_diagram", "TRAINABLE_FACTOR"]
+           "PhaseDiagram", "phase_diagram", "TRAINABLE_FACTOR", "mp_moment", "mp_cross_moment"]

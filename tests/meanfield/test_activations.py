@@ -22,6 +22,8 @@ from depthdyn.meanfield import ACTIVATIONS, UnknownActivationError, get_activati
 
 SQRT2PI = math.sqrt(2 * math.pi)
 LAM, ALPHA = 1.0507009873554804934193349852946, 1.6732632423543772848170429916717
+with mp.workdps(50):  # SELU's constants to all the digits given
+    MP_LAM, MP_ALPHA = mp.mpf("1.0507009873554804934193349852946"), mp.mpf("1.6732632423543772848170429916717")
 
 
 def _softplus(x):
@@ -60,8 +62,8 @@ MP = {
     "silu": (lambda x: x / (1 + mp.exp(-x)),
              lambda x: 1 / (1 + mp.exp(-x)) + x * mp.exp(-x) / (1 + mp.exp(-x)) ** 2),
     "softplus": (lambda x: mp.log1p(mp.exp(x)), lambda x: 1 / (1 + mp.exp(-x))),
-    "selu": (lambda x: LAM * x if x > 0 else LAM * ALPHA * mp.expm1(x),
-             lambda x: LAM if x > 0 else LAM * ALPHA * mp.exp(x)),
+    "selu": (lambda x: MP_LAM * x if x > 0 else MP_LAM * MP_ALPHA * mp.expm1(x),
+             lambda x: MP_LAM if x > 0 else MP_LAM * MP_ALPHA * mp.exp(x)),
     "gelu": (lambda x: x * mp.ncdf(x), lambda x: mp.ncdf(x) + x * mp.npdf(x)),
     "relu": (lambda x: max(x, 0), lambda x: 1 if x > 0 else 0),
     "leaky_relu": (lambda x: x if x > 0 else x / 100, lambda x: 1 if x > 0 else mp.mpf(1) / 100),
@@ -325,3 +327,20 @@ def test_bad_correlation_and_overflow():
         get_activation("exp").second_moment(1e3)
     with pytest.raises(ParameterError):
         get_activation(sp.Symbol("x") * sp.Symbol("y"))
+
+
+# ------------------------------------------------------------------ the mpmath path
+@pytest.mark.parametrize("name", ["tanh", "selu", "gelu"])
+def test_mpmath_path_and_its_error_estimate(name):
+    from depthdyn.meanfield import mp_moment
+
+    act = get_activation(name)
+    for q in (1e-4, 1.0, 1e6):
+        value, error = mp_moment(name, q, "second_moment", dps=25)
+        with mp.workdps(50):
+            truth = mp_expect1(lambda x: MP[name][0](x) ** 2, q, dps=50)  # independent splitting, 50 digits
+            assert abs(value - truth) <= error + mp.mpf(10) ** -24 * abs(truth)
+        floated, bound = act.second_moment(q, return_error=True)
+        assert abs(mp.mpf(float(floated)) - value) <= float(bound)
+    with pytest.raises(ParameterError):
+        mp_moment("tanh", 1.0, "third_moment")
