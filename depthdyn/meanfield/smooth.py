@@ -172,7 +172,9 @@ class SELU(Activation):
         import sympy as sp
 
         x = sp.Symbol("x")
-        lam, alpha = sp.Float(self.SCALE, 30), sp.Float(self.ALPHA, 30)
+        # the constants to all their published digits, not their float64 roundings
+        lam = sp.Float("1.0507009873554804934193349852946", 32)
+        alpha = sp.Float("1.6732632423543772848170429916717", 32)
         return sp.Piecewise((lam * x, x > 0), (lam * alpha * (sp.exp(x) - 1), True))
 
 

@@ -23,7 +23,8 @@ from depthdyn.meanfield import ACTIVATIONS, UnknownActivationError, get_activati
 SQRT2PI = math.sqrt(2 * math.pi)
 LAM, ALPHA = 1.0507009873554804934193349852946, 1.6732632423543772848170429916717
 with mp.workdps(50):  # SELU's constants to all the digits given
-    MP_LAM, MP_ALPHA = mp.mpf("1.0507009873554804934193349852946"), mp.mpf("1.6732632423543772848170429916717")
+    MP_LAM = mp.mpf("1.0507009873554804934193349852946")
+    MP_ALPHA = mp.mpf("1.6732632423543772848170429916717")
 
 
 def _softplus(x):
