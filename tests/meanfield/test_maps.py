@@ -117,3 +117,20 @@ def test_exploding_relu_is_carried_in_logs_never_nan():
         iterate("softplus", 50.0, 0.1, depth=400, q0=1.0, c0=0.3)
     with pytest.raises(DomainError, match="exploding"):
         iterate("hermite", 1.0, 0.1, depth=400, q0=2.0, c0=0.3)
+
+
+def test_public_names_are_documented_and_the_import_is_light():
+    import subprocess
+    import sys
+
+    import depthdyn.meanfield as mf
+
+    for name in mf.__all__:
+        obj = getattr(mf, name)
+        if callable(obj):
+            assert obj.__doc__, name
+    heavy = "('torch', 'matplotlib')"
+    code = f"import sys, depthdyn.meanfield; print(sorted(m for m in {heavy} if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=str(__import__("pathlib").Path(mf.__file__).parents[2]))
+    assert out.stdout.strip() == "[]"
