@@ -48,7 +48,9 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # every figure: computed data (records of the layers below) in, ax= in, Axes out
     ("plot", ("depthdyn.plot",)),
     ("report", ("depthdyn.report",)),
-    ("nn", ("depthdyn.nn",)),  # the torch layer may use everything below the command line
+    # the torch layer may use everything below the command line; the mean-field harness and
+    # initialisation recipes build torch networks
+    ("nn", ("depthdyn.nn", "depthdyn.meanfield.montecarlo", "depthdyn.meanfield.recipes")),
     ("front", ("depthdyn.cli", "depthdyn.__main__")),
 )
 #: The package's own ``__init__``: the curated public API, above everything.

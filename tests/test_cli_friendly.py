@@ -134,7 +134,8 @@ def test_every_verb_runs_under_its_budget(verb, monkeypatch):
             "stability": ["stability", "bdf"], "solve": ["solve", "residual"],
             "region": ["region", "momentum", "--x", "a:0:1:2", "--y", "b:0:1:2"],
             "compare": ["compare", "residual"], "train": ["train", "--list"],
-            "product": ["product", "residual"], "inspect": ["inspect", "gpt2"]}.get(verb, [verb])
+            "product": ["product", "residual"], "inspect": ["inspect", "gpt2"],
+            "meanfield": ["meanfield", "relu"]}.get(verb, [verb])
     assert main([*argv, "--budget", "7.5"]) == 0
     assert seen["budget"] == 7.5
     seen.clear()

@@ -42,6 +42,7 @@ VERBS = {
     "inspect": ("inspect", "depth dynamics of a torch model (yours or a HF config)"),
     "report": ("report", "write report.md, claims.json and the figures into a directory"),
     "train": ("train", "train torch blocks on a task; write metrics and plots (needs the torch extra)"),
+    "meanfield": ("meanfield", "signal propagation at initialisation: mean-field fixed points and phases"),
 }
 
 

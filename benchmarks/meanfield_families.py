@@ -1,0 +1,101 @@
+"""Kernel recurrences of every family to depth 10^4, and the Monte-Carlo harness at width 1024.
+
+Usage::
+
+    python benchmarks/meanfield_families.py [--quick] [--only kernels|harness] [--act NAME]
+
+* ``kernels``: ``iterate_family`` of every family to depth 10^4 (CPU seconds); floor: the
+  same number of calls of the activation's ``cross_moment`` on two-element arrays, the
+  least any kernel recurrence must do per layer. Target: <= 1 s per family.
+* ``harness``: ``simulate_kernel`` at width 1024, depth 100, 16 seeds, with weight matrices
+  through depthdyn's torch blocks (``method="weights"``) and by Gaussian conditioning
+  (``method="gaussian"``); floor: drawing the 100 x 16 weight matrices alone. Target: <= 60 s
+  of CPU time for the weights method.
+
+Times are CPU seconds of this process (``time.process_time``), so a loaded machine changes
+them less than wall-clock times; the load average is printed before and after.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+
+import numpy as np
+
+FAMILIES = [
+    ("plain", {}),
+    ("residual", {}),
+    ("residual", {"norm": "pre"}),
+    ("residual", {"norm": "post"}),
+    ("full_residual", {}),
+    ("weighted", {"a": 0.9}),
+    ("rezero", {"a": 0.1}),
+    ("scaled_residual", {}),
+    ("highway", {"g": 0.3}),
+    ("momentum", {"m": 0.5, "h": 0.01}),
+    ("smooth", {"k": 2, "h": 0.01}),
+    ("dense", {"k": 3, "h": 0.01}),
+    ("hyper_connection", {"n": 4, "h": 0.01}),
+]
+
+
+def _cpu(fn):
+    t = time.process_time()
+    out = fn()
+    return time.process_time() - t, out
+
+
+def kernels(act: str, depth: int) -> None:
+    from depthdyn.meanfield.kernels import iterate_family, resolve_activation
+
+    a = resolve_activation(act)
+    two = np.array([1.0, 1.0])
+    floor, _ = _cpu(lambda: [a.cross_moment(two, two, eps=two * 0.5) for _ in range(depth)])
+    print(f"floor: {depth} cross_moment calls ({act}): {floor:.3f} s")
+    print(f"{'family':<34} {'CPU [s]':>8} {'ratio':>7}  target <= 1 s")
+    for family, params in FAMILIES:
+        sw2 = 0.5 if family in ("residual", "full_residual", "rezero") else 1.0
+        seconds, traj = _cpu(lambda: iterate_family(a, sw2, 0.05, depth=depth, q0=1.0, c0=0.3,
+                                                    family=family, **params))
+        label = family + "".join(f" {k}={v}" for k, v in params.items())
+        note = f"  ({traj.reason} at {traj.stopped_at})" if traj.stopped_at is not None else ""
+        print(f"{label:<34} {seconds:8.3f} {seconds / floor:7.2f}{note}")
+
+
+def harness(act: str, depth: int, families) -> None:
+    import torch
+
+    from depthdyn.meanfield.montecarlo import simulate_kernel
+
+    gen = torch.Generator().manual_seed(0)
+    floor, _ = _cpu(lambda: [torch.randn(16, 1024, 1024, generator=gen) for _ in range(depth)])
+    print(f"floor: {depth} x 16 random 1024 x 1024 float32 matrices: {floor:.2f} s")
+    print(f"{'family':<34} {'weights [s]':>11} {'ratio':>6} {'gaussian [s]':>12}  target <= 60 s")
+    for family, params in families:
+        kw = dict(depth=depth, width=1024, seeds=16, q0=1.0, c0=0.3, family=family, every=10, **params)
+        sw2 = 0.5 if family in ("residual", "full_residual", "rezero") else 1.0
+        w, _ = _cpu(lambda: simulate_kernel(act, sw2, 0.05, method="weights", **kw))
+        g, _ = _cpu(lambda: simulate_kernel(act, sw2, 0.05, method="gaussian", **kw))
+        label = family + "".join(f" {k}={v}" for k, v in params.items())
+        print(f"{label:<34} {w:11.2f} {w / floor:6.2f} {g:12.3f}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="depth 10^3 and three harness families")
+    parser.add_argument("--only", choices=("kernels", "harness"))
+    parser.add_argument("--act", default="erf", help="activation (default erf; tanh uses quadrature)")
+    args = parser.parse_args()
+    print(f"load average before: {os.getloadavg()}")
+    if args.only in (None, "kernels"):
+        kernels(args.act, 1000 if args.quick else 10_000)
+    if args.only in (None, "harness"):
+        chosen = FAMILIES[1:4] if args.quick else FAMILIES
+        harness(args.act, 100, chosen)
+    print(f"load average after: {os.getloadavg()}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,158 @@
+"""The activation object: a function and its Gaussian moments, float64 and vectorised.
+
+An :class:`Activation` knows ``phi``, its derivative and an accurate difference
+``phi(u + h) - phi(u)``; from these it computes every Gaussian moment the mean-field maps
+need, by the graded quadrature of :mod:`depthdyn.meanfield.gaussian` (with an error bound on
+request). Activations with closed-form moments (:mod:`depthdyn.meanfield.closedform`)
+override the methods with exact formulas.
+
+Conventions: ``z ~ N(0, 1)``; ``(u1, u2)`` jointly Gaussian with variances ``q1, q2`` and
+correlation ``c``; near ``c = 1`` give ``eps = 1 - c`` instead of ``c``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import DomainError
+from .gaussian import expect, expect2
+
+__all__ = ["Activation", "variance_array"]
+
+
+def variance_array(q, name: str = "q") -> np.ndarray:
+    """``q`` as a float array, checked finite and ``>= 0`` (a :class:`DomainError` otherwise)."""
+    arr = np.asarray(q, dtype=float)
+    if not np.all(np.isfinite(arr)) or np.any(arr < 0):
+        raise DomainError(f"the variance {name} must be finite and >= 0")
+    return arr
+
+
+class Activation:
+    """An activation function with the Gaussian moments of the mean-field maps.
+
+    Subclasses set :attr:`name` and implement :meth:`phi`, :meth:`dphi` and (for accuracy
+    as ``c -> 1``) :meth:`diff`; the moments default to certified quadrature.
+
+    Attributes
+    ----------
+    name : str
+        The registry name (or a description of a user's function).
+    params : dict
+        Parameters of the activation (``alpha`` of the leaky ReLU, ...).
+    closed_form : bool
+        Whether the moments are exact formulas rather than quadrature.
+    homogeneous : bool
+        Positively homogeneous of degree one (linear, ReLU, leaky ReLU, abs): the q-map is
+        linear in ``q`` and ``q`` may grow without bound.
+    bounded : bool
+        ``|phi|`` bounded on the real line (then ``q`` always has a fixed point).
+    """
+
+    name: str = "activation"
+    closed_form: bool = False
+    homogeneous: bool = False
+    bounded: bool = False
+    #: ``phi`` is smooth (no kink, no jump in ``phi'``); a kink needs finer quadrature near ``c = 1``.
+    smooth: bool = False
+
+    def __init__(self, **params):
+        self.params = dict(params)
+
+    # ----------------------------------------------------------- the function itself
+    def phi(self, u: np.ndarray) -> np.ndarray:  # pragma: no cover - every subclass overrides
+        raise NotImplementedError
+
+    def dphi(self, u: np.ndarray) -> np.ndarray:  # pragma: no cover
+        raise NotImplementedError
+
+    def diff(self, u: np.ndarray, h: np.ndarray) -> np.ndarray:
+        """``phi(u + h) - phi(u)``; subclasses compute it without cancellation for small ``h``."""
+        return self.phi(u + h) - self.phi(u)
+
+    def __call__(self, u):
+        return self.phi(np.asarray(u, dtype=float))
+
+    def torch(self, x):
+        """The activation applied to a torch tensor (torch is imported here, lazily)."""
+        import torch
+
+        array = self.phi(x.detach().cpu().double().numpy())
+        return torch.as_tensor(array, dtype=x.dtype, device=x.device)
+
+    @property
+    def function(self):
+        """The activation as a function of a torch tensor (``self.torch``)."""
+        return self.torch
+
+    def expr(self):
+        """The activation as a SymPy expression in ``x`` (``None`` for a plain function)."""
+        return None
+
+    def exact_moments(self) -> dict:
+        """SymPy closed forms of the moments where they exist (an empty dict otherwise)."""
+        return {}
+
+    # ----------------------------------------------------------- one-variable moments
+    def mean(self, q, *, return_error: bool = False):
+        """``E[phi(sqrt(q) z)]``."""
+        return expect(self.phi, np.sqrt(variance_array(q)), return_error=return_error)
+
+    def second_moment(self, q, *, return_error: bool = False):
+        """``E[phi(sqrt(q) z)^2]``: the q-map is ``sw2 * second_moment(q) + sb2``."""
+        return expect(lambda u: self.phi(u) ** 2, np.sqrt(variance_array(q)), return_error=return_error)
+
+    def derivative_second_moment(self, q, *, return_error: bool = False):
+        """``E[phi'(sqrt(q) z)^2]``: ``chi_1 = sw2 * derivative_second_moment(q*)``."""
+        return expect(lambda u: self.dphi(u) ** 2, np.sqrt(variance_array(q)), return_error=return_error)
+
+    def second_moment_slope(self, q, *, return_error: bool = False):
+        """``d/dq E[phi(sqrt(q) z)^2] = E[phi(u) phi'(u) u] / q`` (the q-map's slope over ``sw2``).
+
+        At ``q = 0`` it is the limit ``phi'(0)^2 + phi(0) phi''(0)``, taken at ``q = 1e-12``.
+        """
+        q = np.maximum(variance_array(q), 1e-12)
+        value = expect(lambda u: self.phi(u) * self.dphi(u) * u, np.sqrt(q), return_error=return_error)
+        if return_error:
+            return value[0] / q, value[1] / q
+        return value / q
+
+    # ----------------------------------------------------------- two-variable moments
+    def cross_moment(self, q1, q2, c=None, *, eps=None, return_error: bool = False):
+        """``E[phi(u1) phi(u2)]``, correlation ``c`` or ``1 - eps``."""
+        q1, q2 = variance_array(q1, "q1"), variance_array(q2, "q2")
+        return expect2(lambda u, d: self.phi(u) * self.phi(u + d), q1, q2, c, eps=eps, sharp=not self.smooth,
+                       return_error=return_error)
+
+    def derivative_cross_moment(self, q1, q2, c=None, *, eps=None, return_error: bool = False):
+        """``E[phi'(u1) phi'(u2)]``: the c-map's slope is ``sw2 * q * derivative_cross_moment / q'``."""
+        q1, q2 = variance_array(q1, "q1"), variance_array(q2, "q2")
+        return expect2(lambda u, d: self.dphi(u) * self.dphi(u + d), q1, q2, c, eps=eps,
+                       sharp=not self.smooth, return_error=return_error)
+
+    def difference_moment(self, q, c=None, *, eps=None, return_error: bool = False):
+        """``E[phi(u)^2] - E[phi(u1) phi(u2)] = E[(phi(u1) - phi(u2))^2] / 2`` at equal variances ``q``.
+
+        Computed from the differences themselves, so that ``1 - c`` of the c-map keeps all its
+        digits as ``c -> 1``.
+        """
+        q = variance_array(q)
+        return expect2(lambda u, d: 0.5 * self.diff(u, d) ** 2, q, q, c, eps=eps, sharp=not self.smooth,
+                       return_error=return_error)
+
+    # ----------------------------------------------------------- printing
+    def __repr__(self) -> str:
+        extra = "".join(f", {k}={v!r}" for k, v in self.params.items())
+        return f"Activation({self.name!r}{extra})"
+
+    def __str__(self) -> str:
+        extra = ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}"
+                          for k, v in self.params.items())
+        return f"{self.name}({extra})" if extra else self.name
+
+    def __eq__(self, other) -> bool:
+        return type(self) is type(other) and self.name == other.name and self.params == other.params
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, self.name, tuple(sorted(map(repr, self.params.items())))))
+

@@ -1,0 +1,521 @@
+"""Kernel (mean-field) recurrences of depthdyn's families at initialisation.
+
+Every family's layer is written as one linear state update plus a random branch,
+
+.. math::
+
+    X_{l+1} = C X_l + e \\, \\sum_{j} F_l\\big((R X_l)_j\\big),
+    \\qquad F_l(y) = W_l \\phi(y) + b_l,
+
+with the state ``X_l`` a ``k``-vector of width-``N`` fields (the stream ``x``; ``(x, v)`` for
+momentum; the lags ``x_l .. x_{l-k+1}`` for ``C^k`` smooth and dense networks; the ``n``
+streams of hyper-connections), ``C`` the skip map, ``R`` the rows that the branch reads and
+``e`` where it writes. ``W_l`` (entries ``N(0, sw2/N)``) and ``b_l`` (``N(0, sb2)``) are drawn
+afresh at every layer and shared by the terms of the sum (dense networks apply one ``f`` to
+every lag). Because ``W_l`` is independent of ``X_l`` and has mean zero, the branch is
+uncorrelated with the state, and in the infinite-width limit the per-unit covariances of the
+state for two inputs ``a, b`` follow exactly
+
+.. math::
+
+    P' = C P C^T + e e^T \\sum_{ij} G(Q_{ii}, Q_{jj}, Q_{ij}), \\qquad
+    S' = C S C^T + e e^T \\sum_{ij} G(Q_{ii}, Q_{jj}, R S R^T_{ij}),
+
+with ``P = E[X_a X_a^T]`` (the same for ``b``), ``S = E[X_a X_b^T]``, ``Q = R P R^T`` and
+``G(q_1, q_2, k) = sw2 E[\\phi(u_1) \\phi(u_2)] + sb2`` for ``Var u_i = q_i``,
+``Cov = k``. Near ``c = 1`` the difference ``D = 2 (P - S)`` is carried instead of ``S``:
+``D' = C D C^T + e e^T 2 sw2 sum_ij [M(P_ij) - M(S_ij)]`` with the difference of the two
+Gaussian expectations written (Price's theorem) as an integral of ``E[phi' phi']`` over the
+covariance, so ``1 - c`` stays accurate down to ``1e-300``.
+
+The family definitions follow depthdyn's torch blocks (:mod:`depthdyn.nn.blocks`) with
+``f(y) = W phi(y) + b``: see :func:`kernel_spec`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import DomainError, ParameterError, ShapeError, UnknownFamilyError, UnknownParameterError
+from ..families import suggest
+from ..limits import MAX_ORDER, MAX_STREAMS
+from ..records import Record
+
+__all__ = [
+    "KERNEL_FAMILIES",
+    "KernelSpec",
+    "KernelTrajectory",
+    "kernel_spec",
+    "kernel_step",
+    "iterate_family",
+    "resolve_activation",
+    "as_real",
+    "as_count",
+]
+
+#: The families with a kernel recurrence, and the keyword parameters each takes.
+KERNEL_FAMILIES: dict[str, tuple[str, ...]] = {
+    "plain": ("norm",),
+    "residual": ("h", "norm"),
+    "full_residual": ("h", "sv2", "sa2", "norm"),
+    "weighted": ("a", "h", "norm"),
+    "rezero": ("a", "h", "norm"),
+    "scaled_residual": ("h", "norm"),
+    "highway": ("g", "h", "norm"),
+    "momentum": ("m", "eta", "h", "norm"),
+    "smooth": ("k", "h", "norm"),
+    "dense": ("k", "h", "norm"),
+    "hyper_connection": ("n", "H_res", "H_pre", "H_post", "expansion", "h", "norm"),
+}
+_FIRST_ORDER = ("plain", "residual", "full_residual", "weighted", "rezero", "scaled_residual", "highway")
+#: LayerNorm's ``eps`` (torch's default): the normalised variance is ``q / (q + eps)``.
+LN_EPS = 1e-5
+# Gauss-Legendre nodes on [0, 1] for the covariance integral of a small difference.
+_GL_T, _GL_W = np.polynomial.legendre.leggauss(10)
+_GL_T, _GL_W = (_GL_T + 1) / 2, _GL_W / 2
+_SMALL = 1e-3
+
+
+def resolve_activation(act):
+    """An activation object with the moment methods: ``act`` itself, or ``get_activation(act)``."""
+    if hasattr(act, "cross_moment") and hasattr(act, "derivative_cross_moment"):
+        return act
+    from .activations import get_activation
+
+    return get_activation(act)
+
+
+def as_real(value, name: str, *, low=None, high=None, low_open=False, high_open=False) -> float:
+    """``value`` as a finite float inside the given bounds, or a typed error naming ``name``."""
+    if isinstance(value, bool):
+        raise ParameterError(f"{name} must be a number, got {value!r}")
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise ParameterError(f"{name} must be a real number, got {value!r}") from None
+    if not math.isfinite(v):
+        raise ParameterError(f"{name} must be finite, got {value!r}")
+    bad_low = low is not None and (v <= low if low_open else v < low)
+    bad_high = high is not None and (v >= high if high_open else v > high)
+    if bad_low or bad_high:
+        lo = "" if low is None else f"{'(' if low_open else '['}{low:g}"
+        hi = "" if high is None else f"{high:g}{')' if high_open else ']'}"
+        raise DomainError(f"{name} must lie in {lo or '(-inf'}, {hi or 'inf)'}; got {value!r}")
+    return v
+
+
+def as_count(value, name: str, upper: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 1 <= value <= upper:
+        raise ParameterError(f"{name} must be an integer in 1..{upper}, got {value!r}")
+    return int(value)
+
+
+def _matrix(value, name: str, shape: tuple[int, ...]) -> np.ndarray:
+    try:
+        a = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ParameterError(f"{name} must be numeric, got {value!r}") from None
+    if a.shape != shape:
+        raise ShapeError(f"{name} must have shape {shape}, got {a.shape}")
+    if not np.all(np.isfinite(a)):
+        raise ParameterError(f"{name} must be finite")
+    return a
+
+
+@dataclass(frozen=True, eq=False)
+class KernelSpec(Record):
+    """One family's layer as ``X' = C X + e sum_j F((R X)_j)`` (see the module docstring).
+
+    ``P0`` is the per-unit covariance pattern of the initial state for ``q0 = 1``: the state
+    of layer 0 built from the input as depthdyn's blocks build it (``v_0 = 0``; equal lags;
+    the expansion of hyper-connections). ``branch`` is ``"one"`` (``W phi(y) + b``) or
+    ``"two"`` (``V phi(W y + b) + a``, the full residual block); ``norm`` is ``None``,
+    ``"pre"`` (LayerNorm on the branch input) or ``"post"`` (on the new state).
+    """
+
+    family: str
+    states: tuple[str, ...]
+    C: np.ndarray
+    e: np.ndarray
+    R: np.ndarray
+    P0: np.ndarray
+    branch: str = "one"
+    norm: str | None = None
+    sv2: float = 0.0
+    sa2: float = 0.0
+    params: dict = field(default_factory=dict)
+
+    @property
+    def k(self) -> int:
+        return self.C.shape[0]
+
+    def _text(self) -> str:
+        kw = ", ".join(f"{k}={v}" for k, v in self.params.items())
+        states = ", ".join(self.states)
+        return f"kernel spec {self.family}({kw}): states {states}; branch reads R = {self.R.tolist()}"
+
+    def _latex(self) -> str:
+        return f"\\text{{{self._text()}}}"
+
+
+def kernel_spec(family: str, *, depth: int | None = None, sw2=1.0, sb2=0.0, **params) -> KernelSpec:
+    """The state update of ``family`` with its parameters (see the module docstring).
+
+    Families (their torch block in :mod:`depthdyn.nn.blocks` with ``f = W phi + b``):
+
+    * ``plain``: ``x' = F(x)`` (the chain ``h_{l+1} = W phi(h_l) + b``);
+    * ``residual``: ``x' = x + h F(x)`` (:class:`~depthdyn.nn.blocks.ResidualBlock`);
+    * ``full_residual``: ``x' = x + h (V phi(W x + b) + a)`` with ``V ~ N(0, sv2/N)``,
+      ``a ~ N(0, sa2)`` (``sv2, sa2`` default to ``sw2, sb2``, which are used for nothing
+      else here; the default ``mlp`` branch);
+    * ``weighted``: ``x' = a x + h F(x)``; ``rezero``: ``x' = x + a h F(x)``;
+    * ``scaled_residual``: ``x' = x + (h / sqrt(L)) F(x)`` with ``L = depth``;
+    * ``highway``: ``x' = (1 - g) x + g h F(x)`` with a fixed gate ``g`` (the
+      :class:`~depthdyn.nn.blocks.HighwayBlock` with gate weights 0 and bias ``logit(g)``);
+    * ``momentum``: ``v' = m v + eta h F(x)``, ``x' = x + v'``, ``v_0 = 0``;
+    * ``smooth``: ``sum_i (-1)^i C(k, i) x_{l+1-i} = h^k F(x_l)``, lags equal at layer 0;
+    * ``dense``: ``x_{l+1} = x_{l+1-k} + h sum_{j<k} F(x_{l-j})`` (one ``F`` for every lag);
+    * ``hyper_connection``: ``X' = H_res X + h H_post F(H_pre X)`` on ``n`` streams, initial
+      streams ``x + (c_i - 1) P x`` with ``c = expansion`` (``P x`` independent of ``x`` per
+      unit); defaults are :class:`~depthdyn.nn.blocks.HyperConnectionBlock`'s initialisation.
+
+    ``norm="pre"`` puts a LayerNorm on the branch input (every family); ``norm="post"``
+    normalises the new state (first-order families).
+    """
+    if not isinstance(family, str) or family not in KERNEL_FAMILIES:
+        raise UnknownFamilyError(
+            f"no kernel recurrence for family {family!r}{suggest(str(family), KERNEL_FAMILIES)}; "
+            f"known: {', '.join(KERNEL_FAMILIES)}"
+        )
+    allowed = KERNEL_FAMILIES[family]
+    unknown = sorted(set(params) - set(allowed))
+    if unknown:
+        raise UnknownParameterError(
+            f"family {family!r} takes no parameter {', '.join(unknown)}; "
+            f"it takes {', '.join(allowed) or 'none'}"
+        )
+    norm = params.get("norm")
+    if norm not in (None, "pre", "post"):
+        raise ParameterError(f"norm must be None, 'pre' or 'post', got {norm!r}")
+    if norm == "post" and family not in _FIRST_ORDER:
+        raise ParameterError(f"norm='post' is defined for first-order families ({', '.join(_FIRST_ORDER)})")
+    h = as_real(params.get("h", 1.0), "h", low=0, low_open=True)
+    one = np.ones((1, 1))
+    skip, gain, extra = 1.0, h, {}
+    if family == "plain":
+        skip, gain = 0.0, 1.0
+    elif family == "weighted":
+        skip = as_real(params.get("a", 1.0), "a")
+    elif family == "rezero":
+        gain = h * as_real(params.get("a", 0.0), "a")
+    elif family == "scaled_residual":
+        if depth is None:
+            raise ParameterError("scaled_residual needs the depth L (its branch scale is h / sqrt(L))")
+        gain = h / math.sqrt(as_count(depth, "depth", 10**9))
+    elif family == "highway":
+        g = as_real(params.get("g", 1 / (1 + math.e**2)), "g", low=0, high=1)
+        skip, gain = 1 - g, g * h
+    elif family == "full_residual":
+        sv2, sa2 = params.get("sv2", sw2), params.get("sa2", sb2)
+        extra = {"branch": "two", "sv2": as_real(sv2, "sv2", low=0), "sa2": as_real(sa2, "sa2", low=0)}
+    if family in _FIRST_ORDER:
+        return KernelSpec(
+            family,
+            ("x",),
+            skip * one,
+            np.array([gain]),
+            one.copy(),
+            one.copy(),
+            norm=norm,
+            params=dict(params),
+            **extra,
+        )
+    if family == "momentum":
+        m = as_real(params.get("m", 0.0), "m", low=0, high=1, high_open=True)
+        eta = as_real(params.get("eta", 1.0), "eta", low=0)
+        C = np.array([[1.0, m], [0.0, m]])
+        return KernelSpec(
+            family,
+            ("x", "v"),
+            C,
+            np.array([eta * h, eta * h]),
+            np.array([[1.0, 0.0]]),
+            np.diag([1.0, 0.0]),
+            norm=norm,
+            params=dict(params),
+        )
+    if family in ("smooth", "dense"):
+        k = as_count(params.get("k", 2), "k", MAX_ORDER)
+        C = np.zeros((k, k))
+        C[1:, :-1] = np.eye(k - 1)
+        e = np.zeros(k)
+        if family == "smooth":
+            C[0] = [-((-1) ** i) * math.comb(k, i) for i in range(1, k + 1)]
+            e[0], R = h**k, np.eye(k)[:1]
+        else:
+            C[0, k - 1] = 1.0
+            e[0], R = h, np.eye(k)
+        states = tuple(f"x[l-{i}]" if i else "x[l]" for i in range(k))
+        return KernelSpec(family, states, C, e, R, np.ones((k, k)), norm=norm, params=dict(params))
+    # hyper-connections
+    if params.get("H_res") is not None:
+        n = np.asarray(params["H_res"], dtype=object).shape[0]
+    else:
+        n = params.get("n", 4)
+    n = as_count(n, "n", MAX_STREAMS)
+    c = np.zeros(n)
+    c[0] = 1.0
+    if n > 1:
+        c[1] = n - 1.0
+    H_res = (
+        _matrix(params["H_res"], "H_res", (n, n))
+        if params.get("H_res") is not None
+        else np.full((n, n), 1 / n)
+    )
+    H_pre = _matrix(params["H_pre"], "H_pre", (n,)) if params.get("H_pre") is not None else np.eye(n)[0]
+    H_post = _matrix(params["H_post"], "H_post", (n,)) if params.get("H_post") is not None else c
+    expansion = _matrix(params["expansion"], "expansion", (n,)) if params.get("expansion") is not None else c
+    d = expansion - 1
+    P0 = np.ones((n, n)) + np.outer(d, d)
+    states = tuple(f"x{i}" for i in range(n))
+    return KernelSpec(family, states, H_res, h * H_post, H_pre[None, :], P0, norm=norm, params=dict(params))
+
+
+@dataclass(frozen=True, eq=False)
+class KernelTrajectory(Record):
+    """The kernel of a family over depth: per-unit variance ``q`` and correlation ``c`` of the
+    read-out (``x``; stream 0 for hyper-connections), ``eps = 1 - c`` kept accurately near
+    ``c = 1``, and the state covariances ``P`` (one input) and ``D = 2 (P - S)`` (``S`` the
+    cross-covariance of the two inputs), each of shape ``(layers + 1, k, k)``.
+
+    When a variance leaves ``[q_min, q_max]`` (``exploding`` or ``vanishing`` phase) the map
+    stops there: ``stopped_at`` is that layer, ``reason`` says why, and the arrays end there
+    (``len(q) = stopped_at + 1`` instead of ``depth + 1``).
+    """
+
+    family: str
+    activation: str
+    sw2: float
+    sb2: float
+    depth: int
+    q: np.ndarray
+    c: np.ndarray
+    eps: np.ndarray
+    P: np.ndarray = field(repr=False)
+    D: np.ndarray = field(repr=False)
+    states: tuple[str, ...] = ("x",)
+    params: dict = field(default_factory=dict)
+    stopped_at: int | None = None
+    reason: str = ""
+
+    @property
+    def layers(self) -> int:
+        """Layers actually computed (``depth`` unless the map stopped)."""
+        return len(self.q) - 1
+
+    @property
+    def S(self) -> np.ndarray:
+        """Cross-covariance of the two inputs' states, ``P - D / 2``."""
+        return self.P - self.D / 2
+
+    def _text(self) -> str:
+        head = f"{self.family} kernel, {self.activation}, sw2={self.sw2:g}, sb2={self.sb2:g}"
+        tail = f": q_{self.layers} = {self.q[-1]:.6g}, 1 - c_{self.layers} = {self.eps[-1]:.6g}"
+        if self.stopped_at is not None:
+            tail += f" ({self.reason}: stopped at layer {self.stopped_at} of {self.depth})"
+        return head + tail
+
+    def _latex(self) -> str:
+        return (
+            f"q_{{{self.layers}}} = {self.q[-1]:.6g},\\; 1 - c_{{{self.layers}}} = {self.eps[-1]:.6g}"
+            f"\\quad \\text{{({self.family}, {self.activation})}}"
+        )
+
+
+def _price_difference(act, qi, qj, eps_lo, delta):
+    """``M(eps_lo) - M(eps_lo + delta)`` for a small ``delta``, by Price's theorem.
+
+    ``= sqrt(qi qj) int_0^delta E[phi' phi'](eps_lo + s) ds`` with ``s = delta t^2``, so that
+    the ``sqrt(s)`` behaviour of kinked activations is smooth in ``t`` (Gauss-Legendre in t).
+    """
+    t = _GL_T[:, None]
+    dd = act.derivative_cross_moment(qi[None], qj[None], eps=np.clip(eps_lo + delta * t**2, 0.0, 2.0))
+    return np.sqrt(qi * qj) * delta * np.sum(_GL_W[:, None] * 2 * t * dd, axis=0)
+
+
+def _difference(act, q, eps):
+    """``E[phi(u)^2] - E[phi(u_a) phi(u_b)]`` at variance ``q``, correlation ``1 - eps``, accurately."""
+    if hasattr(act, "difference_moment"):
+        return np.asarray(act.difference_moment(q, eps=eps), dtype=float)
+    small = eps < _SMALL
+    out = np.asarray(act.cross_moment(q, q, eps=0 * eps) - act.cross_moment(q, q, eps=eps), dtype=float)
+    if np.any(small):
+        out = np.where(small, _price_difference(act, q, q, 0 * eps, eps), out)
+    return out
+
+
+def _pair_moments(act, gain2, bias2, qd, QP, QD):
+    """Branch covariance sums: ``sum_ij G`` over the P pairs and ``2 gain2 sum_ij [M(P) - M(S)]``.
+
+    Same-lag pairs (the diagonal) use the one-variable ``E[phi^2]`` and the activation's
+    accurate difference moment; pairs of different lags (dense networks) use the bivariate
+    moments, and Price's theorem where the two covariances are close.
+    """
+    r = qd.size
+    eps = np.clip(np.diag(QD) / (2 * qd), 0.0, 2.0)
+    second = act.second_moment(qd) if hasattr(act, "second_moment") else act.cross_moment(qd, qd, eps=0 * qd)
+    sum_p = float(np.sum(second))
+    sum_d = float(_difference(act, qd, eps).sum())
+    if r > 1:
+        iu = np.triu_indices(r, 1)
+        qi, qj = qd[iu[0]], qd[iu[1]]
+        root = np.sqrt(qi * qj)
+        eps_p = np.clip(1 - QP[iu] / root, 0.0, 2.0)
+        delta = QD[iu] / (2 * root)
+        eps_s = np.clip(eps_p + delta, 0.0, 2.0)
+        # one call for both covariances (the per-call overhead dominates these small arrays)
+        both = act.cross_moment(
+            np.concatenate((qi, qi)), np.concatenate((qj, qj)), eps=np.concatenate((eps_p, eps_s))
+        )
+        mp, diff = both[: qi.size], both[: qi.size] - both[qi.size :]
+        small = np.abs(delta) < _SMALL
+        if np.any(small):
+            diff = np.where(small, _price_difference(act, qi, qj, eps_p, delta), diff)
+        sum_p += 2 * float(mp.sum())
+        sum_d += 2 * float(diff.sum())
+    return gain2 * sum_p + bias2 * r * r, 2 * gain2 * sum_d
+
+
+def kernel_step(act, spec: KernelSpec, sw2: float, sb2: float, P: np.ndarray, D: np.ndarray):
+    """One layer of the kernel map: ``(P, D) -> (P', D', z)``.
+
+    ``z`` is the variance of the read-out before a post-LN (``P'[0, 0]`` otherwise); ``act``
+    an activation object (:func:`resolve_activation`), ``spec`` from :func:`kernel_spec`.
+    """
+    R = spec.R
+    QP, QD = R @ P @ R.T, R @ D @ R.T
+    qd = np.diag(QP).copy()
+    if spec.norm == "pre":
+        nu = 1 / np.sqrt(qd + LN_EPS)
+        QP, QD, qd = QP * np.outer(nu, nu), QD * np.outer(nu, nu), qd * nu**2
+    if spec.branch == "two":  # hidden pre-activation W y + b of the full residual block
+        QP, QD = sw2 * QP + sb2, sw2 * QD
+        qd = sw2 * qd + sb2
+        gain2, bias2 = spec.sv2, spec.sa2
+    else:
+        gain2, bias2 = sw2, sb2
+    GP, GD = _pair_moments(act, gain2, bias2, qd, QP, QD)
+    ee = np.outer(spec.e, spec.e)
+    C = spec.C
+    P = C @ P @ C.T + GP * ee
+    D = C @ D @ C.T + GD * ee
+    z = P[0, 0]
+    if spec.norm == "post":
+        scale = 1 / (z + LN_EPS)
+        P, D = P * scale, D * scale
+    return P, D, z
+
+
+def iterate_family(
+    act,
+    sw2,
+    sb2,
+    *,
+    depth: int,
+    q0=1.0,
+    c0=None,
+    eps0=None,
+    family: str = "residual",
+    q_min: float = 1e-8,
+    q_max: float = 1e8,
+    **params,
+) -> KernelTrajectory:
+    """Iterate ``family``'s kernel recurrence for ``depth`` layers from two inputs.
+
+    Parameters
+    ----------
+    act : str, SymPy expression, callable or Activation
+        The activation (anything :func:`~depthdyn.meanfield.activations.get_activation` takes).
+    sw2, sb2 : float
+        Weight variance ``sw2 > 0`` (entries ``N(0, sw2/N)``) and bias variance ``sb2 >= 0``.
+    depth : int
+        Number of layers ``L >= 0``; the result has ``L + 1`` entries (layer 0 is the input).
+    q0 : float
+        Per-unit variance of each input (``> 0``).
+    c0, eps0 : float
+        Correlation of the two inputs, or ``eps0 = 1 - c0`` for inputs nearly equal
+        (default ``c0 = 0``).
+    family : str
+        One of :data:`KERNEL_FAMILIES`; parameters as in :func:`kernel_spec`.
+    q_min, q_max : float
+        Range of branch-input variances the map may use; outside it the map stops and says
+        so (exploding or vanishing phase), never returning NaN or inf.
+
+    Returns
+    -------
+    KernelTrajectory
+
+    Examples
+    --------
+    >>> from depthdyn.meanfield.kernels import iterate_family
+    >>> class Linear:  # phi(u) = u: E[phi(u1) phi(u2)] = cov, E[phi' phi'] = 1
+    ...     def cross_moment(self, q1, q2, c=None, *, eps=None):
+    ...         return (q1 * q2) ** 0.5 * (1 - eps if c is None else c)
+    ...     def derivative_cross_moment(self, q1, q2, c=None, *, eps=None):
+    ...         return 0 * q1 * q2 + 1.0
+    >>> traj = iterate_family(Linear(), 1.0, 0.0, depth=3, q0=1.0, c0=0.5, family="residual")
+    >>> traj.q.tolist()  # q' = 2 q
+    [1.0, 2.0, 4.0, 8.0]
+    """
+    act = resolve_activation(act)
+    sw2 = as_real(sw2, "sw2", low=0, low_open=True)
+    sb2 = as_real(sb2, "sb2", low=0)
+    depth = 0 if depth == 0 and not isinstance(depth, bool) else as_count(depth, "depth", 10**7)
+    q0 = as_real(q0, "q0", low=0, low_open=True)
+    if c0 is not None and eps0 is not None:
+        raise ParameterError("give c0 or eps0 = 1 - c0, not both")
+    eps0 = 1.0 if c0 is None and eps0 is None else eps0
+    eps0 = as_real(eps0, "eps0", low=0, high=2) if c0 is None else 1 - as_real(c0, "c0", low=-1, high=1)
+    spec = kernel_spec(family, depth=depth, sw2=sw2, sb2=sb2, **params)
+    P = q0 * spec.P0
+    D = 2 * eps0 * P
+    Ps, Ds = [P], [D]
+    stopped, reason = None, ""
+    for layer in range(depth):
+        qd = np.diag(spec.R @ P @ spec.R.T)
+        if spec.norm != "pre" and (np.any(qd > q_max) or np.any(qd < q_min)):
+            stopped = layer
+            reason = "exploding phase: q > q_max" if np.any(qd > q_max) else "vanishing phase: q < q_min"
+            break
+        P, D, _ = kernel_step(act, spec, sw2, sb2, P, D)
+        if not (np.all(np.isfinite(P)) and np.all(np.isfinite(D))):
+            stopped, reason = layer + 1, "exploding phase: the covariance overflowed"
+            break
+        Ps.append(P)
+        Ds.append(D)
+        if P[0, 0] > q_max and spec.norm == "pre":
+            stopped, reason = layer + 1, "exploding phase: q > q_max"
+            break
+    Ps, Ds = np.array(Ps), np.array(Ds)
+    q = Ps[:, 0, 0].copy()
+    eps = np.clip(Ds[:, 0, 0] / (2 * q), 0.0, 2.0)
+    name = getattr(act, "name", None) or type(act).__name__
+    return KernelTrajectory(
+        family,
+        str(name),
+        sw2,
+        sb2,
+        depth,
+        q,
+        1 - eps,
+        eps,
+        Ps,
+        Ds,
+        spec.states,
+        dict(params),
+        stopped,
+        reason,
+    )

@@ -1,0 +1,325 @@
+"""Activations whose moments are computed by certified quadrature.
+
+tanh, sigmoid, SiLU (swish), softplus, SELU and GELU (whose q-map alone has a closed form),
+and a user's own function given as a SymPy expression or a (torch) callable. Each named one
+computes ``phi(u + h) - phi(u)`` without cancellation, so the c-map keeps its digits as
+``c -> 1``; a user's function falls back to the plain difference.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy.special import erfc, expit
+
+from ..errors import ParameterError
+from .activation import Activation, variance_array
+
+__all__ = ["Tanh", "Sigmoid", "SiLU", "Softplus", "SELU", "GELU", "SymbolicActivation",
+           "CallableActivation", "tanh_difference"]
+
+_LOG2 = math.log(2.0)
+_GL_T, _GL_W = np.polynomial.legendre.leggauss(8)
+
+
+def _logcosh(x):
+    ax = np.abs(x)
+    return ax + np.log1p(np.exp(-2.0 * ax)) - _LOG2
+
+
+def tanh_difference(u, h):
+    """``tanh(u + h) - tanh(u)``: ``sinh(h) sech(u + h) sech(u)`` where ``|h| < 1/2``.
+
+    The product form has no cancellation for small ``h``; for ``|h| >= 1`` the plain
+    difference is used (its absolute error is an ulp). A ``cosh`` past float64 gives the
+    product 0, which is the difference to far below an ulp.
+    """
+    u, h = np.broadcast_arrays(np.asarray(u, dtype=float), np.asarray(h, dtype=float))
+    out = np.tanh(u + h) - np.tanh(u)
+    near = np.abs(h) < 0.5
+    un, hn = u[near], h[near]
+    with np.errstate(under="ignore", over="ignore"):
+        out[near] = np.sinh(hn) / (np.cosh(un + hn) * np.cosh(un))
+    return out
+
+
+def _torch():
+    import torch
+
+    return torch
+
+
+class Tanh(Activation):
+    name, bounded, smooth = "tanh", True, True
+
+    def phi(self, u):
+        return np.tanh(u)
+
+    def dphi(self, u):
+        with np.errstate(under="ignore", over="ignore"):
+            return 1.0 / np.cosh(u) ** 2
+
+    def diff(self, u, h):
+        return tanh_difference(u, h)
+
+    def torch(self, x):
+        return _torch().tanh(x)
+
+    def expr(self):
+        import sympy as sp
+
+        return sp.tanh(sp.Symbol("x"))
+
+
+class Sigmoid(Activation):
+    name, bounded, smooth = "sigmoid", True, True
+
+    def phi(self, u):
+        return expit(u)
+
+    def dphi(self, u):
+        with np.errstate(under="ignore", over="ignore"):
+            return 0.25 / np.cosh(0.5 * u) ** 2
+
+    def diff(self, u, h):
+        return 0.5 * tanh_difference(0.5 * u, 0.5 * h)
+
+    def torch(self, x):
+        return _torch().sigmoid(x)
+
+    def expr(self):
+        import sympy as sp
+
+        x = sp.Symbol("x")
+        return 1 / (1 + sp.exp(-x))
+
+
+class SiLU(Activation):
+    name, smooth = "silu", True
+
+    def phi(self, u):
+        return u * expit(u)
+
+    def dphi(self, u):
+        s = expit(u)
+        return s + u * s * (1.0 - s)
+
+    def diff(self, u, h):
+        return u * 0.5 * tanh_difference(0.5 * u, 0.5 * h) + h * expit(u + h)
+
+    def torch(self, x):
+        return _torch().nn.functional.silu(x)
+
+    def expr(self):
+        import sympy as sp
+
+        x = sp.Symbol("x")
+        return x / (1 + sp.exp(-x))
+
+
+class Softplus(Activation):
+    name, smooth = "softplus", True
+
+    def phi(self, u):
+        return np.logaddexp(0.0, u)
+
+    def dphi(self, u):
+        return expit(u)
+
+    def diff(self, u, h):
+        # log((1 + e^(u+h)) / (1 + e^u)) = log1p(sigmoid(u) expm1(h)); direct where |h| > 1
+        near = np.log1p(expit(u) * np.expm1(np.clip(h, -1.0, 1.0)))
+        return np.where(np.abs(h) <= 1.0, near, self.phi(u + h) - self.phi(u))
+
+    def torch(self, x):
+        return _torch().nn.functional.softplus(x)
+
+    def expr(self):
+        import sympy as sp
+
+        return sp.log(1 + sp.exp(sp.Symbol("x")))
+
+
+class SELU(Activation):
+    """``lam * x`` for ``x > 0``, ``lam * alpha * (exp(x) - 1)`` otherwise (Klambauer et al. 2017)."""
+
+    name = "selu"
+    ALPHA = 1.6732632423543772848170429916717
+    SCALE = 1.0507009873554804934193349852946
+
+    def phi(self, u):
+        with np.errstate(over="ignore"):
+            return self.SCALE * np.where(u > 0, u, self.ALPHA * np.expm1(np.minimum(u, 0.0)))
+
+    def dphi(self, u):
+        return self.SCALE * np.where(u > 0, 1.0, self.ALPHA * np.exp(np.minimum(u, 0.0)))
+
+    def diff(self, u, h):
+        y = u + h
+        # both non-positive: alpha (e^y - e^u), written with the smaller exponential outside
+        neg = np.where(h > 0, -np.exp(np.minimum(y, 0.0)) * np.expm1(-np.abs(h)),
+                       np.exp(np.minimum(u, 0.0)) * np.expm1(-np.abs(h)))
+        same_neg = (u <= 0) & (y <= 0)
+        same_pos = (u > 0) & (y > 0)
+        direct = self.phi(y) - self.phi(u)
+        return np.where(same_pos, self.SCALE * h, np.where(same_neg, self.SCALE * self.ALPHA * neg, direct))
+
+    def torch(self, x):
+        return _torch().nn.functional.selu(x)
+
+    def expr(self):
+        import sympy as sp
+
+        x = sp.Symbol("x")
+        # the constants to all their published digits, not their float64 roundings
+        lam = sp.Float("1.0507009873554804934193349852946", 32)
+        alpha = sp.Float("1.6732632423543772848170429916717", 32)
+        return sp.Piecewise((lam * x, x > 0), (lam * alpha * (sp.exp(x) - 1), True))
+
+
+def _normal_cdf(u):
+    return 0.5 * erfc(-u / math.sqrt(2.0))
+
+
+def _normal_pdf(u):
+    with np.errstate(under="ignore"):
+        return np.exp(-0.5 * u * u) / math.sqrt(2.0 * math.pi)
+
+
+def _cdf_difference(u, h):
+    """``Phi(u + h) - Phi(u)``: 8-node Gauss-Legendre on ``[u, u + h]`` where ``|h| <= 0.25``, else direct."""
+    out = _normal_cdf(u + h) - _normal_cdf(u)
+    near = np.abs(h) <= 0.25
+    un, hn = u[near][:, None], h[near][:, None]
+    out[near] = 0.5 * hn[:, 0] * (_normal_pdf(un + 0.5 * hn * (_GL_T + 1.0)) * _GL_W).sum(axis=-1)
+    return out
+
+
+class GELU(Activation):
+    """``x Phi(x)`` (the exact, erf-based GELU). Its q-map has a closed form; the rest is quadrature."""
+
+    name, smooth = "gelu", True
+
+    def phi(self, u):
+        return u * _normal_cdf(u)
+
+    def dphi(self, u):
+        return _normal_cdf(u) + u * _normal_pdf(u)
+
+    def diff(self, u, h):
+        u, h = (np.array(x, dtype=float) for x in np.broadcast_arrays(u, h))
+        return u * _cdf_difference(u, h) + h * _normal_cdf(u + h)
+
+    def second_moment(self, q, *, return_error: bool = False):
+        # E[(x Phi(x))^2] = q/4 + q/(2 pi) (asin(q/(1+q)) + 2q / ((1+q) sqrt(1+2q))), by Stein's lemma
+        q = variance_array(q)
+        x = q / (1 + q)  # asin(x) near 1 from 1 - x = 1 / (1 + q)
+        angle = np.where(x > 0.5, np.pi / 2 - 2 * np.arcsin(np.sqrt(0.5 / (1 + q))), np.arcsin(x))
+        value = q / 4 + q / (2 * np.pi) * (angle + 2 * q / ((1 + q) * np.sqrt(1 + 2 * q)))
+        return (value, 8 * np.finfo(float).eps * value) if return_error else value
+
+    def torch(self, x):
+        return _torch().nn.functional.gelu(x)
+
+    def expr(self):
+        import sympy as sp
+
+        x = sp.Symbol("x")
+        return x * (1 + sp.erf(x / sp.sqrt(2))) / 2
+
+    def exact_moments(self) -> dict:
+        import sympy as sp
+
+        q = sp.Symbol("q", nonnegative=True)
+        return {"second_moment": q / 4 + q / (2 * sp.pi) * (sp.asin(q / (1 + q))
+                                                           + 2 * q / ((1 + q) * sp.sqrt(1 + 2 * q)))}
+
+
+class SymbolicActivation(Activation):
+    """A user's activation given as a SymPy expression in one symbol (moments by quadrature)."""
+
+    def __init__(self, expression, symbol):
+        import sympy as sp
+
+        super().__init__()
+        self._expression, self._symbol = expression, symbol
+        self.name = str(expression)
+        self._phi = sp.lambdify(symbol, expression, "numpy")
+        self._dphi = sp.lambdify(symbol, sp.diff(expression, symbol), "numpy")
+        self.bounded = False
+
+    def _eval(self, fn, u):
+        with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+            return np.broadcast_to(np.asarray(fn(u), dtype=float), np.shape(u))
+
+    def phi(self, u):
+        return self._eval(self._phi, u)
+
+    def dphi(self, u):
+        return self._eval(self._dphi, u)
+
+    def expr(self):
+        return self._expression
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, SymbolicActivation) and self._expression == other._expression
+
+    def __hash__(self) -> int:
+        return hash(("sym", self._expression))
+
+
+class CallableActivation(Activation):
+    """A user's activation given as a function of a torch tensor (or of a NumPy array).
+
+    The derivative comes from torch's autograd when the function accepts a tensor, else from
+    a central difference (documented accuracy about 1e-10).
+    """
+
+    def __init__(self, func):
+        super().__init__()
+        self._func = func
+        self.name = getattr(func, "__name__", type(func).__name__)
+        self._uses_torch = self._accepts_torch()
+
+    def _accepts_torch(self) -> bool:
+        try:
+            import torch
+        except ImportError:
+            return False
+        try:
+            out = self._func(torch.zeros(2, dtype=torch.float64))
+        except Exception:  # a NumPy-only function
+            return False
+        return isinstance(out, torch.Tensor)
+
+    def phi(self, u):
+        u = np.asarray(u, dtype=float)
+        if self._uses_torch:
+            import torch
+
+            with torch.no_grad():
+                return self._func(torch.from_numpy(np.ascontiguousarray(u))).numpy()
+        return np.asarray(self._func(u), dtype=float)
+
+    def dphi(self, u):
+        u = np.asarray(u, dtype=float)
+        if self._uses_torch:
+            import torch
+
+            x = torch.from_numpy(np.ascontiguousarray(u)).requires_grad_(True)
+            (grad,) = torch.autograd.grad(self._func(x).sum(), x)
+            return grad.detach().numpy()
+        h = 1e-5 * np.maximum(1.0, np.abs(u))
+        return (self.phi(u + h) - self.phi(u - h)) / (2 * h)
+
+    def torch(self, x):
+        if not self._uses_torch:
+            raise ParameterError(f"{self.name} does not accept torch tensors")
+        return self._func(x)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, CallableActivation) and self._func is other._func
+
+    def __hash__(self) -> int:
+        return hash(("callable", id(self._func)))

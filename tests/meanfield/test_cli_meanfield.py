@@ -1,0 +1,113 @@
+"""``depthdyn meanfield`` as a user runs it: text, JSON, figures, and one line with exit 2 for bad input."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from reference_quadrature import expect1
+
+from depthdyn.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _run(capsys, *argv):
+    code = main(["meanfield", *argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_fixed_point_text_and_json(capsys):
+    code, out, err = _run(capsys, "tanh", "--sw2", "2.5", "--sb2", "0.1")
+    assert code == 0 and "chaotic" in out and err == ""
+    code, out, _ = _run(capsys, "relu", "--sw2", "1", "--sb2", "0.5", "--json")
+    data = json.loads(out)
+    assert code == 0 and data["fixed_point"]["q_star"] == 1.0  # sb2 / (1 - sw2 E[relu(z)^2]) = 0.5 / 0.5
+    assert data["fixed_point"]["phase"] == "ordered"
+
+
+def test_critical_default_says_critical_and_inf(capsys):
+    code, out, _ = _run(capsys, "erf", "--sb2", "0.3")
+    assert code == 0 and "sw2 not given" in out and "critical" in out and "inf (critical)" in out
+    code, out, _ = _run(capsys, "erf", "--sb2", "0.3", "--json")
+    data = json.loads(out)
+    assert data["fixed_point"]["xi_c"] == "inf" and data["fixed_point"]["phase"] == "critical"
+    # the sw2 it chose: chi_1 = sw2 E[erf'(sqrt(q*) z)^2] = 1, by quadrature here
+    q = data["fixed_point"]["q_star"]
+    d2 = expect1(lambda u: (2 / math.sqrt(math.pi) * math.exp(-u * u)) ** 2, q)
+    assert abs(data["sw2"] * d2 - 1) <= 1e-10
+
+
+def test_iterate_plain_chain_json(capsys):
+    code, out, _ = _run(capsys, "relu", "--depth", "100", "--json", "--c0", "0.2")
+    data = json.loads(out)
+    assert code == 0 and len(data["iterates"]["c"]) == 101 and len(data["iterates"]["q"]) == 101
+    assert data["iterates"]["c"][0] == 0.2 and data["iterates"]["c"][-1] > 0.99  # ReLU at criticality: c -> 1
+
+
+def test_residual_family_json(capsys):
+    pytest.importorskip("depthdyn.meanfield.kernels")
+    code, out, err = _run(capsys, "relu", "--family", "residual", "--depth", "100", "--json")
+    assert code == 0, err
+    it = json.loads(out)["iterates"]
+    # at the plain chain's critical sw2 = 2 the residual stream doubles q per layer: the kernel
+    # recurrence stops where q explodes and says so
+    assert len(it["q"]) == len(it["c"]) == it["stopped_at"] + 1 and "exploding" in it["reason"]
+    code, out, err = _run(capsys, "relu", "--family", "residual", "--sw2", "0.02", "--depth", "100", "--json")
+    it = json.loads(out)["iterates"]
+    assert code == 0 and len(it["q"]) == len(it["c"]) == 101 and it["stopped_at"] is None
+    # q_{l+1} = q_l + sw2 E[relu(sqrt(q_l) z)^2] = (1 + sw2 / 2) q_l for the residual stream
+    assert abs(it["q"][-1] - 1.01 ** 100) <= 1e-12 * 1.01 ** 100
+
+
+def test_phase_figure_and_text(tmp_path, capsys):
+    out_file = tmp_path / "phase.pdf"
+    code, out, err = _run(capsys, "erf", "--phase", "--out", str(out_file), "--depth", "50")
+    assert code == 0, err
+    assert out_file.read_bytes()[:5] == b"%PDF-" and "order-to-chaos" in out and "trainable" in out
+
+
+def test_correlation_figure(tmp_path, capsys):
+    png = tmp_path / "c.png"
+    code, _, err = _run(capsys, "erf", "--sw2", "2", "--sb2", "0.1", "--depth", "20", "--out", str(png))
+    assert code == 0, err and png.read_bytes()[:4] == b"\x89PNG"
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["tnah"], "did you mean 'tanh'"),
+    (["relu", "--sw2", "0"], "sw2"),
+    (["relu", "--sw2", "-2", "--sb2", "0.1"], "sw2"),
+    (["relu", "--sw2", "nan"], "sw2"),
+    (["relu", "--sb2", "-1", "--sw2", "1"], "sb2"),
+    (["relu", "--depth", "-1"], "--depth"),
+    (["leaky_relu", "-p", "alhpa=0.1"], "alpha"),
+    (["relu", "-p", "alpha"], "NAME=VALUE"),
+    (["tanh", "--phase", "--sw2", "1"], "--phase"),
+    (["tanh", "--out", "x.png"], "--depth"),
+    (["tanh", "--family", "nosuch", "--depth", "3"], "nosuch"),
+    (["x*y", "--sw2", "1"], "unknown name 'y'"),
+])
+def test_bad_input_is_one_line_with_exit_2(argv, words, capsys):
+    code, out, err = _run(capsys, *argv)
+    assert code == 2 and err.count("\n") == 1 and words in err and "Traceback" not in err, err
+
+
+def test_exploding_is_reported(capsys):
+    code, out, _ = _run(capsys, "relu", "--sw2", "3", "--sb2", "0.1", "--json")
+    data = json.loads(out)
+    fp = data["fixed_point"]
+    assert code == 0 and fp["phase"] == "exploding" and fp["q_star"] == "inf" and fp["growth"] == 1.5
+    assert "nan" not in out.lower()
+
+
+def test_the_command_as_the_readme_runs_it(tmp_path):
+    result = subprocess.run([sys.executable, "-m", "depthdyn", "meanfield", "tanh", "--phase", "--out",
+                             str(tmp_path / "phase.pdf")], capture_output=True, text=True, cwd=ROOT,
+                            timeout=600, env={"PYTHONPATH": str(ROOT), "MPLBACKEND": "Agg", "PATH": ""})
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "phase.pdf").read_bytes()[:5] == b"%PDF-"
