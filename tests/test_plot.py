@@ -425,3 +425,21 @@ def test_comparison_figure_overlays_one_region_per_family():
     assert ax.get_xlim() == pytest.approx(table.box[:2]) and ax.get_ylim() == pytest.approx(table.box[2:])
     with pytest.raises(ParameterError, match="ComparisonTable"):
         plot_comparison(table.rows)
+
+
+def test_house_style_keeps_interactive_mode_switched_on_inside_it():
+    """pyplot's first import inside a figure function (Jupyter) turns interactive mode on; it stays on."""
+    import matplotlib as mpl
+
+    from depthdyn.style import house_style
+
+    before, size = mpl.rcParams["interactive"], mpl.rcParams["font.size"]
+    try:
+        mpl.interactive(False)
+        with house_style():
+            mpl.interactive(True)
+            mpl.rcParams["font.size"] = size + 7
+        assert mpl.rcParams["interactive"] is True  # the inline backend keeps showing figures
+        assert mpl.rcParams["font.size"] == size    # every other setting is restored
+    finally:
+        mpl.interactive(before)
