@@ -420,7 +420,7 @@ class ComparisonTable(Record):
         return r"\text{comparison of " + str(len(self.rows)) + " families}"
 
 
-def compare(*specs, box=DEFAULT_BOX, n: int = 301, numbers=None) -> ComparisonTable:
+def compare(*specs, box=DEFAULT_BOX, n: int = 301, numbers=None, progress=None) -> ComparisonTable:
     """Compare families: one row each of order, state size, polynomial, numbers, area and depth limit.
 
     Parameters
@@ -438,6 +438,8 @@ def compare(*specs, box=DEFAULT_BOX, n: int = 301, numbers=None) -> ComparisonTa
         ``numbers(rec) -> dict`` with ``real_interval``, ``imag_interval``,
         ``a_alpha_degrees``, ``zero_stable`` and ``method``; default :func:`stability_facts`
         (exact where possible, else a grid estimate, and always cross-checked).
+    progress : callable, optional
+        Called as ``progress(stage)`` before each family (``"bdf:k=2 (2/4)"``).
 
     Returns
     -------
@@ -469,7 +471,10 @@ def compare(*specs, box=DEFAULT_BOX, n: int = 301, numbers=None) -> ComparisonTa
         raise ParameterError(f"n must be an integer in 11..2001, got {n!r}")
     numbers = numbers or stability_facts
     rows, methods = [], set()
-    for spec in specs:
+    for i, spec in enumerate(specs):
+        if progress is not None:
+            name = spec if isinstance(spec, str) else getattr(spec, "name", None) or spec[0]
+            progress(f"{name} ({i + 1}/{len(specs)})")
         label, rec, filled = resolve_spec(spec)
         _check_ready(label, rec)
         reg = stability_region(rec, ("re(lam)", lo, hi, n), ("im(lam)", ilo, ihi, n), conditions=False)
