@@ -25,6 +25,8 @@ README = ROOT / "README.md"
 SLOW_VERBS = {"report", "inspect", "train"}
 #: Set-up steps of a chain: done by the test set-up itself, not run again here.
 SETUP = ("python -m venv", ". ", "source ", "pip install", "python -m pip install", "python -m pytest")
+#: Commands another test runs as printed: the docs build (tests/test_docs.py, with these flags).
+ELSEWHERE = ("python -m sphinx -W --keep-going -b html docs ",)
 
 
 def test_readme_examples():
@@ -52,7 +54,7 @@ def readme_commands(text: str) -> list[str]:
             for word in words:  # a chain: one part per command between the &&
                 parts.append([]) if word == "&&" else parts[-1].append(word)
             for part in (shlex.join(p) for p in parts if p):
-                if part.startswith(SETUP):
+                if part.startswith(SETUP + ELSEWHERE):
                     continue
                 if not part.startswith(("depthdyn ", "python -m depthdyn ")):
                     raise AssertionError(f"README command of an unknown kind: {part!r}")
@@ -129,3 +131,11 @@ def test_two_spellings_of_one_command_run_once_and_different_ones_twice():
     assert unique_commands(both) == ["depthdyn report --out report"]
     assert len(unique_commands(["depthdyn report", "depthdyn report --out other"])) == 2
     assert isinstance(_arguments("python -m depthdyn derive --list"), dict)
+
+
+def test_the_docs_build_command_is_the_one_the_docs_test_runs():
+    text = README.read_text()
+    (line,) = [ln for ln in text.splitlines() if "python -m sphinx" in ln]
+    assert ELSEWHERE[0] in line
+    docs_test = (ROOT / "tests" / "test_docs.py").read_text()
+    assert '"-W", "--keep-going"' in docs_test and '"-b", "html"' in docs_test
