@@ -79,7 +79,8 @@ def test_region_boundary_is_exact(momentum_region):
     assert np.all(near0 | near2)
     for near in (near0, near2):  # both lines, across the whole m range
         assert near.sum() > 10 and m[near].min() < 0.05 and m[near].max() > 0.94
-    assert {r"$\lambda + 2 m + 2 = 0$", r"$- \lambda = 0$"} <= set(legend_texts(ax))  # mathtext, not code
+    # mathtext, not code; the curve -lam = 0 is written lam = 0 (the gid keeps the condition's expression)
+    assert {r"$\lambda + 2 m + 2 = 0$", r"$\lambda = 0$"} <= set(legend_texts(ax))
     assert ax.get_xlabel() == r"$\mathrm{Re}\,\lambda$" and ax.get_ylabel() == "$m$"
     assert "momentum" in ax.get_title() and r"$\eta = 1$" in ax.get_title()
     assert not [ln for ln in ax.get_lines() if ln.get_label() == "boundary locus"]
