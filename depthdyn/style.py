@@ -76,9 +76,18 @@ RC = {
 
 @contextmanager
 def house_style() -> Iterator[None]:
-    """The rc settings of :data:`RC` for the duration of the block (restored afterwards)."""
+    """The rc settings of :data:`RC` for the duration of the block (restored afterwards).
+
+    Except ``interactive``: importing pyplot for the first time inside the block (a figure
+    function without ``ax`` in a Jupyter kernel) turns interactive mode on, and restoring it
+    would stop the inline backend from showing every later pyplot figure.
+    """
     with mpl.rc_context(RC):
-        yield
+        try:
+            yield
+        finally:
+            interactive = mpl.rcParams["interactive"]
+    mpl.rcParams["interactive"] = interactive
 
 
 def styled(fn):

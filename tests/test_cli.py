@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -215,6 +216,9 @@ def test_verify_text_ends_with_per_source_statement_counts(capsys):
     out = capsys.readouterr().out
     row = source_summary(run_claims("004"), [u for u in NOT_CHECKED if u.source == "004"])["004"]
     assert out.rstrip().splitlines()[-1] == (
-        f"source 004: {row['total']} statements: {row['holds']} hold, {row['fails']} fail, "
+        f"source 004: {row['total']} statements (each counted once, however many claims check it): "
+        f"{row['holds']} hold, {row['fails']} fail, "
         f"{row['holds-with-caveat']} hold with a caveat, {row['not checked']} not checked")
     assert "source 000" not in out
+    # the claims line names its unit too
+    assert re.search(r"^\d+ claims \(one per reading or part of a source statement\): \d+ hold, ", out, re.M)

@@ -80,6 +80,9 @@ def test_version(capsys):
         (["derive", "momentum", "-p", "mm=1"], "did you mean 'm'?"),
         (["check", "hyper_conection"], "did you mean 'hyper_connection'?"),
         (["compare", "momentum", "--format", "markdwn"], "did you mean 'markdown'?"),
+        (["compare", "momentum", "--fromat", "latex"], "did you mean '--format'?"),
+        (["derive", "momentum", "--jsn"], "did you mean '--json'?"),
+        (["report", "--froce"], "did you mean '--force'?"),
     ],
 )
 def test_misspellings_get_a_suggestion(argv, hint, capsys):
@@ -90,6 +93,32 @@ def test_misspellings_get_a_suggestion(argv, hint, capsys):
 def test_no_suggestion_for_a_word_like_nothing(capsys):
     err = _one_line(capsys, main(["derive", "zzzzqqq"]))
     assert "did you mean" not in err and "unknown family" in err
+    err = _one_line(capsys, _status(["derive", "momentum", "--zzzzqqq"]))
+    assert "did you mean" not in err and "unrecognized arguments: --zzzzqqq" in err
+
+
+def test_progress_names_the_stage_with_or_without_tqdm(monkeypatch, capsys):
+    from depthdyn.cli import progress
+
+    import importlib.util
+
+    shapes = (["installed"] if importlib.util.find_spec("tqdm") else []) + [None]
+    for tqdm in shapes:
+        if tqdm is None:  # the plain display
+            monkeypatch.setitem(sys.modules, "tqdm", None)
+        with Working("report", True, delay=0.0) as shown:
+            progress.stage("claims")
+            assert shown.stage == "claims" and shown.text(12.3) == "depthdyn report: claims, 12 s"
+            for _ in range(200):  # the display thread writes its first line at once (delay 0)
+                if "claims" in capsys.readouterr().err:
+                    break
+                time.sleep(0.05)
+            else:
+                raise AssertionError(f"no stage shown (tqdm {tqdm})")
+        progress.stage("after")  # no display running: nothing to name
+        assert shown.stage == "claims"
+    assert Working("verify", True).text(3) == "depthdyn verify: 3 s"  # no stage named
+    assert progress.DELAY == 2.0  # the README's "work over about 2 s"
 
 
 @pytest.mark.parametrize(

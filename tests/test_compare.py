@@ -104,7 +104,9 @@ def test_overlay_figure(table):
     ax = dd.plot.plot_comparison(table)
     assert len(ax.images) >= len(table.rows)  # one strict mask each (plus root-condition-only points)
     labels = [t.get_text() for t in ax.get_legend().get_texts()]
-    assert labels == [family_label(row.label) for row in table.rows]  # typeset: "momentum, $m = 1/2$"
+    # typeset: "momentum, $m = 1/2$"; leapfrog has no strictly stable area, and the legend says so
+    assert labels == [family_label(row.label) + (" (root condition only)" if row.area == 0 else "")
+                      for row in table.rows]
     assert ax.get_aspect() == 1.0 and ax.get_xlim() == (-5.0, 1.0)
     assert (ax.get_xlabel(), ax.get_ylabel()) == (r"$\mathrm{Re}\,\lambda$", r"$\mathrm{Im}\,\lambda$")
     # each family's own colour of the house palette: the residual's fill is its first, with some transparency

@@ -181,3 +181,19 @@ def test_momentum_interval_below_float_range(eta):
     """Ends below the float range (3/10^400 underflows to 0.0) are ordered and kept apart exactly."""
     iv = dd.stability_numbers(dd.momentum(), m="1/2", eta=eta).real_interval
     assert iv.lo == sp.Rational(-3, eta) and iv.hi == 0 and iv.contains(sp.Rational(-1, eta))
+
+
+def test_a_series_sympy_cannot_expand_gives_an_honest_cell(monkeypatch):
+    import depthdyn.symbolic.solve as solve
+
+    def unexpandable(*args, **kwargs):
+        raise NotImplementedError  # what SymPy's nseries raises on smooth:k=3's cube-root modes
+
+    monkeypatch.setattr(solve, "depth_limit", unexpandable)
+    # BDF2: the principal root still gives the limit, exp(lam) (r1 = 1 + lam/L + O(L^-2))
+    text, limit = cmp._depth_limit(bdf(k=2))
+    assert limit == sp.exp(sp.Symbol("lam")) and text == "exp(lam)"
+    # smooth k=3: r = 1 is a triple root at lam = 0, so neither method decides; no "no finite limit"
+    text, limit = cmp._depth_limit(dd.smooth(k=3, h=1))
+    assert limit is None and text.startswith(cmp.NOT_AVAILABLE) and "NotImplementedError" in text
+    assert cmp._depth_check(dd.smooth(k=3, h=1), text, limit) == []  # nothing claimed, nothing checked

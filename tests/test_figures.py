@@ -255,3 +255,35 @@ def test_cli_region_pdf_and_compare_svg(tmp_path, capsys):
     assert main(["compare", "residual", "--grid", "41", "--out", str(tmp_path / "x.txt")]) == 2
     assert not (tmp_path / "x.txt").exists()
     capsys.readouterr()
+
+
+# ------------------------------------------------------------------ vector fills, honest legends
+def test_region_and_overlay_pdfs_hold_vector_fills_not_rasters():
+    import depthdyn as dd
+    from depthdyn.compare import compare
+    from depthdyn.numeric.region import stability_region
+    from depthdyn.plot import plot_comparison, plot_stability_region
+    from depthdyn.style import figure_bytes
+
+    raster = b"/Subtype /Image"
+    reg = stability_region(dd.momentum(eta=1), ("re(lam)", -5, 1, 41), ("m", 0, 0.99, 21))
+    for ax in (plot_stability_region(dd.momentum(eta=1), x=("re(lam)", -5, 1, 41), y=("m", 0, 0.99, 21)),
+               plot_stability_region(reg),  # no recurrence: the fill from the mask itself
+               plot_comparison(compare("residual", "leapfrog", n=41))):
+        assert raster not in figure_bytes(ax.figure, "pdf")
+        assert ax.images and not any(im.get_visible() for im in ax.images)  # the masks stay as data
+    # the check sees a raster where one is drawn
+    fig = Figure()
+    fig.add_subplot().imshow(np.eye(3))
+    assert raster in figure_bytes(fig, "pdf")
+
+
+def test_overlay_legend_says_when_a_family_has_no_stable_area():
+    from depthdyn.compare import compare
+    from depthdyn.plot import plot_comparison
+
+    ax = plot_comparison(compare("residual", "leapfrog", n=41))
+    texts = [t.get_text() for t in ax.get_legend().get_texts()]
+    # leapfrog's grid area is 0 (roots on the circle at best): not drawn as a filled region
+    assert texts == ["residual", "leapfrog (root condition only)"]
+    assert "strictly stable filled" in ax.get_title()

@@ -79,7 +79,8 @@ def test_region_boundary_is_exact(momentum_region):
     assert np.all(near0 | near2)
     for near in (near0, near2):  # both lines, across the whole m range
         assert near.sum() > 10 and m[near].min() < 0.05 and m[near].max() > 0.94
-    assert {r"$\lambda + 2 m + 2 = 0$", r"$- \lambda = 0$"} <= set(legend_texts(ax))  # mathtext, not code
+    # mathtext, not code; the curve -lam = 0 is written lam = 0 (the gid keeps the condition's expression)
+    assert {r"$\lambda + 2 m + 2 = 0$", r"$\lambda = 0$"} <= set(legend_texts(ax))
     assert ax.get_xlabel() == r"$\mathrm{Re}\,\lambda$" and ax.get_ylabel() == "$m$"
     assert "momentum" in ax.get_title() and r"$\eta = 1$" in ax.get_title()
     assert not [ln for ln in ax.get_lines() if ln.get_label() == "boundary locus"]
@@ -425,3 +426,21 @@ def test_comparison_figure_overlays_one_region_per_family():
     assert ax.get_xlim() == pytest.approx(table.box[:2]) and ax.get_ylim() == pytest.approx(table.box[2:])
     with pytest.raises(ParameterError, match="ComparisonTable"):
         plot_comparison(table.rows)
+
+
+def test_house_style_keeps_interactive_mode_switched_on_inside_it():
+    """pyplot's first import inside a figure function (Jupyter) turns interactive mode on; it stays on."""
+    import matplotlib as mpl
+
+    from depthdyn.style import house_style
+
+    before, size = mpl.rcParams["interactive"], mpl.rcParams["font.size"]
+    try:
+        mpl.interactive(False)
+        with house_style():
+            mpl.interactive(True)
+            mpl.rcParams["font.size"] = size + 7
+        assert mpl.rcParams["interactive"] is True  # the inline backend keeps showing figures
+        assert mpl.rcParams["font.size"] == size    # every other setting is restored
+    finally:
+        mpl.interactive(before)

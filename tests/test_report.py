@@ -22,7 +22,11 @@ IMAGE = re.compile(r"!\[[^\]]*\]\(([^)\s]+)\)")
 def report(tmp_path_factory):
     """One full run of the report (about 20 s; the claims dominate)."""
     out = tmp_path_factory.mktemp("rep") / "report"
-    return write_report(out), out
+    return write_report(out, progress=STAGES.append), out
+
+
+#: The stages the module's report run announced (what `depthdyn report` shows after 2 s).
+STAGES: list[str] = []
 
 
 @pytest.fixture(scope="module")
@@ -135,13 +139,13 @@ def test_refuses_foreign_nonempty_dir_then_force(tmp_path, capsys, monkeypatch):
         write_report(foreign)
 
     calls = []
-    monkeypatch.setattr("depthdyn.report._build", lambda out: calls.append(out) or _fake(out))
+    monkeypatch.setattr("depthdyn.report._build", lambda out, progress=None: calls.append(out) or _fake(out))
     assert main(["report", "--out", str(foreign), "--force"]) == 0
     assert calls and (foreign / MARKER).is_file() and (foreign / "notes.txt").read_text() == "keep me"
     assert "report:" in capsys.readouterr().out
 
 
-def _fake(out):
+def _fake(out, progress=None):
     from depthdyn.report import ReportSummary
 
     atomic_write(out / "report.md", "# fake\n")
@@ -244,3 +248,12 @@ def test_maths_notation_and_cells():
     assert maths("Interval.open(0, (1") == "Interval.open(0, (1"  # unbalanced: left as it is
     assert cell("|r| < 1") == "\\|r\\| < 1" and cell("|r| < 1", table=False) == "|r| < 1"
     assert cell("a\\b", table=False) == "a\\b"  # backslashes kept as they are
+
+
+def test_the_report_names_its_stages(report):
+    from depthdyn.report.families import report_families
+
+    names = list(report_families())
+    assert STAGES[0] == "claims" and STAGES[-1] == "writing"
+    assert STAGES[1:-1] == [f"figures and modes: {n} ({i + 1}/{len(names)})" for i, n in enumerate(names)]
+    assert "in source statements (the unit of report.md's first table): " in str(report[0])

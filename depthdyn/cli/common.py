@@ -37,7 +37,26 @@ class Parser(argparse.ArgumentParser):
             close = difflib.get_close_matches(word, choices, n=1)
             if close:
                 message = f"{message}; did you mean {close[0]!r}?"
+        elif message.startswith("unrecognized arguments: "):
+            options = self.option_names()
+            for word in message.split(": ", 1)[1].split():
+                close = difflib.get_close_matches(word.split("=", 1)[0], options, n=1) \
+                    if word.startswith("--") else []
+                if close:
+                    message = f"{message}; did you mean {close[0]!r}?"
+                    break
         self.exit(2, f"depthdyn: error: {message}\n")
+
+    def option_names(self) -> list[str]:
+        """Every long option of this parser and of the verbs built into it (``--format``, ``--out``, ...)."""
+        names, parsers = set(), [self]
+        while parsers:
+            parser = parsers.pop()
+            for action in parser._actions:  # argparse keeps no public list of a parser's actions
+                names.update(o for o in action.option_strings if o.startswith("--"))
+                if isinstance(action, argparse._SubParsersAction):
+                    parsers += list(action.choices.values())
+        return sorted(names)
 
 
 def budget_value(text: str) -> float:

@@ -23,14 +23,18 @@ def add_arguments(cmd) -> None:
 def run(args) -> int:
     from ..compare import compare
     from ..parse import parse_expr
+    from .progress import stage
 
     box = [parse_expr(v) for v in args.box.split(",")]
     if len(box) != 4 or not all(v.is_real for v in box):
         raise ParameterError(f"--box expects four real numbers RE_LO,RE_HI,IM_LO,IM_HI, got {args.box!r}")
     out = figure_path(args.out) if args.out else None  # checked before the work
-    table = compare(*args.families, box=[float(v) for v in box], n=args.grid)  # under main()'s budget
+    # under main()'s budget
+    table = compare(*args.families, box=[float(v) for v in box], n=args.grid, progress=stage)
     if out is not None:
         from ..plot import plot_comparison
+
+        stage("figure")
 
         write_figure(lambda ax: plot_comparison(table, ax=ax), out, figsize=(6.4, 5.6))
     if args.json:

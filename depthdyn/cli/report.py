@@ -13,7 +13,8 @@ def add_arguments(cmd) -> None:
 
 def run(args) -> int:
     from ..report import write_report
+    from .progress import stage
 
-    summary = write_report(args.out, force=args.force)  # under the budget main() sets
+    summary = write_report(args.out, force=args.force, progress=stage)  # under the budget main() sets
     sys.stdout.write(f"{summary}\n")
     return 0

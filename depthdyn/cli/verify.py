@@ -51,12 +51,15 @@ def run(args) -> int:
         sys.stdout.write("\n")
         return 0
     counts = summary(results)
-    tally = ", ".join(f"{counts[v]} {v}" for v in counts if v != "total")
-    sys.stdout.write(f"{format_table(results)}\n\n{counts['total']} claims: {tally}\n")
+    tally = (f"{counts['holds']} hold, {counts['fails']} fail, {counts['holds-with-caveat']} hold with a "
+             "caveat")
+    sys.stdout.write(f"{format_table(results)}\n\n{counts['total']} claims (one per reading or part of a "
+                     f"source statement): {tally}\n")
     for key, row in source_summary(results, listed).items():  # counted per source statement
         if key in keys:
-            sys.stdout.write(f"source {key}: {row['total']} statements: {row['holds']} hold, {row['fails']} "
-                             f"fail, {row['holds-with-caveat']} hold with a caveat, {row['not checked']} "
+            sys.stdout.write(f"source {key}: {row['total']} statements (each counted once, however many "
+                             f"claims check it): {row['holds']} hold, {row['fails']} fail, "
+                             f"{row['holds-with-caveat']} hold with a caveat, {row['not checked']} "
                              "not checked\n")
     return 0  # verdicts are results, not errors
 

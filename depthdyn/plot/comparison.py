@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import numpy as np
 from matplotlib.axes import Axes
+from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from ..compare import ComparisonTable
@@ -32,7 +34,10 @@ def plot_comparison(table: ComparisonTable, ax=None) -> Axes:
     -------
     matplotlib.axes.Axes
         ``ax.images`` holds the masks of each family (in table order, stacked by area:
-        the largest lowest); the legend has one patch per family labelled with its specification.
+        the largest lowest); the legend has one entry per family labelled with its specification:
+        a patch where it has a strictly stable area, a square marker and "(root condition only)"
+        where only the root condition holds (leapfrog's segment of the imaginary axis), an
+        empty patch and "(nowhere stable here)" where neither holds in the box.
 
     Examples
     --------
@@ -51,9 +56,16 @@ def plot_comparison(table: ComparisonTable, ax=None) -> Axes:
         plot_stability_region(row.region, ax=ax, color=color, recurrence=row.recurrence)  # smooth edges
         for artist in [*ax.images[drawn:], *ax.collections[filled:]]:
             artist.set_zorder(-row.area)  # larger regions beneath, so every fill stays visible
-        handles.append(Patch(facecolor=color, alpha=0.45, edgecolor=color, label=family_label(row.label)))
+        label = family_label(row.label)
+        if row.area > 0:
+            handles.append(Patch(facecolor=color, alpha=0.45, edgecolor=color, label=label))
+        elif row.marginal_area > 0 or np.asarray(row.region.marginal).any():  # leapfrog: a segment, no area
+            handles.append(Line2D([], [], color=color, ls="none", marker="s", markersize=4,
+                                  label=f"{label} (root condition only)"))
+        else:
+            handles.append(Patch(facecolor="none", edgecolor=color, label=f"{label} (nowhere stable here)"))
     lo, hi, ilo, ihi = table.box
     ax.set(xlim=(lo, hi), ylim=(ilo, ihi), aspect="equal", xlabel=math_label("re(lam)"),
-           ylabel=math_label("im(lam)"), title="stability regions (strictly stable, filled)")
+           ylabel=math_label("im(lam)"), title="stability regions: strictly stable filled")
     place_legend(ax, handles)
     return ax

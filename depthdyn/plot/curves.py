@@ -226,6 +226,6 @@ def plot_spectrum(rec_or_matrix, ax=None, *, eigenvalues: bool = False, **fixed)
     draw_complex_plane(ax, "z")
     draw_circle(ax, rho, color=VERMILION, lw=0.8, ls=":", label=f"spectral radius {rho:.4g}")
     ax.scatter(z.real, z.imag, s=18, color=BLUE, zorder=3, label=f"eigenvalues ({z.size})")
-    ax.set_title(f"spectrum of the one-step map: {what}")
+    ax.set_title(f"spectrum of the one-step map:\n{what}")  # two lines: a small figure keeps the whole title
     place_legend(ax)
     return ax

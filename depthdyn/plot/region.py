@@ -94,7 +94,9 @@ def _draw_conditions(ax: Axes, reg: StabilityRegion) -> list:
         xy = np.concatenate([np.vstack([r, [np.nan, np.nan]]) for r in kept])[:-1]
         text = sp.sstr(expr)  # the gid keeps the expression whole and parsable; the legend is mathtext
         # TeX cannot be cut: a long condition is named in the legend, written out in full in the gid
-        label = f"${tex(expr)} = 0$" if len(text) <= 60 else f"$q_{{{i + 1}}} = 0$ (exact condition {i + 1})"
+        # the curve, not the inequality: -lam = 0 is read lam = 0
+        shown = -expr if expr.could_extract_minus_sign() else expr
+        label = f"${tex(shown)} = 0$" if len(text) <= 60 else f"$q_{{{i + 1}}} = 0$ (exact condition {i + 1})"
         (line,) = ax.plot(*xy.T, color=PALETTE[(i + 1) % len(PALETTE)], lw=1.4, zorder=3, label=label, gid=f"{text} = 0")
         lines.append(line)
     return lines
@@ -282,10 +284,16 @@ def plot_stability_region(region_or_rec, ax=None, *, x=None, y=None, overlay: st
     image = ax.imshow(mask.astype(float), origin="lower", extent=extent, aspect="auto", interpolation="nearest",
                       cmap=ListedColormap(fills[:2]), vmin=0, vmax=1)
     rho = _radius_grid(rec, reg) if rec is not None and rec.name == reg.family else None
-    if rho is not None:  # smooth edges: marching squares on the continuous spectral radius, not the mask
-        image.set_visible(False)  # still ax.images[0], the data of the figure
-        if mask.any():
-            ax.contourf(xs, ys, rho, levels=[-1.0, 1.0], colors=[fills[1]], zorder=0.5)
+    # the image stays ax.images[0], the data of the figure, but is not drawn: fills are contour
+    # polygons, so a PDF or SVG holds vectors, not a raster
+    image.set_visible(False)
+    # matplotlib composites an axes' images into one raster before it looks at their visibility:
+    # without this the hidden masks would still be embedded in a PDF
+    ax.get_figure(root=True).suppressComposite = True
+    if rho is not None and mask.any():  # smooth edges: marching squares on the spectral radius, not the mask
+        ax.contourf(xs, ys, rho, levels=[-1.0, 1.0], colors=[fills[1]], zorder=0.5)
+    elif mask.any():
+        ax.contourf(xs, ys, mask.astype(float), levels=[0.5, 1.5], colors=[fills[1]], zorder=0.5)
     share = f"{100 * mask.mean():.3g}%"
     handles = [Patch(facecolor=fills[1], edgecolor="0.6", label=f"strictly stable (grid, {share})")]
     only = np.asarray(reg.marginal, dtype=bool) & ~mask.astype(bool)
@@ -294,11 +302,13 @@ def plot_stability_region(region_or_rec, ax=None, *, x=None, y=None, overlay: st
         # ax.images[1]: the grid points; where they form an area its edge is drawn where the radius leaves 1
         dots = ax.imshow(np.ma.masked_where(~only, only.astype(float)), origin="lower", extent=extent,
                          aspect="auto", interpolation="nearest", cmap=ListedColormap(fills[2:]), vmin=0, vmax=1)
+        dots.set_visible(False)  # drawn as vectors below (the data stays in ax.images[1])
         if rho is not None and inner.any():
-            dots.set_visible(False)
             ax.contourf(xs, ys, np.ma.masked_where(mask.astype(bool), rho), levels=[1 - _BAND, 1 + _BAND],
                         colors=[fills[2]], zorder=0.6)
-        elif not inner.any():  # a curve: one pixel wide at print size, so marked by dots a reader sees
+        elif inner.any():
+            ax.contourf(xs, ys, only.astype(float), levels=[0.5, 1.5], colors=[fills[2]], zorder=0.6)
+        else:  # a curve: one pixel wide at print size, so marked by dots a reader sees
             rows, cols = np.nonzero(only)
             ax.scatter(xs[cols], ys[rows], s=4, marker="s", linewidths=0, color=fills[2], zorder=0.7,
                        gid="root condition only")

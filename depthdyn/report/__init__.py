@@ -74,18 +74,23 @@ class ReportSummary:
     figures: tuple[Path, ...]
     counts: dict = field(default_factory=dict)
     seconds: float = 0.0
+    #: the verdicts counted per source statement (the unit of the report's first table)
+    statements: str = ""
 
     def __str__(self) -> str:
         c = self.counts
-        return (f"{c.get('total', 0)} claims: {c.get('holds', 0)} hold, {c.get('fails', 0)} fail, "
-                f"{c.get('holds-with-caveat', 0)} hold with a caveat\n"
+        return (f"{c.get('total', 0)} claims (one per reading or part of a source statement): "
+                f"{c.get('holds', 0)} hold, {c.get('fails', 0)} fail, {c.get('holds-with-caveat', 0)} hold "
+                "with a caveat\n"
+                + (f"in source statements (the unit of report.md's first table): {self.statements}\n"
+                   if self.statements else "") +
                 f"report:  {self.report}\nclaims:  {self.claims}\n"
                 f"figures: {len(self.figures)} files (PNG and vector) in {self.out_dir / 'figures'}\n"
                 f"done in {self.seconds:.1f} s")
 
 
 
-def write_report(out_dir="report", force: bool = False) -> ReportSummary:
+def write_report(out_dir="report", force: bool = False, progress=None) -> ReportSummary:
     """Run every claim, draw every family's figures and write the report into ``out_dir``.
 
     Parameters
@@ -96,6 +101,9 @@ def write_report(out_dir="report", force: bool = False) -> ReportSummary:
     force : bool
         Write into a non-empty directory the report did not create (files of the same
         names are replaced; other files are left alone).
+    progress : callable, optional
+        Called as ``progress(stage)`` with the stage starting (``"claims"``, then
+        ``"figures: momentum (3/12)"``, ...); ``depthdyn report`` shows it on stderr.
 
     Returns
     -------
@@ -110,15 +118,16 @@ def write_report(out_dir="report", force: bool = False) -> ReportSummary:
     """
     out = Path(out_dir)
     _prepare_dir(out, force)
-    return _build(out)
+    return _build(out, progress or (lambda stage: None))
 
 
-def _build(out: Path) -> ReportSummary:
+def _build(out: Path, progress) -> ReportSummary:
     """Run the claims, draw the figures and write every file into the prepared ``out``."""
     from ..claims import run_claims, summary
     from ..derivation import derive
 
     start = time.perf_counter()
+    progress("claims")
     results = run_claims()
     counts = summary(results)
 
@@ -128,7 +137,8 @@ def _build(out: Path) -> ReportSummary:
     if missing:  # a new family needs its figures chosen here
         raise ParameterError(f"the report has no figures for the families {missing}")
     sections, written, number = [], [], 0
-    for name, fam in families.items():
+    for i, (name, fam) in enumerate(families.items()):
+        progress(f"figures and modes: {name} ({i + 1}/{len(families)})")
         rec = recs[name]()
         figures = []
         for spec in figures_of[name]:
@@ -155,8 +165,8 @@ def _build(out: Path) -> ReportSummary:
         f"* In claims: {counts['total']} claims (the readings and parts of {checked_statements(results)} "
         f"checked source statements) from the five source documents and the literature: {tally}. "
         "In source statements, the unit of the table above: " + statement_tally(results) + ".",
-        f"* {len(families)} families of the sources, each with its exact characteristic polynomial, roots, modes and "
-        f"Schur–Cohn stability conditions, and {number} figures.",
+        f"* {len(families)} families of the sources, each with its exact characteristic polynomial, roots, "
+        f"modes and Schur–Cohn stability conditions, and {number} figures.",
         "* Files: `claims.json` (one object per claim: id, source, section, statement, stated, computed, "
         "verdict, method, note), `figures/*.png` (200 dpi) and `figures/*.pdf` (vector, for a paper).", "",
         "Each family's figures name the recurrence they draw, its source equation and where the two differ.",
@@ -170,10 +180,11 @@ def _build(out: Path) -> ReportSummary:
         "Schur–Cohn "
         "condition `expr = 0` as a coloured line).", "",
     ]
+    progress("writing")
     body = head + claims_sections(results, counts) + ["", "## Families", ""] + sections
     # the pair is written last, claims first: report.md present means the set is complete
     atomic_write(out / "claims.json",
                  json.dumps([r.to_json() for r in results], ensure_ascii=False, indent=2) + "\n")
     report = atomic_write(out / "report.md", "\n".join(body).rstrip() + "\n")
     return ReportSummary(out, report, out / "claims.json", tuple(written), counts,
-                         time.perf_counter() - start)
+                         time.perf_counter() - start, statement_tally(results))

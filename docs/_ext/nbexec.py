@@ -3,13 +3,16 @@
 The code cells run in order in one namespace (the notebook's directory as working
 directory). Each cell's outputs are recorded in nbformat 4 form: printed text as a
 ``stream``; the value of a last expression as ``execute_result`` (``text/plain``, and
-``text/latex`` where the object has ``_repr_latex_``), or as a PNG ``display_data`` when it is
-a figure or axes; and every pyplot figure the cell left open, as the inline backend shows
-them at the end of a cell. Figures made by depthdyn's plot functions without ``ax`` are
-pyplot figures here, as they are in a Jupyter kernel (:func:`depthdyn.style.new_figure`).
+``text/latex`` where the object has ``_repr_latex_``); and every pyplot figure the cell left
+open, as a PNG ``display_data``, as the inline backend shows them at the end of a cell.
+Figures made by depthdyn's plot functions without ``ax`` and by
+:func:`depthdyn.style.new_figure` are pyplot figures here, as they are in a Jupyter kernel.
+A plain :class:`matplotlib.figure.Figure` as a cell's value is *not* shown as an image: a
+kernel without pyplot's inline formatter prints ``<Figure size ...>`` for it, and so does this
+executor. ``tests/test_notebooks.py`` runs the notebooks through a real kernel too.
 
-No kernel is started: the docs build and the tests use this to execute the notebooks
-quickly; a failing ``assert`` in a notebook raises.
+No kernel is started: the docs build uses this to execute the notebooks quickly; a failing
+``assert`` in a notebook raises.
 """
 
 from __future__ import annotations
@@ -27,17 +30,6 @@ from pathlib import Path
 def _source(cell) -> str:
     src = cell.get("source", "")
     return "".join(src) if isinstance(src, list) else str(src)
-
-
-def _figure_of(value):
-    from matplotlib.axes import Axes
-    from matplotlib.figure import Figure, SubFigure
-
-    if isinstance(value, Figure):
-        return value
-    if isinstance(value, (Axes, SubFigure)):
-        return value.get_figure(root=True) if hasattr(value, "get_figure") else value.figure
-    return None
 
 
 def _png(fig) -> dict:
@@ -67,7 +59,8 @@ def execute(nb: dict, cwd: Path, name: str = "notebook") -> dict:
                 if cell.get("cell_type") != "code":
                     continue
                 count += 1
-                src = "\n".join(line for line in _source(cell).splitlines() if not line.lstrip().startswith("%"))
+                src = "\n".join(line for line in _source(cell).splitlines()
+                                if not line.lstrip().startswith("%"))
                 filename = f"{name}[cell {count}]"
                 linecache.cache[filename] = (len(src), None, src.splitlines(keepends=True), filename)
                 tree = ast.parse(src, filename)
@@ -80,17 +73,16 @@ def execute(nb: dict, cwd: Path, name: str = "notebook") -> dict:
                 outputs = []
                 if text.getvalue():
                     outputs.append({"output_type": "stream", "name": "stdout", "text": text.getvalue()})
-                shown = []
-                fig = _figure_of(value)
-                if fig is not None:
-                    shown.append(fig)
-                elif value is not None:
+                # A figure as the cell's value is shown by a kernel only through pyplot's inline
+                # formatter; a plain matplotlib Figure prints as "<Figure size ...>" there, so it
+                # does here (pyplot's figures are shown below, as the inline backend shows them)
+                if value is not None:
                     data = {"text/plain": repr(value) if not hasattr(value, "_text") else str(value)}
                     if hasattr(value, "_repr_latex_"):
                         data["text/latex"] = value._repr_latex_()
                     outputs.append({"output_type": "execute_result", "execution_count": count,
                                     "metadata": {}, "data": data})
-                shown += [f for f in map(plt.figure, plt.get_fignums()) if f not in shown]
+                shown = [plt.figure(n) for n in plt.get_fignums()]
                 plt.close("all")
                 outputs += [_png(f) for f in shown]
                 cell["outputs"], cell["execution_count"] = outputs, count

@@ -19,23 +19,26 @@ from dataclasses import dataclass, replace
 import numpy as np
 import sympy as sp
 
-from .errors import DepthdynError, ParameterError
-from .families.registry import parse_spec, resolve_spec
-from .numeric.region import StabilityRegion, stability_region
-from .records import Record
-from .recurrence import Param, Recurrence
+from ..errors import DepthdynError, ParameterError
+from ..families.registry import parse_spec, resolve_spec
+from ..numeric.region import StabilityRegion, stability_region
+from ..records import Record
+from ..recurrence import Param, Recurrence
 
-__all__ = ["DEFAULT_BOX", "CompareRow", "ComparisonTable", "axis_intervals", "compare", "numeric_numbers", "parse_spec",
-           "resolve_spec", "stability_facts"]
+__all__ = ["DEFAULT_BOX", "NOT_AVAILABLE", "CompareRow", "ComparisonTable", "axis_intervals", "compare",
+           "numeric_numbers", "parse_spec", "resolve_spec", "stability_facts"]
 
 #: ``(re_lo, re_hi, im_lo, im_hi)`` of the ``lam`` plane where areas are measured and drawn.
 DEFAULT_BOX = (-5.0, 1.0, -3.5, 3.5)
+#: How the depth-limit column starts when neither method could decide the limit.
+NOT_AVAILABLE = "not available"
 _L = Param("L", sp.Interval.open(0, sp.oo), "depth of the scaled form")
 
 
 def _check_ready(label: str, rec: Recurrence) -> None:
     if not rec.lam:
-        raise ParameterError(f"{label}: the family has no block eigenvalue lam, so no region in the lam plane")
+        raise ParameterError(f"{label}: the family has no block eigenvalue lam, so no region in the "
+                             "lam plane")
     free = [p for p in rec.param_names if p != rec.lam]
     if free:
         raise ParameterError(f"{label}: give values for {free} (e.g. {label.split(':')[0]}:"
@@ -47,7 +50,8 @@ _GAP = 10  # grid points around lam = 0 that may be lost to the Schur-Cohn toler
 
 
 def _component(lam: np.ndarray, ok: np.ndarray) -> tuple[float, float] | None:
-    """The run of ``ok`` containing ``lam = 0`` (or on both sides of it), else the longest, as ``(lo, hi)``."""
+    """The run of ``ok`` containing ``lam = 0`` (or on both sides of it), else the longest, as ``(lo, hi)``.
+    """
     if not ok.any():
         return None
     edges = np.flatnonzero(np.diff(np.r_[0, ok.astype(np.int8), 0]))
@@ -75,8 +79,8 @@ def numeric_numbers(rec: Recurrence, *, reach: float = 20.0, n: int = 8001) -> d
     Ends are accurate to the grid step ``2 reach / (n - 1)``; an end at ``+-reach`` is
     reported as ``None`` (unbounded, as far as the grid sees).
     """
-    from .numeric.masks import stability_mask
-    from .symbolic.stability import root_condition
+    from ..numeric.masks import stability_mask
+    from ..symbolic.stability import root_condition
 
     t = np.linspace(-reach, reach, n)
     out = {"method": f"grid estimate (Schur-Cohn on {n} points of [-{reach:g}, {reach:g}])"}
@@ -88,7 +92,8 @@ def numeric_numbers(rec: Recurrence, *, reach: float = 20.0, n: int = 8001) -> d
     lam = -rho[None, :] * np.exp(1j * theta[:, None])
     ok = stability_mask(rec, lam=lam)[0].all(axis=1) & stability_mask(rec, lam=np.conj(lam))[0].all(axis=1)
     first_bad = int(np.argmin(ok))
-    out["a_alpha_degrees"] = None if not ok[0] else 90.0 if ok.all() else float(np.rad2deg(theta[first_bad - 1]))
+    out["a_alpha_degrees"] = (None if not ok[0] else 90.0 if ok.all()
+                              else float(np.rad2deg(theta[first_bad - 1])))
     try:
         out["zero_stable"] = bool(root_condition(rec.subs({rec.lam: 0})).marginal)
     except DepthdynError as exc:
@@ -102,6 +107,14 @@ def _exact_interval(iv) -> list | None:
         return None
     return [data["lo"]["value"] if np.isfinite(data["lo"]["value"]) else None,
             data["hi"]["value"] if np.isfinite(data["hi"]["value"]) else None]
+
+
+def _exact_ends(iv) -> list | None:
+    """The exact ends of ``iv`` as SymPy strings (None for an infinite end), None when empty."""
+    data = iv.to_json()
+    if data["empty"]:
+        return None
+    return [None if not np.isfinite(data[e]["value"]) else data[e]["exact"] for e in ("lo", "hi")]
 
 
 def _disagreements(exact: dict, grid: dict, step: float, reach: float = 20.0) -> list[str]:
@@ -141,7 +154,7 @@ def stability_facts(rec: Recurrence) -> dict:
     ``grid_check`` lists any disagreement beyond two grid steps (empty when they agree).
     Others (Runge-Kutta blocks, matrix families) get the grid estimate, labelled as such.
     """
-    from .symbolic.numbers import stability_numbers
+    from ..symbolic.numbers import stability_numbers
 
     grid = numeric_numbers(rec)
     try:
@@ -158,6 +171,7 @@ def stability_facts(rec: Recurrence) -> dict:
         for key, whole in (("real", sn.real_set), ("imag", sn.imag_set)):
             if getattr(sn, f"{key}_interval").component.startswith("nearest"):  # no piece at 0: show them all
                 exact[f"{key}_pieces"] = [_exact_interval(iv) for iv in whole.intervals]
+                exact[f"{key}_pieces_exact"] = [_exact_ends(iv) for iv in whole.intervals]
     else:
         try:
             real, imag = (u.component(0) for u in axis_intervals(rec))
@@ -166,6 +180,8 @@ def stability_facts(rec: Recurrence) -> dict:
         exact = {**grid, "method": "intervals exact (stability conditions on each axis), A(alpha) "
                  "grid estimate; grid-checked", "real_interval": _exact_interval(real),
                  "imag_interval": _exact_interval(imag)}
+    # the ends as exact numbers too: the LaTeX table prints -6/11, not -0.5455
+    exact["real_exact"], exact["imag_exact"] = _exact_ends(real), _exact_ends(imag)
     # which component of the stable set the interval is; "... on both sides": 0 itself is not in it
     exact["real_component"], exact["imag_component"] = real.component, imag.component
     exact["grid_check"] = _disagreements(exact, grid, 40.0 / 8000)
@@ -186,8 +202,8 @@ def axis_intervals(rec: Recurrence):
     (IntervalUnion, IntervalUnion)
         The sets in ``lam`` and in ``t``.
     """
-    from .symbolic.solvefor import solve_for
-    from .symbolic.stability import stability_conditions
+    from ..symbolic.solvefor import solve_for
+    from ..symbolic.stability import stability_conditions
 
     try:
         real = solve_for(rec, rec.lam)
@@ -210,8 +226,8 @@ def _depth_limit(rec: Recurrence) -> tuple[str, sp.Expr | None]:
     (BDF3: its cubic's closed-form roots defeat the limit); ``limit`` is None when neither
     gives one.
     """
-    from .symbolic.scaled import principal_limit
-    from .symbolic.solve import depth_limit
+    from ..symbolic.scaled import principal_limit
+    from ..symbolic.solve import depth_limit
 
     if not rec.is_scalar:
         return "n/a (matrix family: take one eigenmode)", None
@@ -224,19 +240,25 @@ def _depth_limit(rec: Recurrence) -> tuple[str, sp.Expr | None]:
         lim = depth_limit(scaled, [1] * rec.order).limit
         return sp.sstr(lim), lim
     except DepthdynError as exc:
-        first = exc
+        first, unknown = exc, None
+    except (NotImplementedError, sp.PoleError) as exc:
+        # SymPy's series cannot expand every mode (smooth k=3: cube roots of lam/L); the
+        # closed form says nothing then, so the cell must not claim "no finite limit"
+        first, unknown = exc, f"SymPy's series expansion of a mode failed ({type(exc).__name__})"
     try:
         lim = principal_limit(rec)
         return sp.sstr(lim), lim
-    except DepthdynError:
+    except DepthdynError as exc:
+        if unknown:
+            return f"{NOT_AVAILABLE} ({unknown}; principal root: {exc})", None
         return f"no finite limit: {first}", None
 
 
 def _tableau_order(spec, rec: Recurrence):
     """The order from the Butcher tableau's order conditions when ``spec`` names a Runge-Kutta block."""
-    from .families.literature import TABLEAUX
-    from .parse import parse_value
-    from .symbolic.butcher import tableau_order
+    from ..families.literature import TABLEAUX
+    from ..parse import parse_value
+    from ..symbolic.butcher import tableau_order
 
     if isinstance(spec, Recurrence):
         name, args = spec.name, {}
@@ -261,9 +283,9 @@ def _tableau_order(spec, rec: Recurrence):
 
 def _depth_check(rec: Recurrence, text: str, limit) -> list[str]:
     """The depth-limit column against the recurrence iterated at ``L = 10^3 .. 10^5`` (float64)."""
-    from .symbolic.scaled import check_depth_limit
+    from ..symbolic.scaled import check_depth_limit
 
-    if text.startswith("n/a"):
+    if text.startswith(("n/a", NOT_AVAILABLE)):
         return []
     try:
         why = check_depth_limit(rec, limit)
@@ -285,6 +307,8 @@ class CompareRow(Record):
     marginal_area: float
     depth_limit: str
     region: StabilityRegion
+    #: the depth limit as an expression in ``lam`` (None where ``depth_limit`` gives none)
+    limit: sp.Expr | None = None
 
     @property
     def order(self) -> int:
@@ -362,7 +386,8 @@ class ComparisonTable(Record):
     @property
     def caption(self) -> str:
         lo, hi, ilo, ihi = self.box
-        return (f"area: strictly stable part of the box Re lam in [{lo:g}, {hi:g}], Im lam in [{ilo:g}, {ihi:g}] "
+        return (f"area: strictly stable part of the box Re lam in [{lo:g}, {hi:g}], "
+                f"Im lam in [{ilo:g}, {ihi:g}] "
                 f"({self.n} x {self.n} grid); numbers: {self.numbers_method}; depth limit: x_L as L -> oo "
                 f"with lam -> lam/L, from x_0 = ... = x_(p-1) = 1; intervals: strict stability, open"
                 + ("; (!): the grid cross-check disagrees with the exact numbers (grid_check in the JSON)"
@@ -380,19 +405,10 @@ class ComparisonTable(Record):
         return "\n".join(lines) + f"\n\n{self.caption}\n"
 
     def to_latex(self) -> str:
-        """A ``tabular`` (booktabs rules) with the polynomials in math mode."""
-        def tex(text: str) -> str:
-            return text.replace("\\", "\\textbackslash{}").replace("_", "\\_").replace("&", "\\&").replace(
-                "%", "\\%").replace("#", "\\#")
+        """A ``tabular`` (booktabs rules) typeset for a paper: :func:`depthdyn.compare.latex.latex_table`."""
+        from .latex import latex_table
 
-        body = []
-        for row, cells in zip(self.rows, self.cells(), strict=True):
-            cells = [tex(c) for c in cells]
-            cells[3] = f"${sp.latex(row.charpoly)}$"
-            body.append(" & ".join(cells) + r" \\")
-        head = " & ".join(tex(c) for c in _COLUMNS) + r" \\"
-        return "\n".join([r"\begin{tabular}{" + "l" * len(_COLUMNS) + "}", r"\toprule", head, r"\midrule",
-                          *body, r"\bottomrule", r"\end{tabular}", f"% {tex(self.caption)}"]) + "\n"
+        return latex_table(self)
 
     def _text(self) -> str:
         rows = [list(_COLUMNS)] + self.cells()
@@ -404,7 +420,7 @@ class ComparisonTable(Record):
         return r"\text{comparison of " + str(len(self.rows)) + " families}"
 
 
-def compare(*specs, box=DEFAULT_BOX, n: int = 301, numbers=None) -> ComparisonTable:
+def compare(*specs, box=DEFAULT_BOX, n: int = 301, numbers=None, progress=None) -> ComparisonTable:
     """Compare families: one row each of order, state size, polynomial, numbers, area and depth limit.
 
     Parameters
@@ -422,6 +438,8 @@ def compare(*specs, box=DEFAULT_BOX, n: int = 301, numbers=None) -> ComparisonTa
         ``numbers(rec) -> dict`` with ``real_interval``, ``imag_interval``,
         ``a_alpha_degrees``, ``zero_stable`` and ``method``; default :func:`stability_facts`
         (exact where possible, else a grid estimate, and always cross-checked).
+    progress : callable, optional
+        Called as ``progress(stage)`` before each family (``"bdf:k=2 (2/4)"``).
 
     Returns
     -------
@@ -453,7 +471,10 @@ def compare(*specs, box=DEFAULT_BOX, n: int = 301, numbers=None) -> ComparisonTa
         raise ParameterError(f"n must be an integer in 11..2001, got {n!r}")
     numbers = numbers or stability_facts
     rows, methods = [], set()
-    for spec in specs:
+    for i, spec in enumerate(specs):
+        if progress is not None:
+            name = spec if isinstance(spec, str) else getattr(spec, "name", None) or spec[0]
+            progress(f"{name} ({i + 1}/{len(specs)})")
         label, rec, filled = resolve_spec(spec)
         _check_ready(label, rec)
         reg = stability_region(rec, ("re(lam)", lo, hi, n), ("im(lam)", ilo, ihi, n), conditions=False)
@@ -470,5 +491,5 @@ def compare(*specs, box=DEFAULT_BOX, n: int = 301, numbers=None) -> ComparisonTa
         text, limit = _depth_limit(rec)
         nb = {**nb, "grid_check": list(nb.get("grid_check", [])) + _depth_check(rec, text, limit)}
         rows.append(CompareRow(label, rec, filled, nb, float(reg.strict.mean() * cell),
-                               float(reg.marginal.mean() * cell), text, reg))
+                               float(reg.marginal.mean() * cell), text, reg, limit))
     return ComparisonTable(tuple(rows), (lo, hi, ilo, ihi), n, "; ".join(sorted(m for m in methods if m)))
