@@ -12,7 +12,7 @@ CLI_DOC = (Path(__file__).resolve().parents[1] / "docs" / "cli.md").read_text()
 @pytest.mark.parametrize(
     "command",
     [[], ["derive"], ["check"], ["region"], ["stability"], ["solve"], ["verify"], ["compare"], ["product"], ["report"],
-     ["train"], ["inspect"]],
+     ["train"], ["inspect"], ["meanfield"]],
 )
 def test_cli_page_shows_the_current_help(command, monkeypatch, capsys):
     monkeypatch.setenv("COLUMNS", "80")

@@ -16,7 +16,9 @@ The verbs (one module each, listed in :data:`~depthdyn.cli.app.VERBS`):
 * ``depthdyn product SPEC SPEC ...``: a periodic stack, its exact Floquet conditions and exponents;
 * ``depthdyn inspect MODEL``: the depth dynamics of a torch model (yours or a Hugging Face config);
 * ``depthdyn report [--out DIR] [--force]``: the full report (claims, figures, modes) in a directory;
-* ``depthdyn train FAMILY --task TASK``: torch blocks trained on a task, metrics and figures.
+* ``depthdyn train FAMILY --task TASK``: torch blocks trained on a task, metrics and figures;
+* ``depthdyn meanfield ACTIVATION [--family F] [--sw2 V --sb2 V | --phase]``: signal
+  propagation at initialisation (mean-field maps, fixed points, the order-to-chaos line).
 
 Every verb takes ``--budget SECONDS`` (per exact part; ``inf`` for none), ``--quiet`` and
 ``--progress``.
