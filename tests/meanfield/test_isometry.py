@@ -15,13 +15,7 @@ from depthdyn.meanfield.isometry import isometry_score, jacobian_density, jacobi
 torch = pytest.importorskip("torch")
 from depthdyn.meanfield.montecarlo import simulate_jacobian_moments  # noqa: E402
 
-
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def fuss_catalan(L: int, k: int) -> int:

@@ -25,14 +25,7 @@ from depthdyn.meanfield.kernels import KERNEL_FAMILIES, iterate_family, kernel_s
 torch = pytest.importorskip("torch")
 from depthdyn.meanfield.montecarlo import simulate_kernel  # noqa: E402
 
-
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    # the harness's tensors are small: extra threads only spin (and count as CPU time)
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 HC = {

@@ -13,13 +13,7 @@ from depthdyn.meanfield.kernels import iterate_family
 torch = pytest.importorskip("torch")
 from depthdyn.meanfield.montecarlo import simulate_kernel  # noqa: E402
 
-
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 RUN = dict(depth=12, width=128, seeds=4, q0=1.0, c0=0.4, family="residual", every=4)

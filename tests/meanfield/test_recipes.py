@@ -17,13 +17,7 @@ from torch import nn  # noqa: E402
 from depthdyn.meanfield.recipes import apply_recipe, init_recipe  # noqa: E402
 from depthdyn.nn.blocks import make_stack  # noqa: E402
 
-
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 class Erf(nn.Module):
