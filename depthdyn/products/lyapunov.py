@@ -132,7 +132,9 @@ def lyapunov(matrices, k: int | None = None, *, seed: int = 0) -> LyapunovSpectr
     ShapeError, ParameterError
         Bad shapes, empty stacks, non-finite matrices, bad ``k``.
     SingularProductError
-        A layer maps the tracked subspace to a lower dimension (an exponent is ``-inf``).
+        A layer maps the tracked subspace to a lower dimension (an exponent is ``-inf``): a
+        diagonal entry of ``R`` at or below ``n eps ||A_l||_F``, rounding rather than a
+        contraction QR can resolve.
     ProductOverflowError
         A layer times an orthonormal basis overflows float64.
 
@@ -150,6 +152,9 @@ def lyapunov(matrices, k: int | None = None, *, seed: int = 0) -> LyapunovSpectr
     Q0 = np.linalg.qr(rng.standard_normal((n, k)))[0].astype(A.dtype)
     Q = np.broadcast_to(Q0, (B, n, k))
     logs = np.empty((L, B, k))
+    # A diagonal entry of R below n eps ||A_l|| is rounding, not a contraction QR can resolve:
+    # the layer has lost rank in that direction and the true exponent is -inf.
+    floor = _rank_floor(A)  # (B, L)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         for layer in range(L):
             Z = A[:, layer] @ Q
@@ -158,9 +163,14 @@ def lyapunov(matrices, k: int | None = None, *, seed: int = 0) -> LyapunovSpectr
             if not np.isfinite(d).all():
                 raise ProductOverflowError(f"layer {layer + 1} overflows float64 (entries near 1e308); "
                                            "rescale the matrices")
-            if (d == 0).any():
-                raise SingularProductError(f"the product loses rank at layer {layer + 1}: exponent "
-                                           f"{int(np.argmax((d == 0).any(axis=0))) + 1} is -inf")
+            lost = d <= floor[:, layer, None]
+            if lost.any():
+                i = int(np.argmax(lost.any(axis=0)))
+                raise SingularProductError(
+                    f"the product loses rank at layer {layer + 1}: exponent {i + 1} is -inf (the "
+                    f"diagonal of R is below n eps ||A|| there); ask for the exponents above it "
+                    f"with k={i}" if i else
+                    f"the product loses rank at layer {layer + 1}: every exponent is -inf")
             logs[layer] = np.log(d)
     total = logs.sum(axis=0) / L  # (B, k)
     samples = -np.sort(-total, axis=1)
@@ -169,6 +179,15 @@ def lyapunov(matrices, k: int | None = None, *, seed: int = 0) -> LyapunovSpectr
     history = np.cumsum(logs, axis=0) / np.arange(1, L + 1)[:, None, None]
     history = -np.sort(-history, axis=2).mean(axis=1)
     return LyapunovSpectrum(exps, stderr, samples, L, history)
+
+
+def _rank_floor(A: np.ndarray) -> np.ndarray:
+    """``n eps ||A_l||_F`` per sample and layer, ``(B, L)``, in an order that cannot overflow."""
+    n = A.shape[-1]
+    m = np.abs(A).max(axis=(-2, -1))
+    safe = np.where(m > 0, m, 1.0)
+    scaled = np.sqrt((np.abs(A / safe[..., None, None]) ** 2).sum(axis=(-2, -1)))
+    return n * np.finfo(np.float64).eps * scaled * m
 
 
 def growth_rate(matrices) -> np.ndarray:
