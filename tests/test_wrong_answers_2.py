@@ -131,3 +131,61 @@ def test_lyapunov_keeps_small_but_resolvable_contractions():
     stack = np.array([np.diag([1.0, 1e-12])] * 20)
     e20, e10 = (dd.lyapunov(stack[:L]).exponents * L for L in (20, 10))
     assert np.allclose((e20 - e10) / 10, [0.0, np.log(1e-12)], atol=1e-9)
+
+
+# ---------------------------------------------------------------- bad input through the parser and the CLI
+def _cli(argv, capsys):
+    from depthdyn.cli import main
+
+    code = main(argv)
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+@pytest.mark.parametrize("argv", [
+    ["derive", "--rule", "x' = nan*x"],
+    ["derive", "--rule", "x' = inf*x"],
+    ["derive", "--rule", "x' = zoo*x"],
+    ["derive", "--rule", "x' = x + f(x)", "--branch", "f=nan"],
+    ["derive", "--rule", "x' = A@x", "--matrix", "A=[[inf]]"],
+    ["product", "residual:lam=nan"],
+    ["product", "residual:lam=zoo*a"],
+    ["derive", "--rule", "x[__import__] = x"],
+    ["derive", "--rule", "x__p = x"],
+    ["product", "residual:lam=a,lam=b"],
+    ["product", "residual:lam=a", "--at", "a=1,a=2"],
+    ["product", "residual:lam=a", "--at", "a=1e400"],
+    ["derive", "--rule", "x' = " + "-" * 3000 + "x"],
+])
+def test_bad_input_is_refused_in_one_line(argv, capsys):
+    code, out, err = _cli(argv, capsys)
+    assert code == 2, (out, err)
+    assert err.count("\n") == 1 and "error:" in err
+
+
+def test_non_finite_names_never_become_parameters():
+    from depthdyn.errors import ParseError
+    from depthdyn.parse import free_names, parse_expr
+
+    for name in ("nan", "inf", "zoo", "Infinity"):
+        with pytest.raises(ParseError, match="not a number"):
+            free_names(f"2*{name}")
+        with pytest.raises(ParseError, match="not a number"):
+            parse_expr(name, {name: sp.Symbol(name)})
+    with pytest.raises(RuleError, match="double underscore"):
+        dd.from_rule("x__p = x")
+    # mutant: a finite name still is a parameter, and x' still reads as the new state
+    assert free_names("2*nab") == {"nab"}
+    assert dd.from_rule("x' = x").charpoly() == sp.Symbol("r") - 1
+
+
+def test_a_huge_exact_number_in_a_rule_prints(capsys):
+    # x' = 10^999 x: the root is 10^999 exactly, far outside the unit circle
+    code, out, err = _cli(["derive", "--rule", "x' = x*1e999"], capsys)
+    assert code == 0, err
+    assert "1e+999" in out
+    from depthdyn.symbolic.compact import shorten_numbers
+
+    assert shorten_numbers("3/1" + "0" * 500) == ("3e-500", True)
+    assert shorten_numbers("2" + "0" * 400 + "/3") == ("6.666666667e+399", True)
+    assert shorten_numbers("1/3") == ("1/3", False)  # mutant: short numbers stay exact

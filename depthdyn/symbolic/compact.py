@@ -11,6 +11,7 @@ characters. :func:`shorten` and :func:`shorten_numbers` show numbers with more t
 from __future__ import annotations
 
 import re
+from decimal import Context, Decimal, localcontext
 from fractions import Fraction
 
 import sympy as sp
@@ -30,7 +31,8 @@ def shorten(expr, digits: int = 10):
     """
     if not isinstance(expr, sp.Basic):
         return expr
-    long = [a for a in expr.atoms(sp.Rational) if len(str(abs(a.p))) > SHORTEN_DIGITS or len(str(a.q)) > SHORTEN_DIGITS]
+    big = 10**SHORTEN_DIGITS  # more than SHORTEN_DIGITS digits, without printing the integer
+    long = [a for a in expr.atoms(sp.Rational) if abs(a.p) >= big or a.q >= big]
     return expr.xreplace({a: sp.Float(a, digits) for a in long}) if long else expr
 
 
@@ -72,9 +74,25 @@ def shorten_numbers(text: str, digits: int = 10) -> tuple[str, bool]:
         if len(p) <= SHORTEN_DIGITS and len(q) <= SHORTEN_DIGITS:
             return match.group(0)
         changed = True
-        return f"{float(Fraction(int(p), int(q))):.{digits}g}"
+        return _scientific(Fraction(int(p), int(q)), digits)
 
     return _NUMBER.sub(short, text), changed
+
+
+def _scientific(x: Fraction, digits: int) -> str:
+    """``x`` to ``digits`` significant digits, as a float prints it, past the float range too."""
+    try:
+        value = float(x)
+    except OverflowError:
+        value = None
+    if value is not None and (value != 0 or x == 0) and abs(value) >= 1e-300:
+        return f"{value:.{digits}g}"
+    reach = x.numerator.bit_length() + x.denominator.bit_length()  # past any decimal exponent of x
+    with localcontext(Context(prec=digits, Emax=reach, Emin=-reach)):
+        dec = Decimal(x.numerator) / Decimal(x.denominator)
+    mantissa, _, exponent = f"{dec:.{digits - 1}e}".partition("e")
+    mantissa = mantissa.rstrip("0").rstrip(".") if "." in mantissa else mantissa
+    return f"{mantissa}e{int(exponent):+03d}"
 
 
 def summary(text: str, limit: int, what: str = "expression") -> str:
