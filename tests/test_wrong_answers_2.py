@@ -189,3 +189,129 @@ def test_a_huge_exact_number_in_a_rule_prints(capsys):
     assert shorten_numbers("3/1" + "0" * 500) == ("3e-500", True)
     assert shorten_numbers("2" + "0" * 400 + "/3") == ("6.666666667e+399", True)
     assert shorten_numbers("1/3") == ("1/3", False)  # mutant: short numbers stay exact
+
+
+# ---------------------------------------------------------------- a value that uses a substituted name
+def test_a_value_that_uses_a_substituted_parameter_names_the_clash():
+    from depthdyn.errors import ParameterError
+
+    with pytest.raises(ParameterError, match=r"lam=a uses a, which is given a value itself \(a=1/2\)"):
+        dd.weighted(lam="a", a="1/2")
+    with pytest.raises(ParameterError, match="uses a, which is given a value itself"):
+        dd.weighted(a="a + 1")
+    # in two steps it is well defined: x' = (a + lam) x with lam = a = 1/2 has the root 1
+    assert _root(dd.weighted(lam="a").subs(a="1/2")) == 1
+    assert _root(dd.weighted(lam="1/3", a="1/2")) == sp.Rational(5, 6)
+
+
+# ---------------------------------------------------------------- typed errors instead of raw ones
+def test_periodic_reads_object_arrays_and_refuses_unprintable_products():
+    from fractions import Fraction
+
+    from depthdyn.errors import DegreeTooLargeError
+
+    pattern = dd.periodic(np.array([[[1, Fraction(1, 2)], [3, 4]]], dtype=object))
+    assert pattern.monodromy == sp.Matrix([[1, sp.Rational(1, 2)], [3, 4]])
+    q = sp.Rational(10**300 + 7, 10**299 + 3)
+    layer = [[q, 1], [2, q]]
+    # twelve layers: entries of about 12 * 300 digits, the characteristic polynomial about twice that
+    with pytest.raises(DegreeTooLargeError, match="digits"):
+        dd.periodic(*[layer] * 12)
+    # mutant: five layers print, and the product is the matrix power
+    five = dd.periodic(*[layer] * 5)
+    assert five.monodromy == sp.Matrix(layer) ** 5
+    assert len(sp.sstr(five.charpoly())) > 3000
+    scalar = dd.periodic(*[dd.residual(lam=q)] * 12)
+    assert scalar.monodromy[0, 0] == (1 + q) ** 12
+    assert str(scalar)
+
+
+def test_bad_seeds_budgets_and_coefficients_are_typed_errors():
+    from depthdyn.errors import ParameterError
+    from depthdyn.numeric.masks import schur_cohn
+
+    stack = np.array([np.diag([2.0, 0.5])] * 3)
+    for seed in (-1, "x", 1.5, True):
+        with pytest.raises(ParameterError, match="seed"):
+            dd.lyapunov(stack, seed=seed)
+    assert np.isfinite(dd.lyapunov(stack, seed=np.int64(3)).exponents).all()
+    for seconds in (-1, "abc", 0, float("nan")):
+        with pytest.raises(ParameterError, match="budget"):
+            dd.budget(seconds)  # at the call, not only at `with`
+    with dd.budget(5) as value:
+        assert value == 5.0
+    with pytest.raises(ParameterError, match="numeric"):
+        schur_cohn(np.array(["a", "b"]))
+    strict, marginal = schur_cohn([1, -0.5])  # mutant: numbers pass, r = 1/2 is inside
+    assert bool(strict) and bool(marginal)
+
+
+def test_modes_and_roots_take_parameter_values_as_keywords():
+    # momentum at lam = 0: r^2 - (1 + m) r + m = (r - 1)(r - m), so the roots are 1 and m = 1/2
+    rec = dd.momentum()
+    found = {rt.value for rt in dd.roots(rec, m="1/2", eta=1, lam=0).roots}
+    assert found == {1, sp.Rational(1, 2)}
+    assert dd.roots(rec, m="1/2", eta=1, lam=0) == dd.roots(rec.subs(m="1/2", eta=1, lam=0))
+    l = sp.Symbol("l", integer=True)  # noqa: E741
+    c1, c2 = sp.symbols("c_1 c_2")
+    general = dd.modes(rec, m="1/2", eta=1, lam=0).general_solution
+    assert sp.simplify(general - (c1 + c2 * sp.Rational(1, 2) ** l)) == 0 or \
+        sp.simplify(general - (c2 + c1 * sp.Rational(1, 2) ** l)) == 0
+
+
+# ---------------------------------------------------------------- 002 §2.3: the dimension, eq. 9 as printed
+def _claim(cid):
+    from depthdyn.claims import claims
+
+    (cl,) = [c for c in claims() if c.id == cid]
+    return cl
+
+
+def test_eq9_as_printed_is_a_residual_network_with_d_states():
+    """Second method: solve eq. 9's k rows numerically with random per-layer weights; every
+    solution window is a residual trajectory x^(l+1-n) = (1 + h w_(l-n)) x^(l-n), fixed by its
+    oldest entry, so a first-order state needs d numbers, not k d."""
+    from depthdyn.claims import hauser
+
+    rng = np.random.default_rng(0)
+    for k in (2, 3, 4):
+        w, h, oldest = rng.normal(size=k), 0.1, rng.normal()
+        # rows, oldest first: x^(l+1-n) = sum_{j=n}^{k-1} h w_j x^(l-j) + x^(l+1-k)
+        X = {k: oldest}
+        for n in range(k - 1, -1, -1):
+            X[n] = sum(h * w[j] * X[j + 1] for j in range(n, k)) + X[k]
+        for n in range(k):
+            assert np.isclose(X[n] - X[n + 1], h * w[n] * X[n + 1])  # a residual step
+        assert hauser._eq9_printed_dimension(k, 1) == 1
+        assert hauser._eq9_printed_dimension(k, 2) == 2
+        assert hauser._eq9_dimension(k, 2) == 2 * k  # mutant: the n = 0 row alone needs k d
+    printed, reading = _claim("002-s2.3-dimension-printed"), _claim("002-s2.3-dimension-reading")
+    assert printed.statement_key == reading.statement_key == "002-s2.3-dimension"
+    assert (printed.run().verdict, reading.run().verdict) == ("fails", "holds")
+    assert printed.mutated().run().verdict == "holds"  # stated d: the printed system agrees
+
+
+def test_solve_prints_the_closed_form_under_the_budget(capsys):
+    # smooth(k=12) at lam = 1/3 has twelve RootOf modes; SymPy orders the printed terms by their
+    # numeric values, which refines every RootOf: that part now runs under the budget too
+    argv = ["solve", "--budget", "2", "smooth", "-p", "k=12", "-p", "h=1", "-p", "lam=1/3",
+            "--initial", ",".join(["1"] * 12)]
+    code, out, err = _cli(argv, capsys)
+    assert code == 2 and "budget" in err and err.count("\n") == 1
+
+
+def test_vieta_of_roots_of_very_different_sizes():
+    # 1e-300 r^3 + 1e-300 r^2 - 2e-300 r - 1: roots near 1e100 and its complex partners; their sum
+    # is -a_2/a_3 = -1 and the sum of pairwise products a_1/a_3 = -2, exactly, by Vieta
+    import random
+
+    from depthdyn.symbolic import polynomial as P
+
+    rho = "1e-300*r**3 + 1e-300*r**2 - 2e-300*r - 1"
+    rec = dd.general(rho=rho)
+    v = P.vieta(rec)
+    assert v.holds and [rel.coefficient for rel in v.relations] == [-1, -2, sp.Integer(10) ** 300]
+    points = P._vieta_points(rec, 1, 40, random.Random(0))
+    assert P._numeric_vieta(points, 1, sp.Integer(-1), 40)
+    assert not P._numeric_vieta(points, 1, sp.Rational(-999, 1000), 40)  # mutant: off by 1e-3
+    assert not P._numeric_vieta(points, 2, sp.Rational(-2001, 1000), 40)

@@ -34,6 +34,7 @@ __all__ = [
     "SingularProductError",
     "as_layers",
     "KINDS",
+    "seeded",
 ]
 
 
@@ -100,6 +101,13 @@ class LyapunovSpectrum(Record):
                 "layers": self.layers, "samples": int(self.samples.shape[0]), "method": self.method}
 
 
+def seeded(seed) -> np.random.Generator:
+    """NumPy's generator for ``seed``, a non-negative integer, or a typed error."""
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ParameterError(f"seed must be a non-negative integer, got {seed!r}")
+    return np.random.default_rng(int(seed))
+
+
 def _check_k(k, n: int) -> int:
     if k is None:
         return n
@@ -148,7 +156,7 @@ def lyapunov(matrices, k: int | None = None, *, seed: int = 0) -> LyapunovSpectr
     A = as_layers(matrices)
     B, L, n, _ = A.shape
     k = _check_k(k, n)
-    rng = np.random.default_rng(seed)
+    rng = seeded(seed)
     Q0 = np.linalg.qr(rng.standard_normal((n, k)))[0].astype(A.dtype)
     Q = np.broadcast_to(Q0, (B, n, k))
     logs = np.empty((L, B, k))
@@ -288,7 +296,7 @@ def random_layers(kind: str, n: int, layers: int, samples: int = 1, *, seed: int
             raise ParameterError(f"{name} must be a positive integer, got {v!r}")
     if not np.isfinite(scale):
         raise ParameterError(f"scale must be finite, got {scale!r}")
-    rng = np.random.default_rng(seed)
+    rng = seeded(seed)
     G = rng.standard_normal((samples, layers, n, n))
     if kind == "gaussian":
         return G * (scale / np.sqrt(n))
