@@ -315,3 +315,23 @@ def test_vieta_of_roots_of_very_different_sizes():
     assert P._numeric_vieta(points, 1, sp.Integer(-1), 40)
     assert not P._numeric_vieta(points, 1, sp.Rational(-999, 1000), 40)  # mutant: off by 1e-3
     assert not P._numeric_vieta(points, 2, sp.Rational(-2001, 1000), 40)
+
+
+def test_shortened_roots_keep_their_digits(capsys):
+    # r^2 + r + 1e-300: the roots multiply to 1e-300 and add to -1, so the small one is
+    # -1e-300 / (1 - 1e-300 + ...) = -1e-300 to far more than 10 digits (mpmath at 700 digits agrees)
+    import mpmath
+
+    from depthdyn.symbolic.compact import shorten
+
+    with mpmath.workdps(700):
+        small = (-1 + mpmath.sqrt(1 - 4 * mpmath.mpf(10) ** -300)) / 2
+        assert abs(small / mpmath.mpf(10) ** -300 + 1) < mpmath.mpf(10) ** -290
+    exact = -sp.Rational(1, 2) + sp.sqrt(sp.Rational(1, 4) - sp.Rational(1, 10**300))
+    assert abs(shorten(exact) / sp.Float("-1e-300", 30) - 1) < 1e-9
+    code, out, err = _cli(["derive", "general", "--rho", "r**2 + r + 1e-300"], capsys)
+    assert code == 0 and "r = -1.000000000e-300" in out, out
+    # mutant: a piece without cancellation is shortened as before, rational by rational
+    lam = sp.Symbol("lam")
+    assert str(shorten(sp.Rational(12178558398992939, 50000000000000000) * lam + sp.Rational(1, 3))) == \
+        "0.243571168*lam + 1/3"
