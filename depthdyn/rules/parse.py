@@ -35,7 +35,8 @@ __all__ = [
     "NORMALISERS",
 ]
 
-#: Normalisations read as the identity in the linearised mode (pre-normalisation ``f(LN(x))``).
+#: Normalisations: the identity inside a branch (pre-norm ``f(LN(x))``); around a sum (post-norm,
+#: ``LN(alpha x + f(x))``) the division by the scale of its skip term (:mod:`.linearise`).
 NORMALISERS = ("LN", "LayerNorm", "RMSNorm", "norm", "BN")
 
 #: Suffix that stands for a prime: ``x'`` is read as the name ``x__p`` (user names may not contain ``__``).
