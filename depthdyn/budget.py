@@ -78,10 +78,17 @@ def budget_seconds() -> float:
     return _seconds.get()
 
 
-@contextmanager
 def budget(seconds):
     """Set the per-part budget (CPU seconds; ``None``, ``inf`` or anything above
-    :data:`MAX_BUDGET_SECONDS` for no limit) inside a ``with``."""
+    :data:`MAX_BUDGET_SECONDS` for no limit) inside a ``with``.
+
+    A bad value (negative, zero, NaN, not a number) raises
+    :class:`~depthdyn.errors.ParameterError` at the call, before the ``with``.
+    """
+    return _budget(_budget_value(seconds))
+
+
+def _budget_value(seconds) -> float:
     value = math.inf if seconds is None else seconds
     if isinstance(value, bool):
         raise ParameterError(f"budget must be a number of seconds, got {seconds!r}")
@@ -93,6 +100,11 @@ def budget(seconds):
         raise ParameterError(f"budget must be a positive number of seconds, got {seconds!r}")
     if value > MAX_BUDGET_SECONDS:  # a timer cannot be set that far; no deadline is what was meant
         value = math.inf
+    return value
+
+
+@contextmanager
+def _budget(value: float):
     token = _seconds.set(value)
     try:
         yield value

@@ -15,7 +15,7 @@ __all__ = [
     "MAX_DIGITS", "MAX_TERMS", "MAX_TEXT_LENGTH", "MAX_EXPONENT", "MAX_NESTING",
     "EXPAND_TERMS", "SIGN_TERMS", "TIDY_TERMS", "MAX_DPS", "SHORTEN_DIGITS",
     "MAX_BYTES", "MAX_LAYERS", "MAX_SINKHORN_ROUNDS", "MAX_LISTING_STEPS",
-    "MAX_BUDGET_SECONDS", "CHARPOLY_TERMS", "HEAVY_CHARS",
+    "MAX_BUDGET_SECONDS", "CHARPOLY_TERMS", "HEAVY_CHARS", "MAX_PRODUCT_DIGITS", "MAX_PARAMETERS",
 ]
 
 # ------------------------------------------------------------------ exact work on recurrences
@@ -47,6 +47,9 @@ MAX_EQUATIONS = 32
 MAX_DIGITS = 1000
 #: Most terms of an expression in user input once expanded.
 MAX_TERMS = 10_000
+#: Most digits of an exact number in a product over depth (a periodic pattern's monodromy),
+#: below Python's 4300-digit limit on printing an integer.
+MAX_PRODUCT_DIGITS = 4000
 #: Longest expression text.
 MAX_TEXT_LENGTH = 2000
 #: Largest integer exponent of a power in user input.
@@ -79,6 +82,11 @@ MAX_LAYERS = 10**6
 MAX_SINKHORN_ROUNDS = 10_000
 #: Most loop iterations a claim's code listing may run when it is executed.
 MAX_LISTING_STEPS = 1_000_000
+
+# ------------------------------------------------------------------ models built for inspection
+#: Most parameters of a model that ``depthdyn inspect`` builds from a configuration (a model
+#: type or a config .json): 2e9 float32 weights are 8 GB. Counted before any weight is made.
+MAX_PARAMETERS = 2_000_000_000
 
 # ------------------------------------------------------------------ budgets
 #: Budgets of CPU time above this many seconds (about three years) mean no deadline: a

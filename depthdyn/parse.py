@@ -39,6 +39,9 @@ __all__ = [
     "exact_number",
     "FUNCTIONS",
     "CONSTANTS",
+    "NON_FINITE",
+    "check_name",
+    "nesting_depth",
 ]
 
 #: Functions a user may call inside an expression.
@@ -66,6 +69,26 @@ FUNCTIONS: Mapping[str, object] = {
 
 #: Named constants.
 CONSTANTS: Mapping[str, sp.Expr] = {"I": sp.I, "pi": sp.pi, "E": sp.E, "oo": sp.oo}
+
+#: Names of undefined or infinite values: never a number and never a parameter name.
+NON_FINITE = frozenset({"nan", "NaN", "NAN", "inf", "Inf", "INF", "infinity", "Infinity", "zoo"})
+
+
+def check_name(name: str) -> str:
+    """``name`` unless it may not name a parameter: a non-finite value or a double underscore.
+
+    Raises
+    ------
+    ParseError
+        ``nan``, ``inf``, ``zoo`` ... (:data:`NON_FINITE`) or a name with ``__`` (how code
+        reaches the interpreter).
+    """
+    if name in NON_FINITE:
+        raise ParseError(f"{name!r} is not a number depthdyn can work with and not a parameter name: "
+                         "give finite values")
+    if "__" in name:
+        raise ParseError(f"the name {name!r} is not allowed (no double underscores)")
+    return name
 
 
 # exp, sinh, cosh of a number x have about |x| / ln(10) digits
@@ -200,6 +223,7 @@ class _Builder:
         if isinstance(node, ast.Constant):
             return self.constant(node)
         if isinstance(node, ast.Name):
+            check_name(node.id)
             if node.id in self.names:
                 return self.names[node.id], 0.0, 1
             if node.id in CONSTANTS:
@@ -298,6 +322,31 @@ def _binomial_digits(n: sp.Expr, k: sp.Expr) -> float:
     return k * _log10(n)
 
 
+def nesting_depth(text: str) -> tuple[int, int]:
+    """``(depth, position)``: how deeply brackets and runs of signs nest in ``text``, and where.
+
+    Read from the text before Python's parser sees it: its syntax tree is built recursively
+    and thousands of nested signs (``- - - ... x``) exhaust the interpreter's stack.
+
+    >>> nesting_depth("-(-(x + 1))")
+    (4, 3)
+    """
+    depth = best = run = 0
+    where = 0
+    for i, ch in enumerate(text):
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth = max(depth - 1, 0)
+        if ch in "+-~":
+            run += 1
+        elif not ch.isspace():
+            run = 0 if ch not in "([{" else run
+        if depth + run > best:
+            best, where = depth + run, i
+    return best, where
+
+
 def _tree(text: str) -> ast.Expression:
     if not isinstance(text, str):
         raise ParseError(f"expected a string, got {type(text).__name__}")
@@ -305,9 +354,14 @@ def _tree(text: str) -> ast.Expression:
         raise ParseError(f"expression longer than {MAX_TEXT_LENGTH} characters")
     if not text.strip():
         raise ParseError("empty expression")
+    if nesting_depth(text)[0] > MAX_NESTING:
+        raise ParseError(f"cannot parse {text[:80]!r}: nested more than {MAX_NESTING} deep "
+                         "(brackets and signs)")
     # users write r^2 for a power; Python's ^ binds looser than -, so translate the text
     try:
         return ast.parse(_source(text), mode="eval")
+    except (RecursionError, MemoryError):
+        raise ParseError(f"cannot parse {text[:80]!r}: nested too deeply") from None
     except (SyntaxError, ValueError) as exc:  # ValueError: a null byte
         msg = getattr(exc, "msg", None) or str(exc)
         raise ParseError(f"cannot parse {text[:80]!r}: {msg}") from None
@@ -330,6 +384,9 @@ def _parse(text: str, names: Mapping[str, sp.Expr], allow_lists: bool):
 def free_names(text: str) -> set[str]:
     """Identifiers in ``text`` other than the allowed functions and constants.
 
+    ``nan``, ``inf``, ``zoo`` and names with ``__`` raise :class:`~depthdyn.errors.ParseError`
+    (:func:`check_name`): they would otherwise become free parameters.
+
     Examples
     --------
     >>> sorted(free_names("r**2 - a*sqrt(b) + pi"))
@@ -338,7 +395,7 @@ def free_names(text: str) -> set[str]:
     tree = _tree(text)
     called = {n.func.id for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
     names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} - called
-    return {name for name in names if name not in CONSTANTS and name not in FUNCTIONS}
+    return {check_name(name) for name in names if name not in CONSTANTS and name not in FUNCTIONS}
 
 
 def parse_expr(text: str, names: Mapping[str, sp.Expr] | None = None) -> sp.Expr:

@@ -505,6 +505,10 @@ class Recurrence:
             mapping[param.symbol] = expr
         if not mapping:
             return self
+        for sym, expr in mapping.items():  # the values go in at once: one may not use another's name
+            if clash := [f"{s.name}, which is given a value itself ({s.name}={mapping[s]})"
+                         for s in sorted(expr.free_symbols & set(mapping), key=str)]:
+                raise ParameterError(f"{sym.name}={expr} uses {'; '.join(clash)}: substitute in two steps")
         coeffs = [sp.ImmutableMatrix(M.xreplace(mapping)).applyfunc(sp.expand) for M in self.coeffs]
         kept = tuple(p for p in self.params if p.symbol not in mapping) + tuple(
             p for k, p in fresh.items() if k not in symbols or symbols[k] in mapping

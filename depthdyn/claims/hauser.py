@@ -337,8 +337,49 @@ def _dense_dimension(cl):
                    "the oldest with the coefficient I + h W_(k-1), invertible for generic W")
 
 
-_add("002-s2.3-dimension", "§2.3",
+def _eq9_printed_dimension(k: int, d: int) -> int:
+    """State dimension of eq. 9 as printed: all k rows, one function sigma^(m) per layer m.
+
+    The rows ``x^(l+1-n) = sum_{l'=n}^{k-1} sigma^(l-l')(x^(l-l')) Dl + x^(l+1-k)``, ``n = 0..k-1``,
+    linearised with a generic d x d matrix ``W_m`` for the layer's function ``sigma^(m)``, are k d
+    linear equations in the window ``x^(l+1), ..., x^(l+1-k)`` ((k + 1) d numbers). The windows
+    that satisfy them form a subspace of dimension (k + 1) d - rank: that many numbers are the
+    state of an equivalent first-order system.
+    """
+    Ws = {m: sp.Matrix(d, d, lambda i, j, m=m: sp.Symbol(f"w{m}_{i}{j}")) for m in range(k)}  # sigma^(l-m)
+    window = [sp.Matrix(sp.symbols(f"x{n}_0:{d}")) for n in range(k + 1)]  # window[n] = x^(l+1-n)
+    rows = []
+    for n in range(k):
+        rhs = sum((h * Ws[j] * window[j + 1] for j in range(n, k)), sp.zeros(d, 1)) + window[k]
+        rows.extend(window[n] - rhs)
+    unknowns = [v for column in window for v in column]
+    A = sp.Matrix([[sp.expand(e).coeff(v) for v in unknowns] for e in rows])
+    return len(unknowns) - A.rank(simplify=True)
+
+
+def _dense_printed_dimension(cl):
+    rows, bad = [], []
+    for k in range(1, 5):
+        for d in (1, 2):
+            got = _eq9_printed_dimension(k, d)
+            want = stated_expr(cl.stated, "k", "d").xreplace({sp.Symbol("k"): k, sp.Symbol("d"): d})
+            rows.append(f"k={k}, d={d}: {got}")
+            if got != want:
+                bad.append(f"k = {k}, d = {d}: {got} state numbers, stated {want}")
+    return Outcome("; ".join(bad[:2]) if bad else "; ".join(rows), verdict(not bad),
+                   "eq. 9 as printed, all k rows: row n minus row n + 1 is x^(l+1-n) - x^(l-n) = "
+                   "sigma^(l-n)(x^(l-n)) Dl, a residual step, so the newest state fixes the whole window "
+                   "and d numbers are the state; the k d of eq. 15 is one (non-minimal) realisation")
+
+
+_add("002-s2.3-dimension-printed", "§2.3, eq. 9",
      "k lags increase the dense network's state dimension by a multiple of k", "k*d",
+     "eq. 9 as printed, its k rows with one generic d x d weight per layer's sigma^(l-l'), k = 1..4, "
+     "d = 1, 2: the dimension of the windows x^(l+1..l+1-k) that satisfy every row",
+     _dense_printed_dimension)
+_add("002-s2.3-dimension-reading", "§2.3",
+     "k lags increase the dense network's state dimension by a multiple of k (read as eq. 9's n = 0 row "
+     "alone, a generic weight per lag: the dense family)", "k*d",
      "eq. 9's n = 0 row written out with generic d x d weights per lag, k = 1..4, d = 1, 2: lags read and "
      "the generic rank of the oldest lag's coefficient",
      _dense_dimension)

@@ -76,7 +76,8 @@ _MUTANTS = {
     "002-eq16": "u_{n,k}(q_1..q_{n-1})",
     "002-eq22": "q1; q1 - q2; q1 - 2*q2 - q3",
     "002-s2-dimension": "d",
-    "002-s2.3-dimension": "d",
+    "002-s2.3-dimension-printed": "d",
+    "002-s2.3-dimension-reading": "d",
 }
 
 

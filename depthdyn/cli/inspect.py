@@ -136,18 +136,25 @@ def _user_callable(spec: str):
             module = importlib.import_module(where)
     except ParameterError:
         raise
-    except Exception as exc:  # noqa: BLE001 - the user's code: any failure is bad input
-        raise ParameterError(f"importing {where} failed: {type(exc).__name__}: {exc}") from None
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - the user's code: any failure is bad input
+        raise ParameterError(f"importing {where} failed: {_failure(exc)}") from None
     fn = getattr(module, name, None)
     if not callable(fn):
         raise ParameterError(f"{where} has no callable {name}")
     try:
         made = fn()
-    except Exception as exc:  # noqa: BLE001
-        raise ParameterError(f"{spec}() failed: {type(exc).__name__}: {exc}") from None
+    except (Exception, SystemExit) as exc:  # noqa: BLE001
+        raise ParameterError(f"{spec}() failed: {_failure(exc)}") from None
     if not (isinstance(made, tuple) and len(made) == 2):
         raise ParameterError(f"{spec}() must return (model, example_input), got {type(made).__name__}")
     return made[0], made[1], None
+
+
+def _failure(exc: BaseException) -> str:
+    """What the user's code did, in words (``sys.exit`` included, so depthdyn does not exit with it)."""
+    if isinstance(exc, SystemExit):
+        return f"it called sys.exit({exc.code!r})"
+    return f"{type(exc).__name__}: {exc}"
 
 
 def _hf_config(model: str):
@@ -163,6 +170,8 @@ def _hf_config(model: str):
             data = json.loads(Path(model).read_text())
         except (OSError, ValueError) as exc:
             raise ParameterError(f"cannot read the config {model}: {exc}") from None
+        except RecursionError:
+            raise ParameterError(f"cannot read the config {model}: nested too deeply") from None
         if not isinstance(data, dict) or "model_type" not in data:
             raise ParameterError(f"{model} has no model_type: not a Hugging Face config file")
         kind = data.pop("model_type")
@@ -188,6 +197,11 @@ def _hf_inputs(torch, cfg, *, batch: int, seq: int, image: int | None, seed: int
             "pixel_values": torch.randn(batch, getattr(cfg, "num_channels", 3), size, size, generator=gen)
         }
     seq = min(seq, getattr(cfg, "max_position_embeddings", seq) or seq)
+    if not isinstance(getattr(cfg, "vocab_size", None), int):
+        raise ParameterError(
+            f"model type {cfg.model_type!r} reads neither token ids of a vocabulary nor images alone "
+            "(a composite model such as clip takes both): give module:callable returning the model "
+            "and its example input")
     inputs = {"input_ids": torch.randint(0, cfg.vocab_size, (batch, seq), generator=gen)}
     if getattr(cfg, "use_cache", False):
         inputs["use_cache"] = False
@@ -250,6 +264,7 @@ def build_model(model: str, *, batch: int = 1, seq: int = 128, image: int | None
             net = net.to(pick_device(device))
         return net, inputs, layers
     transformers, cfg = _hf_config(model)
+    _check_size(torch, transformers, cfg, model)
     torch.manual_seed(seed)
     try:
         net = transformers.AutoModel.from_config(cfg)
@@ -260,6 +275,32 @@ def build_model(model: str, *, batch: int = 1, seq: int = 128, image: int | None
     net = net.to(pick_device(device)).eval()
     inputs = _hf_inputs(torch, cfg, batch=batch, seq=seq, image=image, seed=seed)
     return net, inputs, _LAYERS.get(cfg.model_type)
+
+
+def _check_size(torch, transformers, cfg, model: str) -> None:
+    """Refuse a configuration past :data:`~depthdyn.limits.MAX_PARAMETERS` before a weight is made:
+    a first bound from the sizes the config names (layers x width^2), then the exact count of a
+    build on the meta device (shapes only, no memory)."""
+    from ..limits import MAX_PARAMETERS
+
+    def size(*names):
+        return next((v for v in (getattr(cfg, n, None) for n in names) if isinstance(v, int) and v > 0), 1)
+
+    layers = size("num_hidden_layers", "n_layer", "num_layers")
+    width = size("hidden_size", "n_embd", "d_model")
+    bound = layers * width * width  # every layer holds at least one width x width map
+    if bound > MAX_PARAMETERS:
+        raise ParameterError(f"{model}: {bound:.2g} parameters or more ({layers} layers of width {width}); "
+                             f"depthdyn inspect builds at most {MAX_PARAMETERS:.2g}")
+    try:
+        with torch.device("meta"):
+            shaped = transformers.AutoModel.from_config(cfg)
+    except Exception:  # noqa: BLE001 - no meta build: the bound above stands, the real build reports
+        return
+    count = sum(p.numel() for p in shaped.parameters())
+    if count > MAX_PARAMETERS:
+        raise ParameterError(f"{model} has {count:.3g} parameters; depthdyn inspect builds at most "
+                             f"{MAX_PARAMETERS:.2g} from a configuration")
 
 
 def _memory(text: str | None) -> dict | None:

@@ -75,6 +75,8 @@ def _point(text: str | None, pattern) -> dict:
         if not eq:
             raise ParameterError(f"--at expects NAME=VALUE,..., got {item!r}")
         pattern.param(key.strip())
+        if key.strip() in out:
+            raise ParameterError(f"--at: {key.strip()} is given twice")
         out[key.strip()] = parse_expr(val)
     return out
 
@@ -82,6 +84,11 @@ def _point(text: str | None, pattern) -> dict:
 def _numbers(pattern) -> dict:
     """Multipliers and exponents of a numeric pattern, from its exact monodromy."""
     M = np.array(pattern.monodromy.evalf(30).tolist(), dtype=complex)
+    if not np.isfinite(M).all():
+        from ..products.lyapunov import ProductOverflowError
+
+        raise ProductOverflowError("the monodromy at these values leaves the float64 range "
+                                   "(|entry| > 1e308); drop --at for its exact multipliers and conditions")
     mult = np.linalg.eigvals(M)
     mult = mult[np.argsort(-np.abs(mult))]
     with np.errstate(divide="ignore"):

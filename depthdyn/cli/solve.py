@@ -48,6 +48,7 @@ def _spell(value):
 def run(args) -> int:
     import sympy as sp
 
+    from ..budget import part
     from ..symbolic.solve import closed_form, modes
 
     if not 0 <= args.terms <= 200:
@@ -59,17 +60,19 @@ def run(args) -> int:
     forcing = args.forcing or (0 if rec.is_scalar else None)  # the forced path also checks extra values
     cf = closed_form(rec, initial, start=args.start, forcing=forcing)  # under the budget main() sets
     first = cf.start
-    terms = [(first + k, cf.at(first + k)) for k in range(args.terms)]
-    report = {
-        "family": rec.name,
-        "recurrence": rec.equation() + (f"  with F(l) = {args.forcing} on the right" if args.forcing else ""),
-        "forcing": args.forcing,
-        "closed_form": _spell(cf.expr),
-        "valid_from": first,
-        "convention": cf.convention,
-        "modes": sp.sstr(modes(rec).general_solution),
-        "terms": [{"l": k, "x": _spell(v)} for k, v in terms],
-    }
+    with part("printing the closed form"):  # SymPy orders numeric terms by value: RootOf to any precision
+        terms = [(first + k, cf.at(first + k)) for k in range(args.terms)]
+        report = {
+            "family": rec.name,
+            "recurrence": rec.equation() + (f"  with F(l) = {args.forcing} on the right"
+                                            if args.forcing else ""),
+            "forcing": args.forcing,
+            "closed_form": _spell(cf.expr),
+            "valid_from": first,
+            "convention": cf.convention,
+            "modes": sp.sstr(modes(rec).general_solution),
+            "terms": [{"l": k, "x": _spell(v)} for k, v in terms],
+        }
     if args.json:
         emit_json(report)
         return 0

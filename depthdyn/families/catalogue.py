@@ -307,7 +307,7 @@ _ALPHA = {"single": "(2*N)^(1/4)", "encoder": "81/100*(N^4*M)^(1/16)", "decoder"
 
 
 def _deepnet(arch: str = "single") -> dict:
-    return {"rule": f"alpha = {_ALPHA[arch]}; x' = (alpha*x + f(x))/alpha",
+    return {"rule": f"alpha = {_ALPHA[arch]}; x' = LN(alpha*x + f(x))",
             "params": {**_LAM, "N": "positive", "M": "positive"}}
 
 

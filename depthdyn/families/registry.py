@@ -174,7 +174,7 @@ def split_top(text: str) -> list[str]:
 
 
 def parse_spec(text: str) -> tuple[str, list[str]]:
-    """``"FAMILY[:NAME=VALUE,...]"`` -> ``(family, ["NAME=VALUE", ...])``.
+    """``"FAMILY[:NAME=VALUE,...]"`` -> ``(family, ["NAME=VALUE", ...])``; a name given twice is refused.
 
     Examples
     --------
@@ -186,7 +186,14 @@ def parse_spec(text: str) -> tuple[str, list[str]]:
     if not isinstance(text, str) or not text.strip():
         raise ParameterError(f"a family specification must be FAMILY[:NAME=VALUE,...], got {text!r}")
     name, _, rest = text.strip().partition(":")
-    return name.strip(), split_top(rest)
+    given = split_top(rest)
+    seen = set()
+    for item in given:
+        key = item.partition("=")[0].strip()
+        if key in seen:
+            raise ParameterError(f"{text.strip()[:80]}: {key} is given twice")
+        seen.add(key)
+    return name.strip(), given
 
 
 def resolve_spec(spec) -> tuple[str, Recurrence, dict]:

@@ -111,7 +111,12 @@ def schur_cohn(coeffs, *, tol: float = 1e-12) -> tuple[np.ndarray, np.ndarray]:
     >>> schur_cohn([1, -2, 1])[1].item()  # (r - 1)^2: a double root on the circle
     False
     """
-    a = np.asarray(coeffs)
+    try:
+        a = np.asarray(coeffs)
+    except ValueError as exc:  # ragged nested lists
+        raise ShapeError(f"coefficients must be a rectangular array: {exc}") from None
+    if a.dtype.kind not in "biufc":
+        raise ParameterError(f"coefficients must be numeric, got dtype {a.dtype}")
     if a.ndim == 0 or a.shape[-1] < 2:
         raise ShapeError(f"coefficients must have shape batch + (p + 1,) with p >= 1, got {a.shape}")
     a = a.astype(np.result_type(a.dtype, np.float64), copy=False)

@@ -24,6 +24,7 @@ import numpy as np
 
 from ..errors import ParameterError, ShapeError
 from ..records import Record
+from .lyapunov import seeded
 
 __all__ = ["EndToEnd", "end_to_end_singular_values", "product_operator"]
 
@@ -155,7 +156,7 @@ def end_to_end_singular_values(layers, k: int = 1, *, tol: float = 0.0, seed: in
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= min(m, n):
         raise ParameterError(f"k must be an integer in 1..{min(m, n)}, got {k!r}")
     if k < min(m, n) - 1:
-        v0 = np.random.default_rng(seed).standard_normal(n)
+        v0 = seeded(seed).standard_normal(n)
         U, s, Vt = svds(op, k=int(k), tol=tol, v0=v0, solver="arpack")
         order = np.argsort(-s)
         U, s, V = U[:, order], s[order], Vt[order].T

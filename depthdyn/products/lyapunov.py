@@ -34,6 +34,7 @@ __all__ = [
     "SingularProductError",
     "as_layers",
     "KINDS",
+    "seeded",
 ]
 
 
@@ -100,6 +101,13 @@ class LyapunovSpectrum(Record):
                 "layers": self.layers, "samples": int(self.samples.shape[0]), "method": self.method}
 
 
+def seeded(seed) -> np.random.Generator:
+    """NumPy's generator for ``seed``, a non-negative integer, or a typed error."""
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ParameterError(f"seed must be a non-negative integer, got {seed!r}")
+    return np.random.default_rng(int(seed))
+
+
 def _check_k(k, n: int) -> int:
     if k is None:
         return n
@@ -132,7 +140,9 @@ def lyapunov(matrices, k: int | None = None, *, seed: int = 0) -> LyapunovSpectr
     ShapeError, ParameterError
         Bad shapes, empty stacks, non-finite matrices, bad ``k``.
     SingularProductError
-        A layer maps the tracked subspace to a lower dimension (an exponent is ``-inf``).
+        A layer maps the tracked subspace to a lower dimension (an exponent is ``-inf``): a
+        diagonal entry of ``R`` at or below ``n eps ||A_l||_F``, rounding rather than a
+        contraction QR can resolve.
     ProductOverflowError
         A layer times an orthonormal basis overflows float64.
 
@@ -146,10 +156,13 @@ def lyapunov(matrices, k: int | None = None, *, seed: int = 0) -> LyapunovSpectr
     A = as_layers(matrices)
     B, L, n, _ = A.shape
     k = _check_k(k, n)
-    rng = np.random.default_rng(seed)
+    rng = seeded(seed)
     Q0 = np.linalg.qr(rng.standard_normal((n, k)))[0].astype(A.dtype)
     Q = np.broadcast_to(Q0, (B, n, k))
     logs = np.empty((L, B, k))
+    # A diagonal entry of R below n eps ||A_l|| is rounding, not a contraction QR can resolve:
+    # the layer has lost rank in that direction and the true exponent is -inf.
+    floor = _rank_floor(A)  # (B, L)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         for layer in range(L):
             Z = A[:, layer] @ Q
@@ -158,9 +171,14 @@ def lyapunov(matrices, k: int | None = None, *, seed: int = 0) -> LyapunovSpectr
             if not np.isfinite(d).all():
                 raise ProductOverflowError(f"layer {layer + 1} overflows float64 (entries near 1e308); "
                                            "rescale the matrices")
-            if (d == 0).any():
-                raise SingularProductError(f"the product loses rank at layer {layer + 1}: exponent "
-                                           f"{int(np.argmax((d == 0).any(axis=0))) + 1} is -inf")
+            lost = d <= floor[:, layer, None]
+            if lost.any():
+                i = int(np.argmax(lost.any(axis=0)))
+                raise SingularProductError(
+                    f"the product loses rank at layer {layer + 1}: exponent {i + 1} is -inf (the "
+                    f"diagonal of R is below n eps ||A|| there); ask for the exponents above it "
+                    f"with k={i}" if i else
+                    f"the product loses rank at layer {layer + 1}: every exponent is -inf")
             logs[layer] = np.log(d)
     total = logs.sum(axis=0) / L  # (B, k)
     samples = -np.sort(-total, axis=1)
@@ -169,6 +187,15 @@ def lyapunov(matrices, k: int | None = None, *, seed: int = 0) -> LyapunovSpectr
     history = np.cumsum(logs, axis=0) / np.arange(1, L + 1)[:, None, None]
     history = -np.sort(-history, axis=2).mean(axis=1)
     return LyapunovSpectrum(exps, stderr, samples, L, history)
+
+
+def _rank_floor(A: np.ndarray) -> np.ndarray:
+    """``n eps ||A_l||_F`` per sample and layer, ``(B, L)``, in an order that cannot overflow."""
+    n = A.shape[-1]
+    m = np.abs(A).max(axis=(-2, -1))
+    safe = np.where(m > 0, m, 1.0)
+    scaled = np.sqrt((np.abs(A / safe[..., None, None]) ** 2).sum(axis=(-2, -1)))
+    return n * np.finfo(np.float64).eps * scaled * m
 
 
 def growth_rate(matrices) -> np.ndarray:
@@ -269,7 +296,7 @@ def random_layers(kind: str, n: int, layers: int, samples: int = 1, *, seed: int
             raise ParameterError(f"{name} must be a positive integer, got {v!r}")
     if not np.isfinite(scale):
         raise ParameterError(f"scale must be finite, got {scale!r}")
-    rng = np.random.default_rng(seed)
+    rng = seeded(seed)
     G = rng.standard_normal((samples, layers, n, n))
     if kind == "gaussian":
         return G * (scale / np.sqrt(n))

@@ -26,7 +26,7 @@ import numpy as np
 import sympy as sp
 
 from ..errors import DegreeTooLargeError, DomainError, ParameterError, ShapeError
-from ..limits import MAX_PERIOD, MAX_STATE
+from ..limits import MAX_PERIOD, MAX_PRODUCT_DIGITS, MAX_STATE
 from ..printing import sstr, tex
 from ..records import Record
 from ..recurrence import Param, Recurrence, as_square_matrix, to_exact, with_param_symbols
@@ -203,14 +203,35 @@ def _as_layer(layer, i: int):
     if isinstance(layer, Recurrence):
         return layer
     if isinstance(layer, np.ndarray) and layer.ndim == 2:
-        if not np.isfinite(layer).all():
+        if layer.dtype.kind in "biufc" and not np.isfinite(layer).all():
             raise ParameterError(f"layer {i + 1} is not finite")
-        layer = layer.tolist()
+        layer = layer.tolist()  # object and text entries are read one by one, safely
     if isinstance(layer, (sp.MatrixBase, list, tuple)):
         M = as_square_matrix(layer, f"layer {i + 1}")
         params = tuple(Param(s.name) for s in sorted(M.free_symbols, key=lambda s: s.name))
         return Recurrence((sp.eye(M.shape[0]), -M), params=params, name="matrix")
     return layer  # refused below with its type named
+
+
+def _digits(numbers) -> int:
+    """Most decimal digits of a numerator or denominator among ``numbers`` (from bit lengths)."""
+    bits = max((max(abs(q.p).bit_length(), q.q.bit_length()) for q in numbers), default=0)
+    return int(bits * 0.30103) + 1
+
+
+def _check_digits(M: sp.ImmutableMatrix) -> None:
+    """Refuse a monodromy whose exact numbers, or its characteristic polynomial's, are too long
+    to print (Python prints integers of at most 4300 digits) or to work with."""
+    digits = _digits(M.atoms(sp.Rational))
+    if digits <= MAX_PRODUCT_DIGITS and not M.free_symbols:
+        # the characteristic polynomial multiplies up to n entries: measure it where it is cheap
+        digits = max(digits, _digits(c for c in sp.Matrix(M).charpoly().all_coeffs()))
+    elif digits <= MAX_PRODUCT_DIGITS:
+        digits *= M.shape[0]  # products of n entries, for symbolic entries an estimate
+    if digits > MAX_PRODUCT_DIGITS:
+        raise DegreeTooLargeError(f"the monodromy has exact numbers of about {digits} digits (limit "
+                                  f"{MAX_PRODUCT_DIGITS}); use fewer layers or shorter numbers, or "
+                                  "depthdyn.lyapunov on float matrices")
 
 
 def periodic(*layers, name: str | None = None) -> Periodic:
@@ -240,8 +261,9 @@ def periodic(*layers, name: str | None = None) -> Periodic:
     ParameterError
         A layer that is not a :class:`~depthdyn.Recurrence`.
     DegreeTooLargeError
-        A period longer than :data:`~depthdyn.limits.MAX_PERIOD` or a common state larger than
-        :data:`~depthdyn.limits.MAX_STATE`.
+        A period longer than :data:`~depthdyn.limits.MAX_PERIOD`, a common state larger than
+        :data:`~depthdyn.limits.MAX_STATE`, or a monodromy with numbers of more than
+        :data:`~depthdyn.limits.MAX_PRODUCT_DIGITS` digits.
 
     Examples
     --------
@@ -281,6 +303,7 @@ def periodic(*layers, name: str | None = None) -> Periodic:
     for rec in layers:
         M = with_param_symbols(layer_matrix(rec, window), symbols) * M
     M = sp.ImmutableMatrix(M).applyfunc(sp.expand)
+    _check_digits(M)
     names = ", ".join(rec.name for rec in layers)
     lam = "lam" if "lam" in symbols else None
     return Periodic(

@@ -2,8 +2,13 @@
 
 Every value is a SymPy matrix: a state of ``n`` streams is an ``n x 1`` column of symbols
 (one per stream and layer offset), a scalar is ``1 x 1`` and multiplies anything. A branch
-call ``f(z)`` becomes ``mode * z`` (``f ~ lam`` in the declared mode), a normalisation
-``LN(z)`` becomes ``z``. What could make the map non-linear is refused where it happens:
+call ``f(z)`` becomes ``mode * z`` (``f ~ lam`` in the declared mode). A normalisation
+inside a branch (pre-norm, ``f(LN(x))``) becomes its argument: its scale is part of the
+branch's slope. A normalisation outside every branch (post-norm, DeepNorm's
+``LN(alpha x + f(x))``) divides by its scale while the branch is small, the coefficient ``c``
+of the one state its argument keeps when every branch is zero (``(alpha + lam) / alpha``);
+an argument with no such single skip term is refused. What could make the map non-linear is
+refused where it happens:
 a product of two state terms, a state under a power, a division or a maths function.
 Sub-expressions without states are handed whole to :func:`depthdyn.parse.parse_expr`,
 whose allow-list and size budgets then apply.
@@ -47,6 +52,7 @@ class Lineariser:
         self.symbols: dict[tuple[str, int], _Matrix] = {}
         self.stages = {s: self._column(s) for s in syntax.stages}
         self.linear: set[sp.Symbol] = set().union(*(M.free_symbols for M in self.stages.values()))
+        self.in_branch = 0  # depth of branch calls around the node being built
 
     def _column(self, label: str) -> _Matrix:
         return _Matrix(self.n, 1, [sp.Dummy(f"{label}_{i + 1}") for i in range(self.n)])
@@ -123,9 +129,16 @@ class Lineariser:
 
     def call(self, side: Side, node: ast.Call, shift: int) -> _Matrix:
         name = node.func.id
-        arg = self.build(side, node.args[0], shift)
         if name in NORMALISERS:
-            return arg  # pre-normalisation is the identity in the linearised mode
+            arg = self.build(side, node.args[0], shift)
+            if self.in_branch:
+                return arg  # pre-normalisation: its scale is part of the branch's slope
+            return self.post_norm(side, node, shift, arg)
+        self.in_branch += name in self.modes
+        try:
+            arg = self.build(side, node.args[0], shift)
+        finally:
+            self.in_branch -= name in self.modes
         if name in self.modes:
             if not self.depends(arg):
                 raise self.fail(side, node, f"{name}(...) has no state in its argument: a constant "
@@ -133,6 +146,34 @@ class Lineariser:
             return (self.modes[name] * arg).applyfunc(sp.expand)
         raise self.fail(side, node, f"a state inside {name}(...) enters non-linearly; only the branch "
                         f"functions ({', '.join(sorted(self.modes)) or 'none declared'}) are linearised")
+
+    def post_norm(self, side: Side, node: ast.Call, shift: int, arg: _Matrix) -> _Matrix:
+        """``LN(z)`` outside every branch: ``z`` divided by the scale of its skip term.
+
+        With every branch at zero the argument must be ``c`` times one state (or stage); the
+        normalisation then divides by ``|c|``, its scale while the branch is small (a ``c`` of
+        unknown sign is read as positive, the scale of a skip connection).
+        """
+        name = node.func.id
+        modes = self.modes
+        self.modes = {b: sp.S.Zero for b in modes}
+        try:
+            skip = self.build(side, node.args[0], shift)
+        finally:
+            self.modes = modes
+        for column in (*self.symbols.values(), *self.stages.values()):
+            if column.shape != skip.shape:
+                continue
+            c = sp.expand(skip[0]).coeff(column[0])
+            if c == 0 or c.free_symbols & self.linear:
+                continue
+            if (skip - c * column).applyfunc(sp.expand).is_zero_matrix:
+                scale = -c if c.is_negative else c
+                return (arg / scale).applyfunc(sp.cancel)
+        raise self.fail(side, node, f"{name}(...) around a sum (post-norm) is read as the division by "
+                        "the scale of its skip term, c times one state while the branches are zero "
+                        f"(DeepNorm's {name}(alpha*x + f(x)) -> (alpha + lam)/alpha x); this argument has "
+                        "no single skip term: write the normalisation's scale out explicitly")
 
     def binop(self, side: Side, node: ast.BinOp, shift: int) -> _Matrix:
         op = node.op

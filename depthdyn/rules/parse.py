@@ -20,9 +20,9 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from ..errors import RuleError
-from ..limits import MAX_EQUATIONS, MAX_ORDER, MAX_RULE_LENGTH
-from ..parse import CONSTANTS, FUNCTIONS
+from ..errors import ParseError, RuleError
+from ..limits import MAX_EQUATIONS, MAX_NESTING, MAX_ORDER, MAX_RULE_LENGTH
+from ..parse import CONSTANTS, FUNCTIONS, check_name, nesting_depth
 
 __all__ = [
     "Side",
@@ -35,7 +35,8 @@ __all__ = [
     "NORMALISERS",
 ]
 
-#: Normalisations read as the identity in the linearised mode (pre-normalisation ``f(LN(x))``).
+#: Normalisations: the identity inside a branch (pre-norm ``f(LN(x))``); around a sum (post-norm,
+#: ``LN(alpha x + f(x))``) the division by the scale of its skip term (:mod:`.linearise`).
 NORMALISERS = ("LN", "LayerNorm", "RMSNorm", "norm", "BN")
 
 #: Suffix that stands for a prime: ``x'`` is read as the name ``x__p`` (user names may not contain ``__``).
@@ -145,8 +146,14 @@ def _side(text: str, start: int, full: str) -> Side:
     if not stripped:
         raise located(full, start, "an equation side is empty")
     source, origin = _translate(stripped, start, full)
+    depth, where = nesting_depth(stripped)
+    if depth > MAX_NESTING:
+        raise located(full, start + where, f"the expression is nested more than {MAX_NESTING} deep "
+                      "(brackets and signs)")
     try:
         tree = ast.parse(source, mode="eval")
+    except (RecursionError, MemoryError):
+        raise located(full, start, "the expression is nested too deeply") from None
     except (SyntaxError, ValueError) as exc:
         col = (getattr(exc, "offset", None) or 1) - 1
         msg = getattr(exc, "msg", None) or str(exc)
@@ -185,17 +192,22 @@ class _Scan:
         base = name[: -len(PRIME)] if name.endswith(PRIME) else name
         if "__" in base or not base.isidentifier():
             raise self.fail(side, node, f"the name {base!r} is not allowed (no double underscores)")
+        try:
+            check_name(base)
+        except ParseError as exc:
+            raise self.fail(side, node, str(exc)) from None
         self.first_use.setdefault(base, side.position(node))
         return base
 
     def offset(self, side: Side, node: ast.Subscript) -> int:
         sl = node.slice
         if isinstance(sl, ast.Name):
-            var, k = sl.id, 0
+            var, k = self.name(side, sl, sl.id), 0
         elif (isinstance(sl, ast.BinOp) and isinstance(sl.left, ast.Name)
               and isinstance(sl.op, (ast.Add, ast.Sub))
               and isinstance(sl.right, ast.Constant) and type(sl.right.value) is int):
-            var, k = sl.left.id, sl.right.value * (1 if isinstance(sl.op, ast.Add) else -1)
+            var = self.name(side, sl.left, sl.left.id)
+            k = sl.right.value * (1 if isinstance(sl.op, ast.Add) else -1)
         else:
             raise self.fail(side, sl, "a layer index must read l, l+k or l-k with an integer k")
         if self.index is None:
@@ -208,7 +220,7 @@ class _Scan:
         return k
 
     def walk(self, side: Side, node: ast.AST, eq: Equation, depth: int = 0) -> None:
-        if depth > 60:
+        if depth > MAX_NESTING:
             raise self.fail(side, node, "the expression is nested too deeply")
         if not isinstance(node, ALLOWED_NODES):
             raise self.fail(side, node, f"{type(node).__name__} is not allowed in a rule "
@@ -283,6 +295,8 @@ def read_rule(text: str, branches, matrices) -> RuleSyntax:
     if len(pieces) > MAX_EQUATIONS:
         raise located(text, pieces[MAX_EQUATIONS][0], f"more than {MAX_EQUATIONS} equations")
     equations = [_equation(start, piece, text) for start, piece in pieces]
+    if "__" in text:  # in the text, where x' is not yet x__p: a written x__p must not read as a prime
+        raise located(text, text.index("__"), "names with a double underscore are not allowed")
     scan = _Scan(text)
     for eq in equations:
         scan.walk(eq.lhs, eq.lhs.tree, eq)

@@ -11,11 +11,12 @@ characters. :func:`shorten` and :func:`shorten_numbers` show numbers with more t
 from __future__ import annotations
 
 import re
+from decimal import Context, Decimal, localcontext
 from fractions import Fraction
 
 import sympy as sp
 
-from ..limits import SHORTEN_DIGITS
+from ..limits import MAX_DPS, SHORTEN_DIGITS
 
 __all__ = ["shorten_numbers", "shorten", "Speller", "summary"]
 
@@ -30,8 +31,40 @@ def shorten(expr, digits: int = 10):
     """
     if not isinstance(expr, sp.Basic):
         return expr
-    long = [a for a in expr.atoms(sp.Rational) if len(str(abs(a.p))) > SHORTEN_DIGITS or len(str(a.q)) > SHORTEN_DIGITS]
-    return expr.xreplace({a: sp.Float(a, digits) for a in long}) if long else expr
+    big = 10**SHORTEN_DIGITS  # more than SHORTEN_DIGITS digits, without printing the integer
+    long = {a for a in expr.atoms(sp.Rational) if abs(a.p) >= big or a.q >= big}
+    if not long:
+        return expr
+    floats = {a: sp.Float(a, digits) for a in long}
+    naive = expr.xreplace(floats)
+    fixed = {piece: value for piece in _numeric_pieces(expr, long)
+             if (value := _accurate(piece, piece.xreplace(floats), digits)) is not None}
+    return expr.xreplace(fixed).xreplace(floats) if fixed else naive
+
+
+def _numeric_pieces(expr, long: set):
+    """The largest numeric sub-expressions of ``expr`` that hold a long rational."""
+    if isinstance(expr, sp.Expr) and expr.is_number:
+        if long & expr.atoms(sp.Rational) and not expr.is_Rational:
+            yield expr
+        return
+    for arg in getattr(expr, "args", ()):
+        yield from _numeric_pieces(arg, long)
+
+
+def _accurate(piece, naive, digits: int):
+    """``piece`` to ``digits`` correct digits where its rationals put in as floats lose them
+    (``-1/2 + sqrt(1/4 - 10^-300)``, a root of ``r^2 + r + 10^-300``, came out as -5.95e-12,
+    not -1e-300); None where the floats are fine. A value evalf cannot give to any digit
+    stays exact."""
+    value = sp.N(piece, digits, maxn=MAX_DPS)
+    if any(f._prec < 4 for f in value.atoms(sp.Float)) or value == 0:
+        return piece
+    try:
+        error = abs(sp.N(naive, digits) - value)
+    except (TypeError, ValueError):
+        return None
+    return value if error > sp.Float(10) ** (2 - digits) * abs(value) else None
 
 
 class Speller:
@@ -72,9 +105,25 @@ def shorten_numbers(text: str, digits: int = 10) -> tuple[str, bool]:
         if len(p) <= SHORTEN_DIGITS and len(q) <= SHORTEN_DIGITS:
             return match.group(0)
         changed = True
-        return f"{float(Fraction(int(p), int(q))):.{digits}g}"
+        return _scientific(Fraction(int(p), int(q)), digits)
 
     return _NUMBER.sub(short, text), changed
+
+
+def _scientific(x: Fraction, digits: int) -> str:
+    """``x`` to ``digits`` significant digits, as a float prints it, past the float range too."""
+    try:
+        value = float(x)
+    except OverflowError:
+        value = None
+    if value is not None and (value != 0 or x == 0) and abs(value) >= 1e-300:
+        return f"{value:.{digits}g}"
+    reach = x.numerator.bit_length() + x.denominator.bit_length()  # past any decimal exponent of x
+    with localcontext(Context(prec=digits, Emax=reach, Emin=-reach)):
+        dec = Decimal(x.numerator) / Decimal(x.denominator)
+    mantissa, _, exponent = f"{dec:.{digits - 1}e}".partition("e")
+    mantissa = mantissa.rstrip("0").rstrip(".") if "." in mantissa else mantissa
+    return f"{mantissa}e{int(exponent):+03d}"
 
 
 def summary(text: str, limit: int, what: str = "expression") -> str:

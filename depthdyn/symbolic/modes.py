@@ -119,8 +119,9 @@ class Modes(Record):
 
 
 @bounded("modes")
-def modes(rec) -> Modes:
-    """The modes of ``rec``: for each distinct root ``r_i`` of multiplicity ``m_i``
+def modes(rec, **values) -> Modes:
+    """The modes of ``rec`` (with parameter ``values`` substituted, as ``rec.subs(**values)``):
+    for each distinct root ``r_i`` of multiplicity ``m_i``
 
     .. math::
 
@@ -135,6 +136,7 @@ def modes(rec) -> Modes:
     >>> modes(general(rho="r**3 - r**2")).general_solution
     c_1 + c_2*KroneckerDelta(0, l) + c_3*KroneckerDelta(1, l)
     """
+    rec = rec.subs(values) if values else rec
     pairs, basis = [], []
     for g in root_groups(rec):
         vals = g.values or tuple(ImplicitRoot(g.factor.as_expr(), i) for i in range(g.factor.degree()))

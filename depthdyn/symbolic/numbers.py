@@ -381,7 +381,7 @@ class StabilityNumbers(Record):
     marginal_conditions: dict
     marginal_sets: dict = field(repr=False, compare=False, default_factory=dict)
     variable: str = field(default="lam", compare=False)  # the free parameter the intervals are in
-    l_stable: bool | None = None  # one-step methods: A-stable and R(oo) = 0
+    l_stable: bool | None = None  # one-step methods (multistep of one step too): A-stable and R(oo) = 0
     kind: str = field(default="multistep", compare=False)  # rho - lam sigma; "one-step" or "general"
     note: str = field(default="", compare=False)
     tableau_order: int | None = None  # a named Runge-Kutta block: from its tableau's order conditions
@@ -516,12 +516,16 @@ def stability_numbers(rec, *, param: str = "lam", **values) -> StabilityNumbers:
     beta = [sigma.coeff_monomial(r**j) for j in range(rec.order + 1)]
     oe = order_and_error_constant(alpha, beta)
     consistent = oe.order >= 1
+    # A one-step method (rho, sigma of degree 1) has R(z) = (z sigma_0 - rho_0) / (rho_1 - z sigma_1):
+    # L-stable when it is A-stable and R(oo) = 0, i.e. sigma_0 = 0 and sigma_1 != 0.
+    l_stable = bool(a_stable and beta[0] == 0 and beta[1] != 0) if rec.order == 1 else None
     return StabilityNumbers(
         rec.name, real_set.component(0), imag_set.component(0), real_set, imag_set, deg, exact, a_stable, a0,
         zero_stable, oe.order if consistent else 0, oe.error_constant if consistent else None,
         {"real": _cond_text(real_set), "imaginary": _cond_text(imag_set)},
         {"real": _cond_text(real_marg), "imaginary": _cond_text(imag_marg)},
-        {"real": real_marg, "imaginary": imag_marg}, label,
+        {"real": real_marg, "imaginary": imag_marg}, label, l_stable,
+        tableau_order=_named_tableau_order(rec),
     )
 
 

@@ -17,13 +17,16 @@ budgeted part (:mod:`depthdyn.budget`).
 
 from __future__ import annotations
 
+import math
 import random
 from dataclasses import dataclass
 from functools import lru_cache
 
+import mpmath
 import sympy as sp
 
 from ..budget import REFINE_SECONDS, at_most, bounded, part
+from ..limits import MAX_DPS
 from ..printing import sstr, tex
 from ..printing import symbol as _symbol  # lam prints as \lambda in sympy.latex
 from ..records import Record
@@ -209,8 +212,9 @@ def _sqrt(d: sp.Expr) -> sp.Expr:
 
 
 @bounded("roots")
-def roots(rec) -> Roots:
-    """Roots of the characteristic polynomial with multiplicities.
+def roots(rec, **values) -> Roots:
+    """Roots of the characteristic polynomial with multiplicities (parameter ``values``, if
+    given, substituted first, as ``rec.subs(**values)``).
 
     The polynomial is factored over the rationals in the parameters first, so
     repeated factors (e.g. ``(r - 1)^k`` of the ``C^k`` net at ``lam = 0``) give exact
@@ -222,7 +226,7 @@ def roots(rec) -> Roots:
     >>> print(roots(smooth(k=3, lam=0)))
     r = 1 (multiplicity 3)
     """
-    return _roots_cached(rec)
+    return _roots_cached(rec.subs(values) if values else rec)
 
 
 @lru_cache(maxsize=64)
@@ -348,9 +352,26 @@ def _distinct_nroots(poly: sp.Poly, digits: int) -> list:
     pieces (it does not converge on repeated roots)."""
     vals = []
     for base, k in sp.sqf_list(poly)[1]:
-        if sp.Poly(base, r).degree() > 0:
-            vals += [v for v in sp.Poly(base, r).nroots(n=digits, maxsteps=200) for _ in range(k)]
+        base = sp.Poly(base, r)
+        if base.degree() > 0:
+            vals += [v for v in _balanced_nroots(base, digits) for _ in range(k)]
     return vals
+
+
+def _balanced_nroots(poly: sp.Poly, digits: int) -> list:
+    """``nroots`` of ``poly(10^t s)``, ``10^t`` the geometric mean size of the roots: coefficients
+    of very different sizes (1e-300 r^3 - 1) keep nroots from converging."""
+    c = poly.all_coeffs()
+    t = 0
+    if c[-1] != 0 and all(v.is_Rational for v in c):
+        ratio = abs(c[-1] / c[0])
+        t = round((math.log10(ratio.p) - math.log10(ratio.q)) / poly.degree())
+    scaled = sp.Poly(sp.expand(poly.as_expr().xreplace({r: r * sp.Integer(10) ** t})), r) if t else poly
+    try:
+        found = scaled.nroots(n=digits, maxsteps=200)
+    except mpmath.libmp.NoConvergence:
+        found = [sp.N(root, digits) for root in scaled.all_roots()]  # isolated exactly first
+    return [sp.N(v * sp.Integer(10) ** t, digits) for v in found] if t else found
 
 
 def _vieta_points(rec, samples: int, digits: int, rng) -> list:
@@ -367,15 +388,31 @@ def _vieta_points(rec, samples: int, digits: int, rng) -> list:
             sub = evaluate(P, gens, point) if len(gens) > 1 else sp.Poly(P.as_expr().xreplace(point), r)
             if sub.degree() == n:
                 break
-        out.append((point, _distinct_nroots(sub, digits)))
+        extra = _spread(sub)
+        out.append((point, _distinct_nroots(sub, digits + extra), digits + extra))
     return out
 
 
+def _spread(poly: sp.Poly) -> int:
+    """Decimal orders between the largest and smallest non-zero coefficient (capped at MAX_DPS):
+    the extra digits that keep sums of roots of very different sizes exact to ``digits``."""
+    sizes = [abs(c) for c in poly.all_coeffs() if c != 0]
+    if len(sizes) < 2 or not all(c.is_Rational for c in sizes):
+        return 0
+    ratio = max(sizes) / min(sizes)
+    return min(int(math.log10(ratio.p) - math.log10(ratio.q)) + 1, MAX_DPS) if ratio > 1 else 0
+
+
 def _numeric_vieta(points: list, k: int, rhs: sp.Expr, digits: int) -> bool:
-    for point, vals in points:
-        e_k = sp.N(_elementary(vals, k), digits)
-        target = sp.N(rhs.xreplace(point), digits)
-        if abs(complex(sp.N(e_k - target, digits))) > 10 ** (-(digits // 2)) * (1 + abs(complex(target))):
+    for point, vals, precision in points:
+        e_k = sp.N(_elementary(vals, k), precision)
+        target = sp.N(rhs.xreplace(point), precision)
+        # the sum of products cancels down to e_k: its rounding scales with e_k of |roots|, far
+        # above |e_k| when roots of very different sizes meet; the roots carry the extra digits
+        # of the coefficients' spread, so this term stays below the target's own tolerance
+        rounding = sp.N(_elementary([abs(v) for v in vals], k), 15) * sp.Float(10) ** (5 - precision)
+        tol = sp.Float(10) ** (-(digits // 2)) * (1 + abs(target)) + rounding
+        if sp.N(abs(e_k - target), precision) > tol:
             return False
     return True
 

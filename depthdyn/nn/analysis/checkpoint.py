@@ -68,6 +68,8 @@ def _read_json(path: Path) -> dict:
         data = json.loads(path.read_text())
     except (OSError, ValueError) as exc:
         raise ParameterError(f"cannot read {path}: {exc}") from None
+    except RecursionError:
+        raise ParameterError(f"cannot read {path}: nested too deeply") from None
     if not isinstance(data, dict):
         raise ParameterError(f"{path} is not a JSON object")
     return data
