@@ -197,3 +197,11 @@ def test_a_series_sympy_cannot_expand_gives_an_honest_cell(monkeypatch):
     text, limit = cmp._depth_limit(dd.smooth(k=3, h=1))
     assert limit is None and text.startswith(cmp.NOT_AVAILABLE) and "NotImplementedError" in text
     assert cmp._depth_check(dd.smooth(k=3, h=1), text, limit) == []  # nothing claimed, nothing checked
+
+
+@pytest.mark.parametrize("bad", [{}, [], "stability_facts"])
+def test_numbers_must_be_a_function(bad):
+    from depthdyn.errors import ParameterError
+
+    with pytest.raises(ParameterError, match="numbers must be a function"):
+        cmp.compare("residual", n=41, numbers=bad)

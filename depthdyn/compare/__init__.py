@@ -449,7 +449,8 @@ def compare(*specs, box=DEFAULT_BOX, n: int = 301, numbers=None, progress=None) 
     ------
     UnknownFamilyError, ParameterError
         An unknown family, a malformed specification, a family without ``lam`` or with a
-        parameter that neither the specification nor the example fixes, a bad box.
+        parameter that neither the specification nor the example fixes, a bad box, ``numbers``
+        that is not callable.
 
     Examples
     --------
@@ -469,6 +470,8 @@ def compare(*specs, box=DEFAULT_BOX, n: int = 301, numbers=None, progress=None) 
         raise ParameterError(f"box needs finite re_lo < re_hi and im_lo < im_hi, got {box!r}")
     if isinstance(n, bool) or not isinstance(n, int) or not 11 <= n <= 2001:
         raise ParameterError(f"n must be an integer in 11..2001, got {n!r}")
+    if numbers is not None and not callable(numbers):
+        raise ParameterError(f"numbers must be a function rec -> dict (or None for the default), got {numbers!r}")
     numbers = numbers or stability_facts
     rows, methods = [], set()
     for i, spec in enumerate(specs):
