@@ -22,7 +22,7 @@ import sympy as sp
 from ..errors import DepthdynError, ParameterError
 from ..families.registry import parse_spec, resolve_spec
 from ..numeric.region import StabilityRegion, stability_region
-from ..records import Record
+from ..records import Record, jsonable
 from ..recurrence import Param, Recurrence
 
 __all__ = ["DEFAULT_BOX", "NOT_AVAILABLE", "CompareRow", "ComparisonTable", "axis_intervals", "compare",
@@ -110,11 +110,14 @@ def _exact_interval(iv) -> list | None:
 
 
 def _exact_ends(iv) -> list | None:
-    """The exact ends of ``iv`` as SymPy strings (None for an infinite end), None when empty."""
-    data = iv.to_json()
-    if data["empty"]:
+    """The exact ends of ``iv`` as SymPy numbers (None for an infinite end), None when empty.
+
+    They stay SymPy objects here (the LaTeX table prints them; a root of a cubic has no text the
+    safe parser reads back) and become strings in :meth:`CompareRow.to_json`.
+    """
+    if iv.is_empty:
         return None
-    return [None if not np.isfinite(data[e]["value"]) else data[e]["exact"] for e in ("lo", "hi")]
+    return [None if end.is_infinite else end for end in (iv.lo, iv.hi)]
 
 
 def _disagreements(exact: dict, grid: dict, step: float, reach: float = 20.0) -> list[str]:
@@ -327,7 +330,8 @@ class CompareRow(Record):
             "family": self.label, "name": self.recurrence.name, "source": self.recurrence.source,
             "filled_from_example": {k: sp.sstr(v) for k, v in self.filled.items()},
             "order": self.order, "state_size": self.state_size, "charpoly": sp.sstr(self.charpoly),
-            **{k: v for k, v in self.numbers.items() if k != "method"},
+            **{k: jsonable(v) if k.endswith("_exact") else v
+               for k, v in self.numbers.items() if k != "method"},
             "area": self.area, "marginal_area": self.marginal_area, "depth_limit": self.depth_limit,
         }
 
@@ -471,7 +475,8 @@ def compare(*specs, box=DEFAULT_BOX, n: int = 301, numbers=None, progress=None) 
     if isinstance(n, bool) or not isinstance(n, int) or not 11 <= n <= 2001:
         raise ParameterError(f"n must be an integer in 11..2001, got {n!r}")
     if numbers is not None and not callable(numbers):
-        raise ParameterError(f"numbers must be a function rec -> dict (or None for the default), got {numbers!r}")
+        raise ParameterError(f"numbers must be a function rec -> dict (or None for the default), "
+                             f"got {numbers!r}")
     numbers = numbers or stability_facts
     rows, methods = [], set()
     for i, spec in enumerate(specs):

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import sympy as sp
 
+from ..parse import as_sympy
 from ..printing import tex, tex_sum
 from ..recurrence import r
 from ..symbolic.compact import shorten
@@ -53,7 +54,7 @@ def number_tex(value) -> str:
     """
     if value is None:
         return r"\infty"
-    expr = shorten(sp.sympify(value) if isinstance(value, str) else value)
+    expr = shorten(as_sympy(value) if isinstance(value, str) else value)  # text is parsed, never evaluated
     text = _t(tex(expr))
     if expr.is_Float or (len(text) > LONG_END and expr.is_number):
         return _decimal(float(sp.N(expr, 15)))
@@ -115,7 +116,7 @@ def _intervals(nb: dict, axis: str) -> str:
     if pieces:  # no piece contains or touches 0 (BDF3 on the imaginary axis): all of them
         return " or ".join(interval_tex(p, variable) for p in pieces)
     ends = nb.get(f"{axis}_exact", nb.get(f"{axis}_interval"))
-    if ends is not None and not isinstance(ends[0] or ends[1] or "", str):  # grid estimate: floats
+    if f"{axis}_exact" not in nb and ends is not None:  # grid estimate: floats
         ends = [None if e is None else sp.Float(e) for e in ends]
     return interval_tex(ends, variable, nb.get(f"{axis}_component", "").endswith("on both sides"))
 
