@@ -323,18 +323,24 @@ def _eq9_dimension(k: int, d: int) -> int:
     return (oldest + 1) * d
 
 
-def _dense_dimension(cl):
+def _dimension_table(cl, dimension, method: str) -> Outcome:
+    """The stated dimension against ``dimension(k, d)`` for k = 1..4, d = 1, 2."""
     rows, bad = [], []
     for k in range(1, 5):
         for d in (1, 2):
-            got = _eq9_dimension(k, d)
+            got = dimension(k, d)
             want = stated_expr(cl.stated, "k", "d").xreplace({sp.Symbol("k"): k, sp.Symbol("d"): d})
             rows.append(f"k={k}, d={d}: {got}")
             if got != want:
                 bad.append(f"k = {k}, d = {d}: {got} state numbers, stated {want}")
-    return Outcome("; ".join(bad[:2]) if bad else "; ".join(rows), verdict(not bad),
-                   "eq. 9's n = 0 row built from its text with a generic weight per lag: k lags of d numbers, "
-                   "the oldest with the coefficient I + h W_(k-1), invertible for generic W")
+    return Outcome("; ".join(bad[:2]) if bad else "; ".join(rows), verdict(not bad), method)
+
+
+def _dense_dimension(cl):
+    return _dimension_table(cl, _eq9_dimension,
+                            "eq. 9's n = 0 row built from its text with a generic weight per lag: "
+                            "k lags of d numbers, the oldest with the coefficient I + h W_(k-1), "
+                            "invertible for generic W")
 
 
 def _eq9_printed_dimension(k: int, d: int) -> int:
@@ -358,18 +364,11 @@ def _eq9_printed_dimension(k: int, d: int) -> int:
 
 
 def _dense_printed_dimension(cl):
-    rows, bad = [], []
-    for k in range(1, 5):
-        for d in (1, 2):
-            got = _eq9_printed_dimension(k, d)
-            want = stated_expr(cl.stated, "k", "d").xreplace({sp.Symbol("k"): k, sp.Symbol("d"): d})
-            rows.append(f"k={k}, d={d}: {got}")
-            if got != want:
-                bad.append(f"k = {k}, d = {d}: {got} state numbers, stated {want}")
-    return Outcome("; ".join(bad[:2]) if bad else "; ".join(rows), verdict(not bad),
-                   "eq. 9 as printed, all k rows: row n minus row n + 1 is x^(l+1-n) - x^(l-n) = "
-                   "sigma^(l-n)(x^(l-n)) Dl, a residual step, so the newest state fixes the whole window "
-                   "and d numbers are the state; the k d of eq. 15 is one (non-minimal) realisation")
+    return _dimension_table(cl, _eq9_printed_dimension,
+                            "eq. 9 as printed, all k rows: row n minus row n + 1 is x^(l+1-n) - x^(l-n) = "
+                            "sigma^(l-n)(x^(l-n)) Dl, a residual step, so the newest state fixes the whole "
+                            "window and d numbers are the state; the k d of eq. 15 is one (non-minimal) "
+                            "realisation")
 
 
 _add("002-s2.3-dimension-printed", "§2.3, eq. 9",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import sys
+from fractions import Fraction
 
 from ..errors import DomainError, ParameterError
 from .common import emit_json
@@ -42,10 +43,13 @@ def _split_params(activation: str, assignments) -> tuple[dict, dict]:
         name = name.strip()
         if not sep or not name:
             raise ParameterError(f"-p expects NAME=VALUE, got {text!r}")
-        try:
-            number = float(value)
+        try:  # an integer stays one: stream counts, lags and Hermite degrees are counts
+            number = int(value)
         except ValueError:
-            raise ParameterError(f"-p {name}: expected a number, got {value!r}") from None
+            try:  # 1/2, 0.1 and 1e-3 as elsewhere on the command line
+                number = float(Fraction(value.strip()))
+            except (ValueError, ZeroDivisionError):
+                raise ParameterError(f"-p {name}: expected a number, got {value!r}") from None
         (act_params if name in own else family_params)[name] = number
     return act_params, family_params
 
@@ -55,8 +59,6 @@ def _activation(text: str, params: dict):
 
     key = text.strip().lower()
     if key in ACTIVATIONS or key.replace("-", "_") in ACTIVATIONS or key.isidentifier() and "(" not in key:
-        if "n" in params and float(params["n"]).is_integer():
-            params = {**params, "n": int(params["n"])}
         return get_activation(text, **params)  # an unknown name: the registry suggests the nearest
     import sympy as sp
 

@@ -111,3 +111,21 @@ def test_the_command_as_the_readme_runs_it(tmp_path):
                             timeout=600, env={"PYTHONPATH": str(ROOT), "MPLBACKEND": "Agg", "PATH": ""})
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "phase.pdf").read_bytes()[:5] == b"%PDF-"
+
+
+def test_counts_and_fractions_on_the_command_line(capsys):
+    # 4 streams and 6 lags are counts: the CLI must hand them over as integers
+    code, out, err = _run(capsys, "relu", "--family", "hyper_connection", "-p", "n=4", "--sw2", "0.5",
+                          "--depth", "5", "--json")
+    assert code == 0, err
+    code, out, err = _run(capsys, "relu", "--family", "dense", "-p", "k=6", "-p", "h=1/10", "--sw2", "0.5",
+                          "--depth", "5", "--json")
+    assert code == 0, err
+    # h = 1/2 read exactly as 0.5: q grows by 1 + h^2 sw2 / 2 per layer for the ReLU residual stream
+    code, out, err = _run(capsys, "relu", "--family", "residual", "-p", "h=1/2", "--sw2", "0.02",
+                          "--depth", "10", "--json")
+    q = json.loads(out)["iterates"]["q"]
+    assert code == 0 and abs(q[-1] - 1.0025 ** 10) <= 1e-12
+    # a non-integer count is still refused, in one line
+    code, out, err = _run(capsys, "relu", "--family", "smooth", "-p", "k=2.5", "--depth", "5")
+    assert code == 2 and "k must be an integer" in err and err.count("\n") == 1
