@@ -41,9 +41,21 @@ def run(args) -> int:
         require_values(rec, axes, "the region is drawn over --x and --y with every other parameter fixed")
     reg = stability_region(rec, x, y, conditions=True)
     if out is not None:
+        from ..families.registry import get_family
         from ..plot import plot_stability_region
+        from ..plot.common import fixed_text
+        from ..style import family_label
 
-        write_figure(lambda ax: plot_stability_region(reg, ax=ax, recurrence=rec), out)
+        # the -p values are in the recurrence, not in the region: the title names them as given
+        structural = get_family(args.family).structural
+        values = dict(item.split("=", 1) for item in args.param)
+        values = {k.strip(): v.strip() for k, v in values.items() if k.strip() not in structural}
+
+        def draw(ax):
+            plot_stability_region(reg, ax=ax, recurrence=rec)
+            ax.set_title(f"stability region: {family_label(rec.name)}{fixed_text(values, rec=rec)}")
+
+        write_figure(draw, out)
     report = {
         "family": rec.name,
         "x": {"name": x[0], "lo": x[1], "hi": x[2], "n": x[3]},

@@ -97,9 +97,116 @@ def _draw_conditions(ax: Axes, reg: StabilityRegion) -> list:
         # the curve, not the inequality: -lam = 0 is read lam = 0
         shown = -expr if expr.could_extract_minus_sign() else expr
         label = f"${tex(shown)} = 0$" if len(text) <= 60 else f"$q_{{{i + 1}}} = 0$ (exact condition {i + 1})"
-        (line,) = ax.plot(*xy.T, color=PALETTE[(i + 1) % len(PALETTE)], lw=1.4, zorder=3, label=label, gid=f"{text} = 0")
+        (line,) = ax.plot(*xy.T, color=PALETTE[(i + 1) % len(PALETTE)], lw=1.4, zorder=3, label=label,
+                          gid=f"{text} = 0")
         lines.append(line)
     return lines
+
+
+def _plane_symbols(rec, reg: StabilityRegion):
+    """The SymPy symbols of a region's two axes when both are real parameters (``re(lam)`` with a
+    real other axis counts as ``lam``), or None for the complex plane of one parameter."""
+    names = []
+    for axis in (reg.x_name, reg.y_name):
+        if axis[:3] == "im(":
+            return None
+        names.append(axis[3:-1] if axis[:3] == "re(" and axis.endswith(")") else axis)
+    syms = rec.symbols
+    return tuple(syms[n] for n in names) if all(n in syms for n in names) else None
+
+
+def _edge_factors(rec, reg: StabilityRegion, sx, sy) -> list:
+    """Candidate edges of a root-condition set over two real parameters, exactly.
+
+    A simple root stays on the unit circle until it meets another one there (the discriminant
+    in ``r`` vanishes) or leaves through ``r = 1`` or ``r = -1`` (the characteristic polynomial
+    vanishes there): the irreducible factors of these three expressions in the axis symbols.
+    """
+    from ..errors import DepthdynError
+    from ..symbolic.polynomial import discriminant
+
+    values = {k: v for k, v in reg.fixed.items() if k not in _NOT_VALUES}
+    try:
+        sub = rec.subs(values) if values else rec
+        p = sp.expand(sub.charpoly())
+        if p.free_symbols - {sx, sy, sp.Symbol("r")} or sp.degree(p, sp.Symbol("r")) > 4:
+            return []  # a parameter left without a value, or a degree too large to factor here
+        exprs = [discriminant(sub), p.subs(sp.Symbol("r"), 1), p.subs(sp.Symbol("r"), -1)]
+    except (DepthdynError, ValueError, TypeError, ArithmeticError, sp.PolynomialError):
+        return []
+    factors = []
+    for e in exprs:
+        num = sp.numer(sp.together(e))
+        for f, _ in sp.factor_list(num)[1]:
+            if f.free_symbols & {sx, sy} and not any(sp.expand(f - g) == 0 or sp.expand(f + g) == 0
+                                                      for g in factors):
+                factors.append(f)
+    return factors
+
+
+def _side_test(only: np.ndarray, reg: StabilityRegion, P: np.ndarray, normal: np.ndarray, cell) -> np.ndarray:
+    """True at vertices with the root-condition set on exactly one side (1.5 cells along the normal)."""
+    xs, ys = np.asarray(reg.x, float), np.asarray(reg.y, float)
+    sides = []
+    for sign in (1, -1):  # a side past the window's edge is read at the edge
+        Q = P + sign * 1.5 * normal * cell
+        i = np.clip(np.rint((Q[:, 1] - ys[0]) / cell[1]), 0, ys.size - 1).astype(int)
+        j = np.clip(np.rint((Q[:, 0] - xs[0]) / cell[0]), 0, xs.size - 1).astype(int)
+        sides.append(only[i, j])
+    return sides[0] != sides[1]
+
+
+def _draw_marginal_edges(ax: Axes, rec, reg: StabilityRegion, only: np.ndarray, fill) -> tuple:
+    """The exact edges of a root-condition-only area over two real parameters, and its fill.
+
+    Each candidate factor (:func:`_edge_factors`) is contoured on the grid, its vertices are
+    moved onto the exact curve by Newton steps, and only the pieces with the root-condition set
+    on one side and not on the other are kept. The area is filled from the product of the kept
+    factors (its sign changes exactly on the edges), when that sign agrees with the grid's
+    verdicts; else it is not filled here. Returns ``(lines, filled)``.
+    """
+    syms = _plane_symbols(rec, reg)
+    if syms is None:
+        return [], False
+    sx, sy = syms
+    xs, ys = np.asarray(reg.x, float), np.asarray(reg.y, float)
+    cell = np.array([np.ptp(xs) / (xs.size - 1), np.ptp(ys) / (ys.size - 1)])
+    lines, kept_values = [], []
+    for expr in _edge_factors(rec, reg, sx, sy):
+        f = _fn(expr, sx, sy)
+        Z = f(xs[None, :], ys[:, None])
+        finite = Z[np.isfinite(Z)]
+        if not (finite.size and finite.min() < 0 < finite.max()):
+            continue
+        grad = [_fn(sp.diff(expr, v), sx, sy) for v in (sx, sy)]
+        kept = []
+        for P in _zero_pieces(f, grad, Z, reg, cell):
+            g = np.column_stack([d(P[:, 0], P[:, 1]) for d in grad]) / cell  # in cells
+            normal = g / np.maximum(np.hypot(*g.T), 1e-300)[:, None]
+            hold = _side_test(only, reg, P, normal, cell)
+            cuts = np.flatnonzero(np.diff(hold.astype(int))) + 1
+            kept += [q for q, k in zip(np.split(P, cuts), np.r_[0, cuts], strict=True)
+                     if hold[k] and np.hypot(*(np.diff(q, axis=0) / cell).T).sum() > 1.5]
+        if not kept:
+            continue
+        xy = np.concatenate([np.vstack([q, [np.nan, np.nan]]) for q in kept])[:-1]
+        shown = -expr if expr.could_extract_minus_sign() else expr
+        text = sp.sstr(shown)
+        label = f"${tex(shown)} = 0$" if len(text) <= 60 else "edge of the root-condition set"
+        (line,) = ax.plot(*xy.T, color=PALETTE[(len(lines) + 1) % len(PALETTE)], lw=1.4, zorder=3,
+                          label=label, gid=f"root condition: {text} = 0")
+        lines.append(line)
+        kept_values.append(Z)
+    if not lines:
+        return [], False
+    D = np.prod(kept_values, axis=0)
+    for sign in (1, -1):
+        inside = sign * D > 0
+        if np.mean(inside != only) <= 0.02:  # the sign of the product is the set, up to grid points on edges
+            top = np.nanmax(sign * D)
+            ax.contourf(xs, ys, sign * D, levels=[0.0, top * (1 + 1e-9) + 1e-300], colors=[fill], zorder=0.6)
+            return lines, True
+    return lines, False
 
 
 _BAND = 1e-7  # |radius - 1| counted as on the unit circle when shading the root-condition-only area
@@ -243,7 +350,12 @@ def plot_stability_region(region_or_rec, ax=None, *, x=None, y=None, overlay: st
         hidden when the fill is drawn smooth from the spectral radius, with a recurrence);
         locus curves are lines labelled ``boundary locus``; each condition's boundary piece
         is a line whose ``gid`` is ``"<expr> = 0"`` (SymPy text) and whose label is its
-        mathtext (``$- \\eta \\lambda = 0$``). Axis labels are mathtext; a complex plane
+        mathtext (``$- \\eta \\lambda = 0$``). Where nothing is strictly stable but the root
+        condition holds on an area of two real parameters (the C^2 network, the oscillator),
+        its exact edges are lines with ``gid`` ``"root condition: <expr> = 0"`` (where two
+        roots meet on the unit circle or one passes ``r = 1`` or ``r = -1``) and the area is
+        filled from them. Root-condition grid points on the edge of a strict set are not
+        marked: they lie on its exact boundary. Axis labels are mathtext; a complex plane
         (``re(p)`` against ``im(p)``) is drawn at equal aspect.
 
     Raises
@@ -278,11 +390,12 @@ def plot_stability_region(region_or_rec, ax=None, *, x=None, y=None, overlay: st
         raise ShapeError(f"a region needs a 2-D mask of shape (len(y), len(x)), both >= 2; got {mask.shape} "
                          f"for x {xs.shape}, y {ys.shape}")
     ax = prepare_axes(ax)
+    marginal_edges = []
     dx, dy = (xs[-1] - xs[0]) / (xs.size - 1), (ys[-1] - ys[0]) / (ys.size - 1)
     extent = (xs[0] - dx / 2, xs[-1] + dx / 2, ys[0] - dy / 2, ys[-1] + dy / 2)
     fills = ["white", STABLE, MARGINAL] if color is None else [(0, 0, 0, 0), to_rgba(color, 0.35), color]
-    image = ax.imshow(mask.astype(float), origin="lower", extent=extent, aspect="auto", interpolation="nearest",
-                      cmap=ListedColormap(fills[:2]), vmin=0, vmax=1)
+    image = ax.imshow(mask.astype(float), origin="lower", extent=extent, aspect="auto",
+                      interpolation="nearest", cmap=ListedColormap(fills[:2]), vmin=0, vmax=1)
     rho = _radius_grid(rec, reg) if rec is not None and rec.name == reg.family else None
     # the image stays ax.images[0], the data of the figure, but is not drawn: fills are contour
     # polygons, so a PDF or SVG holds vectors, not a raster
@@ -294,25 +407,45 @@ def plot_stability_region(region_or_rec, ax=None, *, x=None, y=None, overlay: st
         ax.contourf(xs, ys, rho, levels=[-1.0, 1.0], colors=[fills[1]], zorder=0.5)
     elif mask.any():
         ax.contourf(xs, ys, mask.astype(float), levels=[0.5, 1.5], colors=[fills[1]], zorder=0.5)
-    share = f"{100 * mask.mean():.3g}%"
-    handles = [Patch(facecolor=fills[1], edgecolor="0.6", label=f"strictly stable (grid, {share})")]
+    never = reg.conditions is not None and reg.conditions.never
+    handles = []
+    if mask.any() or not never:  # an empty fill is not shown in the legend when the exact verdict says why
+        share = f"{100 * mask.mean():.3g}%"
+        handles.append(Patch(facecolor=fills[1], edgecolor="0.6", label=f"strictly stable (grid, {share})"))
     only = np.asarray(reg.marginal, dtype=bool) & ~mask.astype(bool)
     if only.any():  # root condition without strict stability: a curve or an area, drawn darker
         inner = only[1:-1, 1:-1] & only[:-2, 1:-1] & only[2:, 1:-1] & only[1:-1, :-2] & only[1:-1, 2:]
         # ax.images[1]: the grid points; where they form an area its edge is drawn where the radius leaves 1
         dots = ax.imshow(np.ma.masked_where(~only, only.astype(float)), origin="lower", extent=extent,
-                         aspect="auto", interpolation="nearest", cmap=ListedColormap(fills[2:]), vmin=0, vmax=1)
+                         aspect="auto", interpolation="nearest", cmap=ListedColormap(fills[2:]),
+                         vmin=0, vmax=1)
         dots.set_visible(False)  # drawn as vectors below (the data stays in ax.images[1])
-        if rho is not None and inner.any():
+        # grid points beside the strict set lie on its exact boundary, which is drawn as a curve:
+        # only the others are marked (else a legend entry would name a few stray squares)
+        near = np.zeros_like(only)
+        if mask.any():
+            padded = np.pad(mask.astype(bool), 1)
+            for di in (0, 1, 2):
+                for dj in (0, 1, 2):
+                    near |= padded[di:di + only.shape[0], dj:dj + only.shape[1]]
+        shown, exact = only & ~near, False
+        if inner.any() and not mask.any() and rho is not None and not reg.boundary:
+            edges, exact = _draw_marginal_edges(ax, rec, reg, only, fills[2])
+            marginal_edges += edges
+        if exact:
+            pass  # filled by the exact edges' product
+        elif rho is not None and inner.any():
             ax.contourf(xs, ys, np.ma.masked_where(mask.astype(bool), rho), levels=[1 - _BAND, 1 + _BAND],
                         colors=[fills[2]], zorder=0.6)
         elif inner.any():
             ax.contourf(xs, ys, only.astype(float), levels=[0.5, 1.5], colors=[fills[2]], zorder=0.6)
-        else:  # a curve: one pixel wide at print size, so marked by dots a reader sees
-            rows, cols = np.nonzero(only)
+        elif shown.any():  # a curve: one pixel wide at print size, so marked by dots a reader sees
+            rows, cols = np.nonzero(shown)
             ax.scatter(xs[cols], ys[rows], s=4, marker="s", linewidths=0, color=fills[2], zorder=0.7,
                        gid="root condition only")
-        handles.append(Patch(facecolor=fills[2], label="root condition only (grid)"))
+        if inner.any() or shown.any():
+            label = "root condition only" + ("" if exact else " (grid)")
+            handles.append(Patch(facecolor=fills[2], label=label))
     locus = overlay in ("locus", "both") or (overlay == "auto" and len(reg.boundary) > 0)
     if locus and reg.boundary:
         swap = reg.x_name.startswith("im(")
@@ -322,6 +455,7 @@ def plot_stability_region(region_or_rec, ax=None, *, x=None, y=None, overlay: st
             lines += ax.plot(px, py, color=color or "k", lw=1.6, ls=(0, (5, 3)), zorder=4,
                              label="boundary locus" if k == 0 else "_nolegend_")
         handles.append(lines[0])  # the labelled piece (a later one would show "_nolegend_" in the legend)
+    handles += marginal_edges
     if reg.conditions is not None:
         if overlay in ("conditions", "both") or (overlay == "auto" and not reg.boundary):
             handles += _draw_conditions(ax, reg)
@@ -337,7 +471,8 @@ def plot_stability_region(region_or_rec, ax=None, *, x=None, y=None, overlay: st
             raise ParameterError("interval and A(alpha) marks need the re(lam), im(lam) plane as axes")
         if numbers is True:
             if not isinstance(region_or_rec, Recurrence):
-                raise ParameterError("numbers=True needs a Recurrence; pass the StabilityNumbers for a region")
+                raise ParameterError("numbers=True needs a Recurrence; pass the StabilityNumbers "
+                                     "for a region")
             from ..symbolic.numbers import stability_numbers
 
             numbers = stability_numbers(region_or_rec, **{k: v for k, v in fixed.items()
