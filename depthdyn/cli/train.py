@@ -22,6 +22,9 @@ def add_arguments(cmd) -> None:
     cmd.add_argument("--lr", type=float, help="Adam learning rate (default: the task's)")
     cmd.add_argument("--device", help="cpu or cuda (default: cuda when available)")
     cmd.add_argument("--out", default="train-out", metavar="DIR", help="output directory")
+    cmd.add_argument("--format", action="append", choices=("png", "pdf", "svg"), metavar="FMT",
+                     help="file format of the figures: png (200 dpi), pdf or svg (vector); repeatable "
+                          "(default png)")
     cmd.add_argument("--force", action="store_true",
                      help="write into a non-empty directory that depthdyn train did not create")
     cmd.add_argument("-p", "--param", action="append", default=[], metavar="NAME=VALUE",
@@ -53,6 +56,7 @@ def run(args) -> int:
     metrics = command.train_to_dir(
         args.family, args.task, out=args.out, layers=args.layers, steps=args.steps, seed=args.seed,
         step=args.step, lr=args.lr, device=args.device, progress=enabled(args), force=args.force,
+        formats=tuple(args.format or ("png",)),
         **command.parse_options(args.param),
     )
     t = metrics["training"]

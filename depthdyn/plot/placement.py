@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ParameterError, ShapeError
-from ..style import param_tex
+from ..style import param_tex, styled
 from .common import place_legend, prepare_axes
 from .region import plot_stability_region
 
@@ -35,6 +35,7 @@ def _coordinate(placement, expr: str) -> np.ndarray:
     return np.real(out).reshape(-1)
 
 
+@styled
 def plot_placement(placement, ax=None, *, steps=None, window=None, n: int = 301, plane=None):
     """The stability region of a :class:`~depthdyn.nn.analysis.placement.Placement` with its points.
 
@@ -118,7 +119,8 @@ def _plane(placement, ax, plane, window, n: int):
                   py.max() + 0.2 * span_y)
     fixed = {name: 1 for name in x_names if name != "lam"}
     ax = plot_stability_region(
-        rec, prepare_axes(ax), x=("re(lam)", window[0], window[1], n), y=(plane[1], window[2], window[3], n), **fixed
+        rec, prepare_axes(ax), x=("re(lam)", window[0], window[1], n), y=(plane[1], window[2], window[3], n),
+        **fixed,
     )
     ax.scatter(px, py, s=8, zorder=5, label="learned layers")
     ax.set_xlabel("$" + " ".join(param_tex(s) for s in x_names) + "$ (learned layers)")

@@ -1,8 +1,13 @@
-"""Figures of a trained stack: loss curve, depth profiles, trajectories over depth.
+r"""Figures of a trained stack: loss curve, depth profiles, trajectories over depth.
 
 They draw numbers computed elsewhere (a training record, the depth diagnostics of a stack, the
 positions of a :class:`~depthdyn.nn.blocks.stack.Trace`): ``ax=None`` makes a new house-style
 figure, every function returns the Axes it drew into, labels are typeset.
+:func:`training_figures` composes the figures ``depthdyn train`` writes.
+
+>>> figs = training_figures([1.0, 0.5, 0.25])
+>>> list(figs), figs["loss"].axes[0].get_ylabel()
+(['loss'], 'loss')
 """
 
 from __future__ import annotations
@@ -11,10 +16,18 @@ import numpy as np
 from matplotlib.axes import Axes
 
 from ..errors import ShapeError
-from ..style import PALETTE
+from ..style import PALETTE, house_style, new_figure, styled
 from .common import prepare_axes
 
-__all__ = ["plot_loss", "plot_depth_profile", "plot_depth_trajectories"]
+__all__ = ["plot_loss", "plot_depth_profile", "plot_depth_trajectories", "training_figures", "PROFILE_LABELS"]
+
+#: The depth profiles of :func:`training_figures`: attribute of the diagnostics -> typeset label.
+PROFILE_LABELS = {
+    "norms": r"mean $\|x_\ell\|$",
+    "update_cosine": r"$\cos(u_\ell, u_{\ell+1})$",
+    "perturbation": r"$\|x_{\ell+1} - x_\ell\| / \|x_\ell\|$",
+    "grad_norms": r"$\|\partial \mathcal{L} / \partial s_\ell\|$",
+}
 
 _CLASS_COLOURS = tuple(PALETTE[:4])
 
@@ -26,6 +39,7 @@ def _vector(values, what: str) -> np.ndarray:
     return a
 
 
+@styled
 def plot_loss(losses, ax=None, *, label: str | None = None) -> Axes:
     """Training loss against the optimisation step (log scale when all values are positive)."""
     ax = prepare_axes(ax)
@@ -41,6 +55,7 @@ def plot_loss(losses, ax=None, *, label: str | None = None) -> Axes:
     return ax
 
 
+@styled
 def plot_depth_profile(values, ax=None, *, ylabel: str, start: int = 0, label: str | None = None) -> Axes:
     r"""One number per layer (``||x_l||``, a cosine, a gradient norm) against the layer index.
 
@@ -56,6 +71,7 @@ def plot_depth_profile(values, ax=None, *, ylabel: str, start: int = 0, label: s
     return ax
 
 
+@styled
 def plot_depth_trajectories(
     positions, labels=None, ax=None, *, phase: bool = False, feature: int = 0
 ) -> Axes:
@@ -90,3 +106,70 @@ def plot_depth_trajectories(
     if labels is not None:
         ax.legend(loc="best")
     return ax
+
+
+def _placement_window(placement) -> tuple:
+    """The ``(eta lam, m)`` window of a momentum placement: the points and the exact region's
+    left edge ``eta lam = -2 (1 + m)`` at the largest ``m``, with a margin."""
+    c = placement.coordinates
+    eta_lam = np.real(np.asarray(c["eta"]) * np.asarray(c["lam"])).reshape(-1)
+    m = np.real(np.asarray(c["m"])).reshape(-1)
+    lo = min(-2 * (1 + m.max()) - 0.5, eta_lam.min() - 0.2)
+    return lo, max(0.5, eta_lam.max() + 0.2), 0.0, 0.99
+
+
+def training_figures(losses, diagnostics=None, *, positions=None, labels=None, placement=None) -> dict:
+    """The figures of a training run, by file stem, in the house style.
+
+    Parameters
+    ----------
+    losses : sequence of float
+        The loss at every optimisation step: figure ``loss``.
+    diagnostics : object, optional
+        With the depth profiles of :data:`PROFILE_LABELS` as attributes (a
+        :class:`~depthdyn.nn.analysis.diagnostics.Diagnostics`; ``None`` entries are left
+        blank): figure ``depth_profile``, one panel each.
+    positions : array, optional
+        ``(L+1, B, d)`` positions over depth with ``d <= 2``: figure ``trajectories`` (over
+        depth and in the phase plane), coloured by ``labels`` (a class per sample).
+    placement : Placement, optional
+        A linearised momentum stack's placement: figure ``placement``, its learned layers in
+        the ``(eta lam, m)`` plane over the exact region.
+
+    Returns
+    -------
+    dict
+        Stem -> :class:`matplotlib.figure.Figure`, to be saved in any format of
+        :data:`depthdyn.style.FORMATS` (:func:`depthdyn.output.save_figure`).
+    """
+    figs = {}
+    with house_style():  # the axes take the house rc (spines, fonts) when they are made
+        fig = new_figure((6.4, 4.0))
+        plot_loss(losses, fig.add_subplot())
+        figs["loss"] = fig
+        if diagnostics is not None:
+            fig = new_figure((14, 3.6))
+            for ax, (name, ylabel) in zip(fig.subplots(1, len(PROFILE_LABELS)), PROFILE_LABELS.items(),
+                                          strict=True):
+                values = getattr(diagnostics, name, None)
+                if values is not None:
+                    plot_depth_profile(values, ax, ylabel=ylabel)
+                else:
+                    ax.set_axis_off()
+            figs["depth_profile"] = fig
+        if positions is not None:
+            P = np.asarray(positions, dtype=float)
+            if P.ndim == 3 and P.shape[-1] <= 2:
+                fig = new_figure((10, 4))
+                a, b = fig.subplots(1, 2)
+                plot_depth_trajectories(P, labels, a)
+                plot_depth_trajectories(P, labels, b, phase=True)
+                figs["trajectories"] = fig
+        if placement is not None and getattr(placement, "family", None) == "momentum":
+            from .placement import plot_placement
+
+            fig = new_figure()
+            plot_placement(placement, fig.add_subplot(), plane=("eta*lam", "m"),
+                           window=_placement_window(placement), n=241)
+            figs["placement"] = fig
+    return figs

@@ -15,6 +15,7 @@ import torch
 from ...errors import DegreeTooLargeError, DepthdynError, ParameterError
 from ...families import MAX_ORDER
 from ...output import atomic_write, claim_directory, save_figure
+from ...style import figure_format
 from ..analysis.diagnostics import diagnose
 from ..analysis.linearise import linearise, response_agreement
 from ..analysis.placement import place
@@ -131,51 +132,19 @@ def _bridge(stack, x: torch.Tensor) -> dict:
     return out
 
 
-def _figures(out: Path, model, task, result, trace, diag, bridge) -> list[str]:
-    from matplotlib.figure import Figure
-
-    from ...plot.placement import plot_placement
-    from ...plot.training import plot_depth_profile, plot_depth_trajectories, plot_loss
-
-    written = []
-
-    def save(fig, name):
-        save_figure(fig, out / name)
-        written.append(name)
-
-    fig = Figure(figsize=(6, 4), layout="constrained")
-    plot_loss(result.losses, fig.add_subplot())
-    save(fig, "loss.png")
-
-    fig = Figure(figsize=(14, 3.6), layout="constrained")
-    axes = fig.subplots(1, 4)
-    plot_depth_profile(diag.norms, axes[0], ylabel=r"mean $\|x_\ell\|$")
-    if diag.update_cosine is not None:
-        plot_depth_profile(diag.update_cosine, axes[1], ylabel=r"$\cos(u_\ell, u_{\ell+1})$")
-    plot_depth_profile(diag.perturbation, axes[2], ylabel=r"$\|x_{\ell+1} - x_\ell\| / \|x_\ell\|$")
-    if diag.grad_norms is not None:
-        plot_depth_profile(diag.grad_norms, axes[3], ylabel=r"$\|\partial \mathcal{L} / \partial s_\ell\|$")
-    save(fig, "depth_profile.png")
+def _figures(out: Path, model, task, result, trace, diag, bridge, formats=("png",)) -> list[str]:
+    from ...plot.training import training_figures
 
     positions = trace.positions
-    if positions.dim() == 3 and positions.shape[-1] <= 2:
-        labels = task.targets.cpu().numpy() if task.kind == "classify" else None
-        fig = Figure(figsize=(10, 4), layout="constrained")
-        a, b = fig.subplots(1, 2)
-        plot_depth_trajectories(positions.cpu().numpy(), labels, a)
-        plot_depth_trajectories(positions.cpu().numpy(), labels, b, phase=True)
-        save(fig, "trajectories.png")
-
-    placement = bridge.get("_placement")
-    if model.family == "momentum" and placement is not None:
-        c = placement.coordinates
-        eta_lam = (np.real(c["eta"] * c["lam"])).reshape(-1)
-        m = np.real(c["m"]).reshape(-1)
-        lo = min(-2 * (1 + m.max()) - 0.5, eta_lam.min() - 0.2)
-        hi = max(0.5, eta_lam.max() + 0.2)
-        fig = Figure(figsize=(6.4, 4.8), layout="constrained")
-        plot_placement(placement, fig.add_subplot(), plane=("eta*lam", "m"), window=(lo, hi, 0, 0.99), n=241)
-        save(fig, "placement.png")
+    labels = task.targets.cpu().numpy() if task.kind == "classify" else None
+    placement = bridge.get("_placement") if model.family == "momentum" else None
+    figs = training_figures(result.losses, diag, labels=labels, placement=placement,
+                            positions=positions.cpu().numpy() if positions.dim() == 3 else None)
+    written = []
+    for stem, fig in figs.items():
+        for fmt in formats:
+            save_figure(fig, out / f"{stem}.{fmt}")
+            written.append(f"{stem}.{fmt}")
     return written
 
 
@@ -192,6 +161,7 @@ def train_to_dir(
     device=None,
     progress: bool = False,
     force: bool = False,
+    formats=("png",),
     **block_options,
 ) -> dict:
     """Train ``family`` on ``task``, then write ``metrics.json`` and figures into ``out``.
@@ -203,9 +173,11 @@ def train_to_dir(
 
     ``out`` is created, or reused when it is empty or holds the ``.depthdyn-train`` marker of
     an earlier run; a non-empty directory without it is refused unless ``force``. Sizes past
-    :data:`LIMITS` are refused before anything is built.
+    :data:`LIMITS` are refused before anything is built. ``formats``: the files each figure is
+    written as (``png``, ``pdf``, ``svg``; PDF and SVG are vector).
     """
     _check_limits(layers, steps, block_options)
+    formats = tuple(dict.fromkeys(figure_format(f) for f in formats)) or ("png",)
     out = claim_directory(out, MARKER, _MARKER_TEXT, force, command="depthdyn train")
     model, result = run(
         family,
@@ -240,7 +212,8 @@ def train_to_dir(
         "diagnostics": diag.to_json() if diag is not None else None,
         "bridge": {k: v for k, v in bridge.items() if not k.startswith("_")},
     }
-    metrics["figures"] = _figures(out, model, data, result, trace, diag, bridge) if diag is not None else []
+    metrics["figures"] = (_figures(out, model, data, result, trace, diag, bridge, formats)
+                          if diag is not None else [])
     metrics = _plain(metrics)
     atomic_write(out / "metrics.json", json.dumps(metrics, indent=2, allow_nan=False))
     return metrics
