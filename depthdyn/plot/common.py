@@ -15,7 +15,7 @@ from matplotlib.axes import Axes
 
 from ..errors import ParameterError, ShapeError
 from ..recurrence import Recurrence
-from ..style import PALETTE, new_figure, param_tex
+from ..style import PALETTE, RC, new_figure, param_tex
 
 __all__ = ["prepare_axes", "single_axes", "place_legend", "format_value", "math_label", "value_label",
            "fixed_text", "is_complex_plane", "draw_circle", "draw_complex_plane", "check_moving_param",
@@ -40,7 +40,8 @@ def single_axes(fig) -> Axes:
 def prepare_axes(ax) -> Axes:
     """``ax``, or the axes of a new house-style figure (see :func:`~depthdyn.style.new_figure`).
 
-    An empty ``ax`` takes the house colour cycle; anything but an Axes or None is refused.
+    An empty ``ax`` takes the house colour cycle and frame (no top and right spines), as an axes
+    made inside the house style would; anything but an Axes or None is refused.
     """
     if ax is None:
         return single_axes(new_figure())
@@ -48,6 +49,8 @@ def prepare_axes(ax) -> Axes:
         raise ParameterError(f"ax must be a matplotlib Axes or None, got {type(ax).__name__}")
     if not (ax.lines or ax.collections or ax.images or ax.patches):  # an empty axes takes the house colours
         ax.set_prop_cycle(color=list(PALETTE))
+        for side in ("top", "right"):  # axes made outside the house style (fig.subplots in a notebook)
+            ax.spines[side].set_visible(RC[f"axes.spines.{side}"])
     return ax
 
 
