@@ -156,3 +156,21 @@ def test_a_region_without_its_recurrence_keeps_the_grid_fill():
     assert not edge_lines(ax) and "root condition only (grid)" in legend_texts(ax)
     ax = plot_stability_region(reg, recurrence=dd.smooth(k=2))
     assert len(edge_lines(ax)) == 2 and "root condition only" in legend_texts(ax)
+
+
+def test_region_command_titles_name_the_given_values(tmp_path, monkeypatch, capsys):
+    """-p values are substituted into the recurrence, so the region holds none: the title still
+    names them (typeset), and a structural argument once (k = 2 from the recurrence)."""
+    import depthdyn.output
+    from depthdyn.cli import main
+
+    drawn = []
+    monkeypatch.setattr(depthdyn.output, "save_figure", lambda fig, path: drawn.append(fig))
+    out = str(tmp_path / "r.pdf")
+    assert main(["region", "momentum", "-p", "eta=1", "-p", "m=1/2", "--x", "re(lam):-4:1:41",
+                 "--y", "im(lam):-2:2:41", "--out", out]) == 0
+    assert main(["region", "smooth", "-p", "k=2", "-p", "h=1", "--x", "re(lam):-5:1:41",
+                 "--y", "im(lam):-1:1:41", "--out", out]) == 0
+    titles = [fig.axes[0].get_title() for fig in drawn]
+    assert titles == ["stability region: momentum ($\\eta = 1$, $m = 1/2$)",
+                      "stability region: smooth ($k = 2$, $h = 1$)"]
