@@ -258,30 +258,11 @@ def _depth_limit(rec: Recurrence) -> tuple[str, sp.Expr | None]:
 
 
 def _tableau_order(spec, rec: Recurrence):
-    """The order from the Butcher tableau's order conditions when ``spec`` names a Runge-Kutta block."""
-    from ..families.literature import TABLEAUX
-    from ..parse import parse_value
-    from ..symbolic.butcher import tableau_order
+    """The order from the Butcher tableau's order conditions when ``rec`` is a Runge-Kutta block."""
+    from ..symbolic.butcher import runge_kutta_tableau, tableau_order
 
-    if isinstance(spec, Recurrence):
-        name, args = spec.name, {}
-    elif isinstance(spec, tuple):
-        name, args = spec[0], dict(spec[1])
-    else:
-        name, given = parse_spec(spec)
-        args = dict(a.split("=", 1) for a in given if "=" in a)
-        args = {k.strip(): (parse_value(v) if k.strip() in ("A", "b") else v.strip())
-                for k, v in args.items()}
-    if name in ("rk4", "rk2"):
-        A, b = TABLEAUX["rk4" if name == "rk4" else "midpoint"]
-    elif name == "runge_kutta" and not isinstance(spec, Recurrence):
-        A, b = (args["A"], args["b"]) if "A" in args and "b" in args else TABLEAUX.get(
-            str(args.get("tableau", "rk4")), (None, None))
-        if A is None:
-            return None
-    else:
-        return None
-    return tableau_order(A, b)
+    tab = runge_kutta_tableau(rec)
+    return None if tab is None else tableau_order(*tab)
 
 
 def _depth_check(rec: Recurrence, text: str, limit) -> list[str]:

@@ -394,8 +394,9 @@ def runge_kutta(*, tableau: str = "rk4", A=None, b=None, **values) -> Recurrence
         raise ParameterError("give both A and b (a Butcher tableau), or a tableau name")
     else:
         check_stages(A)
-        A, label = matrix_arg(A, "A"), "custom tableau"
+        A = matrix_arg(A, "A")
         b = list(vector_arg(b, "b", A.shape[0]))
+        label = f"A = {sp.sstr(A.tolist())}, b = {sp.sstr(b)}"  # read back by symbolic.butcher
     A = sp.Matrix(A).applyfunc(to_exact)
     if A.free_symbols or any(to_exact(v).free_symbols for v in b):
         raise ParameterError("the Butcher tableau must have numeric entries")

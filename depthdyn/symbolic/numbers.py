@@ -362,7 +362,7 @@ class StabilityNumbers(Record):
     ``marginal_conditions`` gives the exact root-condition sets on both axes. ``kind``:
     ``"multistep"`` (``rho - lam sigma``; ``order`` and ``error_constant`` of the method),
     ``"one-step"`` (``Q x' = P x``; ``order`` of ``R = P/Q`` against ``e^z``, ``l_stable``,
-    ``tableau_order`` for a named Runge-Kutta tableau) or ``"general"`` (sets only; ``note``).
+    ``tableau_order`` of a Runge-Kutta block's tableau) or ``"general"`` (sets only; ``note``).
     """
 
     family: str
@@ -429,8 +429,7 @@ class StabilityNumbers(Record):
             lines.append(f"  order {self.order} (R({v}) = exp({v}) + C {v}^{self.order + 1} + ...), "
                          f"C = {sstr(self.error_constant)}")
         if self.tableau_order is not None:
-            lines.append(f"  Runge-Kutta order {self.tableau_order} (the tableau's order conditions, "
-                         "trees up to 6)")
+            lines.append(f"  Runge-Kutta order {self.tableau_order} (the tableau's order conditions)")
         if self.order and self.kind != "one-step":
             lines.append(f"  order {self.order}, error constant {sstr(self.error_constant)}")
         elif self.order == 0 and self.kind == "one-step":
@@ -567,16 +566,7 @@ def _general(rec, param: str, label: str) -> StabilityNumbers:
 
 
 def _named_tableau_order(rec) -> int | None:
-    """The tableau order of a Runge-Kutta block built from a named tableau (rk4, rk2, runge_kutta)."""
-    from ..families.literature import TABLEAUX
-    from .butcher import tableau_order
+    """The order of a Runge-Kutta block's tableau, named or given by ``A`` and ``b``."""
+    from .butcher import recurrence_tableau_order
 
-    names = {"rk4": "rk4", "rk2": "midpoint"}
-    name = names.get(rec.name)
-    if name is None and rec.name == "runge_kutta":
-        label = rec.description.partition("(")[2].partition(")")[0]
-        name = label if label in TABLEAUX else None
-    if name is None:
-        return None
-    found = tableau_order(*TABLEAUX[name])
-    return found.order if not found.at_least else None
+    return recurrence_tableau_order(rec)
