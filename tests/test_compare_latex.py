@@ -42,7 +42,8 @@ def test_paper_table_exits_0_and_reads_as_latex(paper_table):
     # AB3's real stability interval is (-6/11, 0) (Hairer & Wanner II, Table V.1.1 region; the
     # boundary locus rho/sigma at r = -1: (-1 - 1 - 0) / ((23 + 16 + 5)/12) = -24/44)
     assert cells[r"adams\_bashforth:k=3"][4] == r"$- \tfrac{6}{11} < \lambda < 0$"
-    assert cells["bdf:k=2"][6] == r"$90^\circ$ (A-stable)" and cells["bdf:k=2"][7] == "yes"
+    # BDF2 is L-stable: A-stable, and sigma = r^2 sends both roots to 0 as lam -> -oo
+    assert cells["bdf:k=2"][6] == r"$90^\circ$ (L-stable)" and cells["bdf:k=2"][7] == "yes"
     assert cells["smooth:k=3"][7] == "no"  # (r - 1)^3 at lam = 0: a triple root on the circle
     assert cells["rk4"][9].strip(" \\") == r"$e^{\lambda}$"
     # smooth k=3: SymPy's series cannot expand the cube-root modes; the cell says so, not "no limit"

@@ -45,6 +45,7 @@ from ..records import Record
 from ..recurrence import r
 from .circle import circle_roots, exact_poly, verdicts
 from .intervals import ExactPoint, Interval, IntervalUnion, real_points, sweep
+from .multistep_numbers import multistep_l_stable
 from .onestep import general_numbers, only_free, scaled_out, unique_points
 from .solvefor import solve_for
 
@@ -381,7 +382,7 @@ class StabilityNumbers(Record):
     marginal_conditions: dict
     marginal_sets: dict = field(repr=False, compare=False, default_factory=dict)
     variable: str = field(default="lam", compare=False)  # the free parameter the intervals are in
-    l_stable: bool | None = None  # one-step methods (multistep of one step too): A-stable and R(oo) = 0
+    l_stable: bool | None = None  # A-stable and every root -> 0 as lam -> oo (one-step: R(oo) = 0)
     kind: str = field(default="multistep", compare=False)  # rho - lam sigma; "one-step" or "general"
     note: str = field(default="", compare=False)
     tableau_order: int | None = None  # a named Runge-Kutta block: from its tableau's order conditions
@@ -515,9 +516,7 @@ def stability_numbers(rec, *, param: str = "lam", **values) -> StabilityNumbers:
     beta = [sigma.coeff_monomial(r**j) for j in range(rec.order + 1)]
     oe = order_and_error_constant(alpha, beta)
     consistent = oe.order >= 1
-    # A one-step method (rho, sigma of degree 1) has R(z) = (z sigma_0 - rho_0) / (rho_1 - z sigma_1):
-    # L-stable when it is A-stable and R(oo) = 0, i.e. sigma_0 = 0 and sigma_1 != 0.
-    l_stable = bool(a_stable and beta[0] == 0 and beta[1] != 0) if rec.order == 1 else None
+    l_stable = multistep_l_stable(a_stable, beta)  # A-stable, every root -> 0 as z -> oo: sigma = beta_k r^k
     return StabilityNumbers(
         rec.name, real_set.component(0), imag_set.component(0), real_set, imag_set, deg, exact, a_stable, a0,
         zero_stable, oe.order if consistent else 0, oe.error_constant if consistent else None,
