@@ -15,9 +15,23 @@ __all__ = ["explore", "Explorer", "page", "write_page", "compile_recurrence", "E
            "Point"]
 
 
-def __getattr__(name: str):
-    if name in ("explore", "Explorer"):
-        from . import widget
+def explore(target, *, at=None, x=None, y=None, depth=30):
+    """An interactive stability explorer of ``target`` in Jupyter (see
+    :func:`depthdyn.explore.widget.explore`); needs anywidget (the ``explore`` extra).
 
-        return getattr(widget, name)
+    Raises
+    ------
+    OptionalDependencyError
+        Without anywidget.
+    """
+    from .widget import explore as widget_explore
+
+    return widget_explore(target, at=at, x=x, y=y, depth=depth)
+
+
+def __getattr__(name: str):
+    if name == "Explorer":
+        from .widget import Explorer
+
+        return Explorer
     raise AttributeError(f"module 'depthdyn.explore' has no attribute {name!r}")
