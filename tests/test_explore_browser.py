@@ -266,3 +266,22 @@ def test_a_recurrence_with_no_free_parameter_still_shows_its_views(browser, tmp_
         assert errors == []
     finally:
         tab.close()
+
+
+def test_without_chromium_the_tests_skip_only_with_a_reason(monkeypatch, tmp_path):
+    monkeypatch.setenv("PATH", str(tmp_path))  # no browser on this PATH
+    monkeypatch.setenv("DEPTHDYN_NO_BROWSER", "apt-get install chromium failed")
+    with pytest.raises(pytest.skip.Exception, match="apt-get install chromium failed"):
+        _chromium()
+    monkeypatch.delenv("DEPTHDYN_NO_BROWSER")
+    with pytest.raises(pytest.fail.Exception, match="DEPTHDYN_NO_BROWSER"):
+        _chromium()
+
+
+def test_ci_installs_chromium_or_says_why_not():
+    from pathlib import Path
+
+    ci = (Path(__file__).resolve().parents[1] / ".ci" / "run").read_text()
+    assert "browser_pkgs=(chromium)" in ci and "PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1" in ci
+    assert ci.count('export DEPTHDYN_NO_BROWSER="') == 2  # apt failed / apt not usable: the skip reason
+    assert "the browser tests skip" in ci and "the browser tests run" in ci
