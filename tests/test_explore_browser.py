@@ -285,3 +285,44 @@ def test_ci_installs_chromium_or_says_why_not():
     assert "browser_pkgs=(chromium)" in ci and "PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1" in ci
     assert ci.count('export DEPTHDYN_NO_BROWSER="') == 2  # apt failed / apt not usable: the skip reason
     assert "the browser tests skip" in ci and "the browser tests run" in ci
+
+
+def test_every_registered_family_opens_and_agrees_at_its_start(browser, tmp_path):
+    """Each family of the catalogue (at its example's structural arguments): the page runs without
+    an error and shows depthdyn's verdict and roots at the point its sliders start from."""
+    from depthdyn import FAMILIES
+
+    tab = browser.new_page(viewport={"width": 1100, "height": 900})
+    errors = []
+    tab.on("pageerror", lambda exc: errors.append(str(exc)))
+    bad = []
+    try:
+        for name, fam in FAMILIES.items():
+            rec = fam(**fam.example_structural())
+            path = tmp_path / f"{name}.html"
+            path.write_text(page(rec), encoding="utf-8")
+            tab.goto(path.as_uri())
+            tab.wait_for_function("window.depthdynExplorer !== undefined", timeout=20000)
+            state = tab.evaluate("window.depthdynExplorer.state()")
+            py = evaluate(rec, state["values"], len(state["trajectory"]) - 1)
+            if py.stable is not state["stable"]:
+                bad.append(f"{name}: verdict {state['stable']} vs {py.stable}")
+            roots = [complex(a, b) for a, b in state["roots"]]
+            bad += [f"{name}: {m}" for m in _match(roots, list(py.roots), normwise=True)]
+    finally:
+        tab.close()
+    assert errors == [] and bad == [], (errors, bad)
+
+
+def test_the_docs_page_runs_and_agrees_with_depthdyn(browser, tmp_path):
+    """docs/_static/explore/momentum.html (written by docs/explore_page.py), as a reader opens it."""
+    from pathlib import Path
+
+    shipped = Path(__file__).resolve().parents[1] / "docs" / "_static" / "explore" / "momentum.html"
+    tab, errors = _open(browser, shipped.read_text(encoding="utf-8"), tmp_path, "docs")
+    try:
+        rec = momentum()
+        assert _sweep(tab, rec, stability_conditions(rec), fractions=(0.3, 0.7)) == []
+        assert errors == []
+    finally:
+        tab.close()

@@ -42,9 +42,29 @@ function horner(a, z) {
   return [p, dp];
 }
 
+// A multiple root comes out of any iteration as a cluster accurate to about eps^(1/m); the mean of
+// the cluster is accurate to about eps (the errors cancel), so clusters are replaced by their mean.
+function ddMergeClusters(z) {
+  const out = z.map((r) => r.slice()), used = new Array(z.length).fill(false);
+  for (let i = 0; i < z.length; i++) {
+    if (used[i]) continue;
+    const members = [i];
+    for (let j = i + 1; j < z.length; j++) {
+      if (!used[j] && cabs(csub(z[i], z[j])) <= 1e-7 * Math.max(1, cabs(z[i]))) members.push(j);
+    }
+    if (members.length < 2) continue;
+    let mean = [0, 0];
+    for (const k of members) { used[k] = true; mean = cadd(mean, z[k]); }
+    mean = [mean[0] / members.length, mean[1] / members.length];
+    for (const k of members) out[k] = mean.slice();
+  }
+  return out;
+}
+
 // Roots of a polynomial with complex coefficients ([re, im] pairs, highest first): the
-// Aberth–Ehrlich iteration (all roots at once, cubic convergence for simple roots), then Newton
-// steps on the same polynomial kept only while they reduce |p|.
+// Aberth–Ehrlich iteration (all roots at once, cubic convergence for simple roots), Newton
+// steps on the same polynomial kept only while they reduce |p|, then multiple roots' clusters
+// merged.
 function ddRoots(coeffs) {
   let a = coeffs.map((c) => [c[0], c[1]]);
   while (a.length > 1 && a[0][0] === 0 && a[0][1] === 0) a.shift();
@@ -92,7 +112,7 @@ function ddRoots(coeffs) {
     }
   }
   for (let i = 0; i < zeros; i++) out.push([0, 0]);
-  return out;
+  return ddMergeClusters(out);
 }
 
 // x_0 .. x_depth from the window of ones, one state matrix per layer of the period
