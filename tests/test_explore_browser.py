@@ -326,3 +326,45 @@ def test_the_docs_page_runs_and_agrees_with_depthdyn(browser, tmp_path):
         assert errors == []
     finally:
         tab.close()
+
+
+_RENDER_WIDGET = """async ([esm, state]) => {
+  // anywidget's side of the contract: import the widget's module, call render({model, el})
+  const handlers = {}, data = { ...state }, sent = [];
+  const model = {
+    get: (k) => data[k],
+    set(k, v) { data[k] = v; for (const f of handlers[`change:${k}`] || []) f(); },
+    on(e, f) { (handlers[e] = handlers[e] || []).push(f); },
+    off(e, f) { handlers[e] = (handlers[e] || []).filter((g) => g !== f); },
+    save_changes() { sent.push(JSON.stringify(data.values)); },
+  };
+  const url = URL.createObjectURL(new Blob([esm], { type: "text/javascript" }));
+  const mod = await import(url);
+  const el = document.createElement("div");
+  document.body.appendChild(el);
+  const cleanup = mod.default.render({ model, el });
+  const first = el.querySelector(".dd-explorer").dataset.stable;
+  model.set("values", { ...data.values, lam: 0.25 });  // the kernel moves lam
+  const second = el.querySelector(".dd-explorer").dataset.stable;
+  const slider = el.querySelector('input[type=range][data-param="lam"]');
+  slider.value = "-1"; slider.dispatchEvent(new Event("input", { bubbles: true }));  // the reader moves it
+  const third = el.querySelector(".dd-explorer").dataset.stable;
+  cleanup();
+  return { first, second, third, sent, listeners: Object.values(handlers).flat().length };
+}"""
+
+
+def test_the_widget_module_renders_through_anywidgets_api(browser, tmp_path):
+    pytest.importorskip("anywidget", reason="the widget needs anywidget (the test and explore extras)")
+    import depthdyn
+
+    w = depthdyn.explore("momentum", at={"lam": -0.5, "m": 0.5, "eta": 1})
+    state = {k: getattr(w, k) for k in ("spec", "values", "x", "y", "depth")}
+    tab, errors = _open(browser, page("residual"), tmp_path, "host")  # any page: a module host
+    try:
+        out = tab.evaluate(_RENDER_WIDGET, [w._esm, state])
+    finally:
+        tab.close()
+    assert (out["first"], out["second"], out["third"]) == ("true", "false", "true")
+    assert out["sent"] == ['{"lam":-1,"m":0.5,"eta":1}']  # the slider's value goes back to the kernel
+    assert out["listeners"] == 0 and errors == []

@@ -31,7 +31,8 @@ __all__ = ["Explorer", "explore"]
 _RENDER = """
 export default {
   render({ model, el }) {
-    mount(model, el, COMPILED);
+    const view = mount(model, el, COMPILED);
+    return () => view.dispose();
   },
 };
 """

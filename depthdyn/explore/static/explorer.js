@@ -435,8 +435,9 @@ function mount(model, el, compiled) {
     state.milliseconds = performance.now() - t0;
   }
 
+  const onDepth = () => { depthBox.value = model.get("depth"); draw(); };
   model.on("change:values", draw);
-  model.on("change:depth", () => { depthBox.value = model.get("depth"); draw(); });
+  model.on("change:depth", onDepth);
   model.on("change:x", draw);
   model.on("change:y", draw);
   draw();
@@ -449,5 +450,12 @@ function mount(model, el, compiled) {
         radius: state.radius, trajectory: state.trajectory, milliseconds: state.milliseconds };
     },
     set: setValue,
+    // a removed view stops listening to the model (anywidget calls what render returns)
+    dispose() {
+      model.off("change:values", draw);
+      model.off("change:depth", onDepth);
+      model.off("change:x", draw);
+      model.off("change:y", draw);
+    },
   };
 }
