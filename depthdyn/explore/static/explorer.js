@@ -412,7 +412,9 @@ function mount(model, el, compiled) {
       condList.appendChild(li);
     });
     if (!spec.conditions.length && !spec.never) {
-      condList.appendChild(ddEl("li", { text: spec.exact ? "stable on the whole domain" : spec.note }));
+      const none = params.length ? "no condition: strictly stable on the whole domain"
+        : "no parameter: the roots decide";
+      condList.appendChild(ddEl("li", { text: spec.exact ? none : spec.note }));
     }
   }
 
