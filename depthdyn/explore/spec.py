@@ -5,7 +5,7 @@ shows comes from three functions that SymPy's JavaScript printer writes from dep
 results,
 
 * ``coefficients(p)``: the characteristic-polynomial coefficients (highest power first) as
-  ``[re, im]`` pairs, at the parameter vector ``p``;
+  ``[re, im]`` pairs (the root finder works in complex arithmetic), at the parameter vector ``p``;
 * ``conditions(p)``: the exact Schur–Cohn conditions of :func:`~depthdyn.stability_conditions`
   (then those implied by the domains), each a boolean;
 * ``layers(p)``: the state matrices of one period (one for a plain recurrence, one per layer of a
@@ -207,23 +207,6 @@ def _prelude(names) -> str:
     return f"    const [{', '.join(f'P{i}' for i in range(len(names)))}] = p;\n" if names else ""
 
 
-def _coefficients(rec: Recurrence, index) -> list[str]:
-    out = []
-    for c in rec.charpoly_coeffs():
-        c = sp.expand(c)
-        if c.has(sp.I):
-            re_part, im_part = (sp.expand(v) for v in c.xreplace(index_symbols(c, index)).as_real_imag())
-            out.append(f"[{jscode(re_part)}, {jscode(im_part)}]")
-        else:
-            out.append(f"[{_js(c, index)}, 0]")
-    return out
-
-
-def index_symbols(expr: sp.Basic, index) -> dict:
-    """Parameter symbols of ``expr`` -> the real symbols ``P0, P1, ...`` of the generated code."""
-    return {s: index[s.name] for s in expr.free_symbols}
-
-
 def layer_dim(rec: Recurrence) -> int:
     """Entries of ``x_l``: the dimension of a layer (of the pattern's layers for a periodic one)."""
     layers = getattr(rec, "layers", ())
@@ -275,6 +258,9 @@ def compile_recurrence(target, *, at: Mapping | None = None, x: str | None = Non
     from ..families.catalogue import FAMILIES
 
     rec = resolve(target)
+    layers = layer_matrices(rec)
+    if any(e.has(sp.I) for M in layers for e in M):  # then the coefficients are real too
+        raise ParameterError("the explorer shows real recurrences: the state matrices have complex entries")
     if not isinstance(depth, int) or isinstance(depth, bool) or not 1 <= depth <= MAX_DEPTH:
         raise ParameterError(f"depth must be an integer in 1..{MAX_DEPTH}, got {depth!r}")
     names = rec.param_names
@@ -315,15 +301,12 @@ def compile_recurrence(target, *, at: Mapping | None = None, x: str | None = Non
                 rel = c.func(sp.expand(c.lhs - c.rhs), 0)
                 js = f"({_js(rel.lhs, index)}) {rel.rel_op} 0"
             conds.append(({"text": sstr(c), "mathml": _mathml(c), "implied": implied}, js))
-    layers = layer_matrices(rec)
-    if any(e.has(sp.I) for M in layers for e in M):
-        raise ParameterError("the explorer draws real trajectories: the state matrices have complex entries")
 
     pre = _prelude(names)
     layer_js = ",\n".join(
         "      [" + ", ".join("[" + ", ".join(_js(e, index) for e in row) + "]" for row in M.tolist()) + "]"
         for M in layers)
-    coeffs = _coefficients(rec, index)
+    coeffs = [f"[{_js(sp.expand(c), index)}, 0]" for c in rec.charpoly_coeffs()]  # [re, im] pairs
     module = (
         "const COMPILED = {\n"
         "  coefficients(p) {\n" + pre + "    return [\n" + "".join(f"      {c},\n" for c in coeffs)
