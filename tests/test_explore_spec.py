@@ -94,3 +94,21 @@ def test_complex_recurrences_are_refused():
     rec = Recurrence([1, "-I*a"], params=[Param("a")])
     with pytest.raises(ParameterError, match="complex"):
         compile_recurrence(rec)
+
+
+_EVALUATES = re.compile(r"\beval\s*\(|\bFunction\s*\(|\bnew\s+Function\b"
+                        r"|set(?:Timeout|Interval)\s*\(\s*['\"`]|\bimport\s*\(|document\.write\s*\(")
+
+
+def _evaluating(js: str) -> list[str]:
+    return _EVALUATES.findall(js)
+
+
+def test_the_front_end_never_evaluates_text():
+    from depthdyn.explore.page import front_end
+
+    assert _evaluating(front_end()) == []
+    assert _evaluating(page(momentum())) == []
+    # the scan can fail
+    assert _evaluating("const f = new Function('x', text);") and _evaluating("eval(box.value)")
+    assert _evaluating("setTimeout('go()', 1)") and _evaluating("await import(url)")

@@ -9,13 +9,13 @@ anywidget, so it is imported on first use.
 
 from .page import page, write_page
 from .point import Point, evaluate
-from .spec import ExplorerSpec, compile_recurrence
+from .spec import DEFAULT_DEPTH, ExplorerSpec, compile_recurrence
 
 __all__ = ["explore", "Explorer", "page", "write_page", "compile_recurrence", "ExplorerSpec", "evaluate",
            "Point"]
 
 
-def explore(target, *, at=None, x=None, y=None, depth=30):
+def explore(target, *, at=None, x=None, y=None, depth=DEFAULT_DEPTH):
     """An interactive stability explorer of ``target`` in Jupyter (see
     :func:`depthdyn.explore.widget.explore`); needs anywidget (the ``explore`` extra).
 
