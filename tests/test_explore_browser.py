@@ -315,10 +315,10 @@ def test_every_registered_family_opens_and_agrees_at_its_start(browser, tmp_path
 
 
 def test_the_docs_page_runs_and_agrees_with_depthdyn(browser, tmp_path):
-    """docs/_static/explore/momentum.html (written by docs/explore_page.py), as a reader opens it."""
+    """docs/_static/explore/explorer-momentum.html (written by docs/explore_page.py), as a reader opens it."""
     from pathlib import Path
 
-    shipped = Path(__file__).resolve().parents[1] / "docs" / "_static" / "explore" / "momentum.html"
+    shipped = Path(__file__).resolve().parents[1] / "docs" / "_static" / "explore" / "explorer-momentum.html"
     tab, errors = _open(browser, shipped.read_text(encoding="utf-8"), tmp_path, "docs")
     try:
         rec = momentum()
