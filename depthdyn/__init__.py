@@ -54,6 +54,8 @@ _PUBLIC: dict[str, str] = {
         (".compare", ("compare", "ComparisonTable")),
         (".claims", ("run_claims", "ClaimResult")),
         (".budget", ("budget",)),
+        # the interactive stability explorer (a Jupyter widget; needs anywidget, the explore extra)
+        (".explore", ("explore",)),
         # the typed errors and the figures (matplotlib is imported on first use)
         (".errors", ("errors",)),
         (".plot", ("plot",)),

@@ -50,7 +50,7 @@ def front_door_table(text: str) -> dict[str, str]:
 
 
 def test_the_front_door_is_small_and_has_no_duplicates():
-    assert len(depthdyn.__all__) <= 60
+    assert len(depthdyn.__all__) <= 61
     assert len(set(depthdyn.__all__)) == len(depthdyn.__all__)
     # one table: the lazy table is __all__, no second list to drift from it
     assert depthdyn.__all__ == list(depthdyn._PUBLIC)

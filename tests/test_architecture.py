@@ -51,7 +51,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # the torch layer may use everything below the command line; the mean-field harness and
     # initialisation recipes build torch networks
     ("nn", ("depthdyn.nn", "depthdyn.meanfield.montecarlo", "depthdyn.meanfield.recipes")),
-    ("front", ("depthdyn.cli", "depthdyn.__main__")),
+    ("front", ("depthdyn.cli", "depthdyn.__main__", "depthdyn.explore")),
 )
 #: The package's own ``__init__``: the curated public API, above everything.
 ROOT = "depthdyn"

@@ -13,7 +13,7 @@ from depthdyn.cli.app import COMMANDS
 
 README = (Path(__file__).resolve().parents[1] / "README.md").read_text()
 SUBCOMMANDS = ("derive", "check", "region", "verify", "report", "train", "stability", "solve", "compare",
-               "product", "inspect", "meanfield")
+               "product", "inspect", "meanfield", "explore")
 REGION = ["region", "momentum", "--x", "re(lam):-3:1:12", "--y", "m:0:0.9:8", "-p", "eta=1"]
 #: A well-formed command line of each subcommand.
 VALID = {"derive": ["derive", "momentum"], "check": ["check", "momentum"], "region": REGION,
@@ -22,7 +22,8 @@ VALID = {"derive": ["derive", "momentum"], "check": ["check", "momentum"], "regi
          "compare": ["compare", "residual", "--grid", "41"],
          "product": ["product", "residual:lam=a", "residual:lam=b"],
          "inspect": ["inspect", "mymodels.py:make", "--quiet"],
-         "meanfield": ["meanfield", "relu", "--sw2", "1", "--sb2", "0.5"]}
+         "meanfield": ["meanfield", "relu", "--sw2", "1", "--sb2", "0.5"],
+         "explore": ["explore", "residual", "--out", "explore.html"]}
 
 
 def _paragraph() -> str:
@@ -62,6 +63,7 @@ def _one_line(capsys, status_expected, code):
         ["product", "residual", "entangled:n=2"],
         ["inspect", "depthdyn_no_such_module:make", "--quiet"],
         ["meanfield", "relu", "--sw2", "-1"],
+        ["explore", "momentum", "--at", "m=2", "--out", "{tmp}/m.html"],
     ],
     ids=SUBCOMMANDS,
 )

@@ -18,7 +18,9 @@ The verbs (one module each, listed in :data:`~depthdyn.cli.app.VERBS`):
 * ``depthdyn report [--out DIR] [--force]``: the full report (claims, figures, modes) in a directory;
 * ``depthdyn train FAMILY --task TASK``: torch blocks trained on a task, metrics and figures;
 * ``depthdyn meanfield ACTIVATION [--family F] [--sw2 V --sb2 V | --phase]``: signal
-  propagation at initialisation (mean-field maps, fixed points, the order-to-chaos line).
+  propagation at initialisation (mean-field maps, fixed points, the order-to-chaos line);
+* ``depthdyn explore FAMILY [-p NAME=VALUE ...] [--out PAGE.html]``: the interactive stability
+  explorer as one self-contained HTML page.
 
 Every verb takes ``--budget SECONDS`` (per exact part; ``inf`` for none), ``--quiet`` and
 ``--progress``.

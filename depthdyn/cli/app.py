@@ -43,6 +43,7 @@ VERBS = {
     "report": ("report", "write report.md, claims.json and the figures into a directory"),
     "train": ("train", "train torch blocks on a task; write metrics and plots (needs the torch extra)"),
     "meanfield": ("meanfield", "signal propagation at initialisation: mean-field fixed points and phases"),
+    "explore": ("explore", "an interactive stability explorer as one self-contained HTML page"),
 }
 
 
