@@ -1,7 +1,8 @@
 """Collection settings for the doctests of the package itself."""
 
-try:  # depthdyn.nn needs the optional torch extra
-    import torch  # noqa: F401
-except ImportError:
-    # without it the package's torch modules are not collected (tests/nn skips with the reason)
-    collect_ignore = ["depthdyn/nn"]
+import importlib.util
+
+# Modules of optional extras are not collected without them (their tests skip with the reason).
+collect_ignore = [path for module, path in (("torch", "depthdyn/nn"),
+                                            ("anywidget", "depthdyn/explore/widget.py"))
+                  if importlib.util.find_spec(module) is None]
