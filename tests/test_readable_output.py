@@ -268,3 +268,29 @@ def iterate_scaled_once(lam_value: float, L: int) -> complex:
     for _ in range(L - 2):
         xs.append(sum(a[i] * xs[-1 - i] for i in range(3)))
     return xs[L]
+
+
+def test_the_cli_page_shows_what_derive_prints(capsys):
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[1] / "docs" / "cli.md").read_text()
+    shown = page.split("$ depthdyn derive smooth -p k=3\n", 1)[1].split("```", 1)[0]
+    first, second = shown.split("$ depthdyn derive smooth -p k=3 -p h=1 -p lam=-1\n")
+    for text, args in ((first, ("smooth", "-p", "k=3")), (second, ("smooth", "-p", "k=3", "-p", "h=1",
+                                                                   "-p", "lam=-1"))):
+        out = run(capsys, *args).splitlines()
+        lines = [x for x in text.splitlines() if x != "..."]
+        assert lines and all(x in out for x in lines), [x for x in lines if x not in out]
+
+
+def test_a_plain_cube_root_stays_a_radical_and_cardano_does_not(capsys):
+    from depthdyn.cli.derive_text import RADICAL_CHARS, _cube_of_sqrt
+
+    lines = block(run(capsys, "general", "--rho", "r**3 - a"), "roots:")
+    assert len(lines) == 3 and all("a**(1/3)" in x for x in lines)  # a**(1/3)*(-1/2 + sqrt(3)*I/2)
+    cardano = "(q/2 + sqrt(q**2/4 + 1))**(1/3) - 1"  # short, yet a cube root of a square root
+    assert len(cardano) < RADICAL_CHARS and _cube_of_sqrt(cardano)
+    assert not _cube_of_sqrt("a**(1/3)*(-1/2 + sqrt(3)*I/2)") and not _cube_of_sqrt("sqrt(a)**(1/3)")
+    assert _cube_of_sqrt("3/(sqrt(q) + 1)**(2/3)")
+    lines = block(run(capsys, "general", "--rho", "r**3 + 3*r - q"), "roots:")
+    assert len(lines) == 1 and "each of the 3 roots of r**3 + 3*r - q" in lines[0]

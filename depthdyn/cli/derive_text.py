@@ -94,10 +94,25 @@ def _param_lines(params: dict, every: bool = False) -> list[str]:
     return lines
 
 
+def _cube_of_sqrt(text: str) -> bool:
+    """Whether ``text`` takes a cube root of a bracket that holds a square root (Cardano's formula)."""
+    for match in _CUBE_OF_SQRT.finditer(text):
+        end, depth = match.start() - 1, 0
+        if end < 0 or text[end] != ")":
+            continue
+        for start in range(end, -1, -1):
+            depth += (text[start] == ")") - (text[start] == "(")
+            if depth == 0:
+                break
+        if "sqrt(" in text[start:end]:
+            return True
+    return False
+
+
 def _roots(out: _Writer, rep: dict, radicals: bool) -> None:
     """The roots, each long radical form replaced by the root of its factor (see the module docstring)."""
     def long(text: str) -> bool:
-        return len(text) > RADICAL_CHARS or ("sqrt(" in text and _CUBE_OF_SQRT.search(text) is not None)
+        return len(text) > RADICAL_CHARS or _cube_of_sqrt(text)
 
     rts = rep["roots"]
     factors = rep.get("root_factors") or [{"roots": [i], "values": None, "factor": None}
