@@ -294,3 +294,13 @@ def test_a_plain_cube_root_stays_a_radical_and_cardano_does_not(capsys):
     assert _cube_of_sqrt("3/(sqrt(q) + 1)**(2/3)")
     lines = block(run(capsys, "general", "--rho", "r**3 + 3*r - q"), "roots:")
     assert len(lines) == 1 and "each of the 3 roots of r**3 + 3*r - q" in lines[0]
+
+
+def test_the_depth_limit_of_the_c4_smooth_network_is_the_series_of_its_ode():
+    rec, _ = smooth_over_depth(4)  # quartic: radicals of radicals; expanded from the polynomial
+    res = dd.depth_limit(rec, [1, 1, 1, 1])
+    for value in (sp.Rational(-3, 2), 2 * sp.I):
+        got = complex(sp.N(res.limit.xreplace({rec.lam_symbol: value}), 20))
+        series = sum(complex(value) ** n / math.factorial(4 * n) for n in range(25))  # y'''' = lam y
+        assert abs(got - series) < 1e-12
+        assert abs(got - sum(complex(value) ** n / math.factorial(3 * n) for n in range(25))) > 1e-3
