@@ -91,7 +91,9 @@ class _Printer(StrPrinter):
             coeff = sp.Add(*by_power[k])
             if coeff == 0:
                 continue
-            negative = coeff.could_extract_minus_sign()
+            # a sum leading the polynomial keeps mixed signs: (11/6 - lam)*r**3, not -(lam - 11/6)*r**3
+            mixed = coeff.is_Add and not out and not all(t.could_extract_minus_sign() for t in coeff.args)
+            negative = coeff.could_extract_minus_sign() and not mixed
             c = -coeff if negative else coeff
             if k == 0 and coeff.is_Add:  # the constant term's own terms, not grouped
                 text = super()._print_Add(coeff, order)
@@ -114,8 +116,8 @@ def sstr(expr) -> str:
     >>> lam, m = sp.symbols("lam m")
     >>> sstr(_R**2 * (1 - 2 * _R) - (1 + lam + m) * _R + m)
     '-2*r**3 + r**2 - (lam + m + 1)*r + m'
-    >>> sstr(sp.Eq(_R - 1 - lam, 0))
-    'Eq(r - lam - 1, 0)'
+    >>> sstr(sp.Eq(_R - 1 - lam, 0)), sstr((sp.Rational(11, 6) - lam) * _R**2 - (lam + 1) * _R)
+    ('Eq(r - lam - 1, 0)', '(11/6 - lam)*r**2 - (lam + 1)*r')
     """
     if isinstance(expr, (list, tuple)):
         return [sstr(e) for e in expr]

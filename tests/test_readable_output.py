@@ -79,10 +79,14 @@ def test_the_term_splitter_and_the_order_check_can_fail():
     (("momentum",), r**2 - (eta * lam + m + 1) * r + m),
     (("smooth", "-p", "k=3"), (r - 1) ** 3 - h**3 * lam * r**2),
     (("momentum", "-p", "m=1/2"), r**2 - (eta * lam + sp.Rational(3, 2)) * r + sp.Rational(1, 2)),
+    # BDF3: 11/6 y_{n+3} - 3 y_{n+2} + 3/2 y_{n+1} - 1/3 y_n = h f_{n+3} (Hairer & Wanner I, III.1)
+    (("bdf", "-p", "k=3"),
+     (sp.Rational(11, 6) - lam) * r**3 - 3 * r**2 + sp.Rational(3, 2) * r - sp.Rational(1, 3)),
 ])
 def test_the_characteristic_polynomial_prints_in_descending_powers(capsys, family, exact):
     line = next(x for x in run(capsys, *family).splitlines() if x.startswith("characteristic polynomial:"))
     descending(line.split(": ", 1)[1], sp.expand(exact))
+    assert not line.split(": ", 1)[1].startswith("-(")  # a leading sum of mixed signs keeps them
 
 
 def test_a_float_matrix_family_prints_its_structured_pieces_in_descending_powers(capsys):
