@@ -120,7 +120,7 @@ def _slow(sigma: sp.Expr, gamma: Fraction) -> ParameterError:
 
 
 def branches_at_one(P: sp.Expr, r: sp.Symbol, eps: sp.Symbol, terms: int) -> list[Branch]:
-    """Every root of ``P(r, eps)`` that tends to 1 as ``eps -> 0+``, as :class:`Branch` es.
+    """Every root of ``P(r, eps)`` that tends to 1 as ``eps -> 0+``, one :class:`Branch` per factor of an edge polynomial.
 
     ``P`` is a polynomial in ``r`` and ``eps`` (coefficients in the other parameters); each
     series is long enough for ``terms`` corrections in ``eps``.
@@ -244,7 +244,7 @@ def _sum_over_roots(f: sp.Expr, a1: sp.Expr, sigma: sp.Expr, roots) -> sp.Expr:
 
 def limit_terms(branch: Branch, N: sp.Expr, dP: sp.Expr, r: sp.Symbol, eps: sp.Symbol, start: int,
                 terms: int) -> dict:
-    """Power of ``eps`` (a :class:`fractions.Fraction`) -> the branch's exact contribution to the
+    """Power of ``eps`` (a ``Fraction``) -> the branch's exact contribution to the
     coefficient of that power in ``x_L``, summed over the roots ``c`` of ``sigma``, for the powers
     up to ``eps^terms``; ``N`` and ``dP = P'`` as in the module docstring."""
     sigma, q, order = branch.sigma, branch.q, branch.order
