@@ -15,7 +15,7 @@ budget of :mod:`depthdyn.budget`.
 >>> from depthdyn import momentum
 >>> d = derive(momentum(m="1/2"))
 >>> d.to_json()["charpoly"]
-'r**2 + r*(-eta*lam - 3/2) + 1/2'
+'r**2 - (eta*lam + 3/2)*r + 1/2'
 >>> d.results["stability"].conditions
 (eta*lam + 3 > 0, -eta*lam > 0)
 """
@@ -30,6 +30,7 @@ import sympy as sp
 from .budget import part
 from .errors import BudgetExceededError, DepthdynError, ParameterError
 from .limits import CHARPOLY_TERMS, HEAVY_CHARS
+from .printing import sstr
 from .records import Record
 from .recurrence import Recurrence, r
 
@@ -91,6 +92,24 @@ def _matrix_strings(M, spell) -> list[list[str]]:
 def _stability_json(cond, spell) -> dict:
     return {**cond.to_json(), "conditions": [spell(c) for c in cond.conditions],
             "implied_by_domain": [spell(c) for c in cond.implied_by_domain]}
+
+
+def _root_factors(rts, spell) -> list[dict]:
+    """The roots grouped by the irreducible factor they come from: ``factor``, ``degree``,
+    ``multiplicity``, ``roots`` (indices into the ``roots`` list) and ``values`` (each root to
+    10 digits where the roots are numbers, else ``None``), so that a reader can be shown
+    ``CRootOf(factor, i)`` or "the roots of factor" in place of long radicals."""
+    groups: dict = {}
+    for i, rt in enumerate(rts):
+        groups.setdefault(rt.factor, []).append(i)
+    out = []
+    for factor, members in groups.items():
+        values = [rts.roots[i].value for i in members]
+        numeric = not any(v.free_symbols for v in values)
+        out.append({"factor": spell(factor), "degree": int(sp.degree(factor, r)),
+                    "multiplicity": rts.roots[members[0]].multiplicity, "roots": members,
+                    "values": [sstr(sp.N(v, 10, chop=True)) for v in values] if numeric else None})
+    return out
 
 
 def _parts(rec, spell) -> dict[str, tuple[Callable, Callable]]:
@@ -171,7 +190,7 @@ def derive(rec: Recurrence, *, full: bool = False, spell=None, parts=PARTS,
     full : bool
         Compute every part whole, whatever its size (default: summarise large ones).
     spell : callable, optional
-        Turns expressions into the report's text (default :func:`sympy.sstr`, exact;
+        Turns expressions into the report's text (default :func:`depthdyn.printing.sstr`, exact;
         ``depthdyn derive`` passes a :class:`~depthdyn.symbolic.compact.Speller` for its text).
     parts : sequence of str
         Which of :data:`PARTS` to compute (default all).
@@ -210,7 +229,7 @@ def derive(rec: Recurrence, *, full: bool = False, spell=None, parts=PARTS,
         "summarised": {},
     }
     results: dict[str, object] = {}
-    spell = spell or sp.sstr
+    spell = spell or sstr
 
     def attempt(key: str, work, spelled=spell):
         """``work()`` and its spelling as a part under the budget; past it, ``None`` and the reason."""
@@ -262,4 +281,6 @@ def derive(rec: Recurrence, *, full: bool = False, spell=None, parts=PARTS,
         except BudgetExceededError as exc:
             results[key], rep[key] = None, None
             rep["budget_exceeded"][key] = str(exc)
+    if results.get("roots") is not None:
+        rep["root_factors"] = _root_factors(results["roots"], spell)
     return done

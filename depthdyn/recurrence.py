@@ -24,23 +24,12 @@ import sympy as sp
 
 from .errors import DomainError, ParameterError, ParseError, ShapeError, UnknownParameterError
 from .parse import as_sympy, parse_value
+from .printing import short_repr, tex
 from .printing import symbol as _symbol
-from .printing import tex
 from .structure import matrix_charpoly, r
 
-__all__ = [
-    "r",
-    "Param",
-    "Realisation",
-    "Recurrence",
-    "REALS",
-    "COMPLEXES",
-    "to_exact",
-    "as_square_matrix",
-    "RESERVED",
-    "l",
-    "signed_pascal",
-]
+__all__ = ["r", "Param", "Realisation", "Recurrence", "REALS", "COMPLEXES", "to_exact", "as_square_matrix",
+           "RESERVED", "l", "signed_pascal"]
 
 #: The layer index of closed forms (``x_l``).
 l = sp.Symbol("l", integer=True)  # noqa: E741 - the layer index of the papers
@@ -585,6 +574,9 @@ class Recurrence:
                 continue
             terms.append(f"({sp.sstr(c)})*x[{idx}]" if self.is_scalar else f"{c.tolist()}*x[{idx}]")
         return " + ".join(terms) + " = 0"
+
+    def __repr__(self) -> str:
+        return short_repr(self)
 
     def __str__(self) -> str:
         lines = [f"{self.name}: {self.equation()}"]

@@ -46,8 +46,9 @@ def test_paper_table_exits_0_and_reads_as_latex(paper_table):
     assert cells["bdf:k=2"][6] == r"$90^\circ$ (L-stable)" and cells["bdf:k=2"][7] == "yes"
     assert cells["smooth:k=3"][7] == "no"  # (r - 1)^3 at lam = 0: a triple root on the circle
     assert cells["rk4"][9].strip(" \\") == r"$e^{\lambda}$"
-    # smooth k=3: SymPy's series cannot expand the cube-root modes; the cell says so, not "no limit"
-    assert cells["smooth:k=3"][9].strip(" \\") == "not available"
+    # smooth k=3 with lam -> lam/L: (r - 1)^3 = lam r^2 / L puts the roots at 1 + (lam/L)^(1/3),
+    # so r^L grows like exp(c L^(2/3)): no limit (the Puiseux expansion; checked by iteration)
+    assert cells["smooth:k=3"][9].strip(" \\") == "no finite limit"
 
 
 def _engine():

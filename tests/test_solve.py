@@ -396,6 +396,11 @@ def test_depth_limit_errors():
         depth_limit(growing)
     with pytest.raises(ShapeError):
         depth_limit(dd.entangled(n=2))
-    quintic = dd.from_coefficients([1, 0, 0, 0, -1, "-1/L"], params=["L"])
-    with pytest.raises(DegreeTooLargeError):
+    quintic = dd.from_coefficients([1, 0, 0, 0, -1, "-1/L"], params=["L"])  # roots -1, +-i of r^5 - r
+    with pytest.raises(ParameterError, match="not inside the unit circle"):  # expanded from P itself
         depth_limit(quintic)
+    # (r - 1 - 1/L)^2 (r - 1 + 2/L) + 1/L^4: two roots near 1 agree to first order
+    close = dd.from_coefficients(["L**4", "-3*L**4", "3*L**4 - 3*L**2", "-L**4 + 3*L**2 + 2*L + 1"],
+                                 params=["L"])
+    with pytest.raises(DegreeTooLargeError, match="agree to first order"):
+        depth_limit(close)

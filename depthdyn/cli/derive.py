@@ -22,7 +22,12 @@ def add_arguments(cmd) -> None:
     rule_options.add_arguments(cmd)
     cmd.add_argument("--full", action="store_true",
                      help="compute and print every part whole: expanded polynomials, all roots, exact "
-                     "numbers (default: a structured form, sizes of long expressions)")
+                     "numbers, every parameter (default: a structured form, sizes of long expressions, "
+                     "runs of indexed parameters as one line)")
+    cmd.add_argument("--radicals", action="store_true",
+                     help="print every root as its radical formula (default: a root whose formula is longer "
+                     "than 80 characters or nests a square root in a cube root is shown as the root of its "
+                     "factor, with its value where it is a number)")
 
 
 def _list_families() -> None:
@@ -48,7 +53,7 @@ def run(args) -> int:
     if args.json:
         emit_json(rep)
     else:
-        print_report(rep, full=args.full, shortened=spell.shortened)
+        print_report(rep, full=args.full, shortened=spell.shortened, radicals=args.radicals)
     if rep["budget_exceeded"]:  # the rest is printed; one line names what is missing
         sys.stdout.flush()
         first = next(iter(rep["budget_exceeded"].values()))

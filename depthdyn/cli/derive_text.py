@@ -3,19 +3,30 @@
 Compact means: numbers with more than 12 digits (exact rationals read from float64, such
 as Sinkhorn matrices) are shown to 10 significant digits, one note says so; expressions
 longer than :data:`LIMIT` characters and matrices longer than :data:`MATRIX_LIMIT` are
-replaced by their size.
+replaced by their size; a root whose radical form is longer than :data:`RADICAL_CHARS`
+characters or takes a cube root of a square root (Cardano's formula) is shown as the root of
+its factor: ``CRootOf(factor, i) ≈ value`` where it is a number, "the roots of factor"
+where it depends on parameters (``--radicals`` or ``--full`` print the radicals); runs of
+three or more parameters that share a name stem, a domain and a description (``hres_1_1``,
+``hres_1_2``, ...) are shown as one line.
 """
 
 from __future__ import annotations
 
+import re
 import sys
 
-__all__ = ["print_report", "LIMIT", "MATRIX_LIMIT"]
+__all__ = ["print_report", "LIMIT", "MATRIX_LIMIT", "RADICAL_CHARS"]
 
 #: Longest expression printed whole by default (characters).
 LIMIT = 1200
 #: Longest matrix printed whole by default (characters, all rows).
 MATRIX_LIMIT = 2400
+#: Longest radical form of a root printed by default (characters).
+RADICAL_CHARS = 80
+
+_INDEXED = re.compile(r"^(.*?[A-Za-z])((?:_\d+)+)$")  # hres_1_2 -> ("hres", "_1_2")
+_CUBE_OF_SQRT = re.compile(r"\*\*\(\d+/3\)")
 
 
 class _Writer:
@@ -53,15 +64,92 @@ def _structure(out: _Writer, st: dict) -> None:
         out(f"  discriminant: {st['discriminant']}")
 
 
+def _param_lines(params: dict, every: bool = False) -> list[str]:
+    """One line per parameter, runs of three or more indexed names (same stem, number of indices,
+    domain and description) as one line with their index ranges unless ``every``."""
+    groups: list[tuple[tuple, list]] = []
+    for name, info in params.items():
+        m = _INDEXED.match(name)
+        key = (m.group(1), m.group(2).count("_"), info["domain"], info["description"]) if m else (name,)
+        if m and groups and groups[-1][0] == key:
+            groups[-1][1].append(name)
+        else:
+            groups.append((key, [name]))
+    lines = []
+    for key, names in groups:
+        info = params[names[0]]
+        note = f"  ({info['description']})" if info["description"] else ""
+        if len(names) < 3 or every:
+            lines += [f"  {n} in {params[n]['domain']}" + (f"  ({params[n]['description']})"
+                                                          if params[n]["description"] else "") for n in names]
+            continue
+        stem, count = key[0], key[1]
+        index = [[int(i) for i in _INDEXED.match(n).group(2)[1:].split("_")] for n in names]
+        letters = "ijkmn"[:count] if count <= 5 else [f"i{c + 1}" for c in range(count)]
+        ranges = ", ".join(f"{letters[c]} = {min(ix[c] for ix in index)}..{max(ix[c] for ix in index)}"
+                           for c in range(count))
+        pattern = stem + "".join(f"_{letters[c]}" for c in range(count))
+        lines.append(f"  {pattern} in {info['domain']}: {len(names)} parameters ({names[0]} .. {names[-1]}; "
+                     f"{ranges}){note}")
+    return lines
+
+
+def _cube_of_sqrt(text: str) -> bool:
+    """Whether ``text`` takes a cube root of a bracket that holds a square root (Cardano's formula)."""
+    for match in _CUBE_OF_SQRT.finditer(text):
+        end, depth = match.start() - 1, 0
+        if end < 0 or text[end] != ")":
+            continue
+        for start in range(end, -1, -1):
+            depth += (text[start] == ")") - (text[start] == "(")
+            if depth == 0:
+                break
+        if "sqrt(" in text[start:end]:
+            return True
+    return False
+
+
+def _roots(out: _Writer, rep: dict, radicals: bool) -> None:
+    """The roots, each long radical form replaced by the root of its factor (see the module docstring)."""
+    def long(text: str) -> bool:
+        return len(text) > RADICAL_CHARS or _cube_of_sqrt(text)
+
+    rts = rep["roots"]
+    factors = rep.get("root_factors") or [{"roots": [i], "values": None, "factor": None}
+                                          for i in range(len(rts))]
+    out("roots:")
+    for group in factors:
+        members = [rts[i] for i in group["roots"]]
+        values = group["values"]
+        shown = [out.text(rt["root"], "root") for rt in members]
+        if radicals or group["factor"] is None or not any(
+                long(rt["root"]) or "RootOf" in rt["root"] for rt in members):
+            for rt, text, k in zip(members, shown, range(len(members)), strict=True):
+                approx = f" ≈ {out.text(values[k])}" if values and "RootOf" in rt["root"] else ""
+                out(f"  r = {text}{approx}  (multiplicity {rt['multiplicity']})")
+            continue
+        factor = out.text(group["factor"], "factor")
+        mult = f"multiplicity {group['multiplicity']}" + (" each" if len(members) > 1 else "")
+        if values is None:
+            longest = max(len(rt["root"]) for rt in members)
+            out(f"  r = each of the {len(members)} roots of {factor}  ({mult}; radicals of up to "
+                f"{longest:,} characters: --radicals)")
+            continue
+        for k, (rt, value) in enumerate(zip(members, values, strict=True)):
+            name = rt["root"] if rt["root"].startswith("CRootOf") else f"CRootOf({factor}, {k})"
+            out(f"  r = {out.text(name, 'root')} ≈ {out.text(value)}  (multiplicity {rt['multiplicity']})")
+
+
 def _matrix(out: _Writer, rows: list[list[str]], indent: str) -> None:
     lines = [f"{indent}[{', '.join(row)}]" for row in rows]
     text = out.text("\n".join(lines), f"{len(rows)}x{len(rows)} matrix", MATRIX_LIMIT)
     out(text if text.startswith(indent) else indent + text)
 
 
-def print_report(rep: dict, full: bool = False, shortened: bool = False) -> None:
+def print_report(rep: dict, full: bool = False, shortened: bool = False, radicals: bool = False) -> None:
     """Print the JSON form of a :class:`~depthdyn.derivation.Derivation` for a reader
-    (``shortened``: its expressions had long numbers shortened already)."""
+    (``shortened``: its expressions had long numbers shortened already; ``radicals``: print
+    roots as radicals whatever their length, as ``full`` does)."""
     out = _Writer(full)
     out.shortened = shortened
     out(f"{rep['family']}: {rep['description']}")
@@ -70,8 +158,8 @@ def print_report(rep: dict, full: bool = False, shortened: bool = False) -> None
     if rep["source"]:
         out(f"source: {rep['source']}")
     out(f"recurrence: {out.text(rep['recurrence'], 'recurrence', MATRIX_LIMIT)}")
-    for name, info in rep["params"].items():
-        out(f"  {name} in {info['domain']}" + (f"  ({info['description']})" if info["description"] else ""))
+    for line in _param_lines(rep["params"], every=full):
+        out(line)
     over, summarised = rep.get("budget_exceeded", {}), rep.get("summarised", {})
 
     def missing(key: str, title: str) -> bool:
@@ -89,9 +177,7 @@ def print_report(rep: dict, full: bool = False, shortened: bool = False) -> None
     elif "structure" in over:
         missing("structure", "structured form")
     if not missing("roots", "roots"):
-        out("roots:")
-        for rt in rep["roots"]:
-            out(f"  r = {out.text(rt['root'], 'root')}  (multiplicity {rt['multiplicity']})")
+        _roots(out, rep, radicals or full)
     if not missing("vieta", "Vieta relations"):
         out("Vieta relations (e_k of the roots = coefficient):")
         for v in rep["vieta"]:
@@ -100,8 +186,9 @@ def print_report(rep: dict, full: bool = False, shortened: bool = False) -> None
     if not missing("discriminant", "discriminant"):
         out(f"discriminant: {out.text(rep['discriminant'], 'discriminant')}")
     if not missing("root_structure", "root structure"):
-        for case in rep["root_structure"]:
-            out(f"  {out.text(case['condition'], 'condition')}: {case['roots']}")
+        for case in rep["root_structure"]:  # condition True: no parameter left, one case
+            out(f"  {case['roots']}" if case["condition"] == "True"
+                else f"  {out.text(case['condition'], 'condition')}: {case['roots']}")
     out("\nstate-space realisations s' = A s:")
     for name, A in rep["statespace"].items():
         check = rep["transforms"].get(name)
@@ -121,7 +208,8 @@ def print_report(rep: dict, full: bool = False, shortened: bool = False) -> None
         out(f"\nstability (all roots strictly inside the unit circle{assumptions}):")
         if st.get("never"):
             out(f"  never: {st.get('reason', '')}")
-        for cond in st["conditions"]:
+        # a record that is never stable holds the one condition False: the line above says it
+        for cond in [] if st.get("never") else st["conditions"]:
             out(f"  {out.text(cond, 'condition')}")
         for cond in st.get("implied_by_domain", []):
             out(f"  ({out.text(cond, 'condition')}: implied by the parameter domains)")

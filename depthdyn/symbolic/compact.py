@@ -4,8 +4,8 @@ Exact results read from float64 (Sinkhorn matrices, trained weights) carry ratio
 seventeen-digit numerators; a structured characteristic polynomial
 (:func:`depthdyn.structure.structured_charpoly`) or a discriminant can run to thousands of
 characters. :func:`shorten` and :func:`shorten_numbers` show numbers with more than
-:data:`~depthdyn.limits.SHORTEN_DIGITS` digits to 10 significant digits, :class:`Speller` prints through them, and
-:func:`summary` replaces a long text by its size.
+:data:`~depthdyn.limits.SHORTEN_DIGITS` digits to 10 significant digits, :class:`Speller`
+prints through them, and :func:`summary` replaces a long text by its size.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from fractions import Fraction
 import sympy as sp
 
 from ..limits import MAX_DPS, SHORTEN_DIGITS
+from ..printing import sstr
 
 __all__ = ["shorten_numbers", "shorten", "Speller", "summary"]
 
@@ -68,8 +69,8 @@ def _accurate(piece, naive, digits: int):
 
 
 class Speller:
-    """``sympy.sstr`` of expressions, through :func:`shorten` unless ``full``; remembers
-    whether any number was shortened."""
+    """:func:`depthdyn.printing.sstr` of expressions (polynomials in ``r`` in descending powers),
+    through :func:`shorten` unless ``full``; remembers whether any number was shortened."""
 
     def __init__(self, full: bool = True):
         self.full, self.shortened = full, False
@@ -79,7 +80,7 @@ class Speller:
             short = shorten(expr)
             self.shortened |= short is not expr
             expr = short
-        return sp.sstr(expr)
+        return sstr(expr)
 
 
 # a fraction p/q whose p is no exponent or denominator (``r**2/10**17`` is not 2/10**17),
@@ -89,8 +90,8 @@ _NUMBER = re.compile(r"(?<![\w.*/^])(\d+)/(\d+)(?![\w.])|(?<![\w.])(\d+)(?![\w.]
 
 def shorten_numbers(text: str, digits: int = 10) -> tuple[str, bool]:
     """``text`` with every integer or fraction ``p/q`` written with more than
-    :data:`~depthdyn.limits.SHORTEN_DIGITS` digits (in ``p`` or ``q``) replaced by a float of ``digits`` significant
-    digits; and whether anything was replaced.
+    :data:`~depthdyn.limits.SHORTEN_DIGITS` digits (in ``p`` or ``q``) replaced by a float of
+    ``digits`` significant digits; and whether anything was replaced.
 
     >>> shorten_numbers("lam + 12178558398992939/50000000000000000 > 3/4")
     ('lam + 0.243571168 > 3/4', True)

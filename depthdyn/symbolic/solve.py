@@ -48,6 +48,7 @@ from .modes import (
     tidy,
 )
 from .polynomial import ImplicitRoot
+from .puiseux import expansion, scaled_polynomials
 
 __all__ = ["l", "Modes", "modes", "ClosedForm", "closed_form", "DepthLimit", "depth_limit"]
 
@@ -519,23 +520,28 @@ def depth_limit(rec, initial=None, *, depth: str = "L", realisation=None, terms:
     if not rec.is_scalar:
         raise ShapeError("depth_limit handles scalar recurrences; take one eigenmode of a matrix family")
     L = rec.param(depth).symbol
-    cf = closed_form(rec, initial, realisation=realisation)
     eps = sp.Dummy("eps", positive=True)
     strong = _strengthen(rec)
     back = {v: k for k, v in strong.items()}
     sub = {**strong, L: 1 / eps}
+    if any(g.factor is not None and g.factor.degree() > 2 for g in root_groups(rec)):
+        # cubics and beyond: expand the roots from the polynomial, never from their radical formulas
+        return _from_polynomial(rec, initial, realisation, sub, eps, back, terms)
+    cf = closed_form(rec, initial, realisation=realisation)
     for n in (terms, 2 * terms):
         total, kneg = sp.S.Zero, 0
         for rho, _m, coef in cf.terms:
             if isinstance(rho, ImplicitRoot):
-                raise DegreeTooLargeError(
-                    "depth_limit needs explicit roots; this recurrence has implicit ones (RootOf)")
+                return _from_polynomial(rec, initial, realisation, sub, eps, back, terms)
             if rho.is_zero:
                 continue
             rho_e = rho.xreplace(sub)
             r0 = sp.limit(rho_e, eps, 0, "+")
             if r0 == 1:
-                part, k = _mode_series(rho_e, coef.xreplace(sub).xreplace({l: 1 / eps}), eps, n)
+                try:
+                    part, k = _mode_series(rho_e, coef.xreplace(sub).xreplace({l: 1 / eps}), eps, n)
+                except (NotImplementedError, sp.PoleError):  # SymPy's series of a radical: from P instead
+                    return _from_polynomial(rec, initial, realisation, sub, eps, back, terms)
                 total, kneg = total + part, max(kneg, k)
                 continue
             small = sp.Abs(r0) < 1
@@ -546,13 +552,46 @@ def depth_limit(rec, initial=None, *, depth: str = "L", realisation=None, terms:
                 + ("x_L has no limit" if small is sp.false else "cannot decide |r| < 1; substitute values")
             )
         total = sp.expand(total)
-        coeffs = [_nice(total.coeff(eps, k)) for k in range(-kneg, n + 1)]
-        bad = [(k - kneg, c) for k, c in enumerate(coeffs[:kneg]) if c != 0]
-        if bad:
-            raise ParameterError(f"x_{depth} diverges like {depth}**{-bad[0][0]} (coefficient {bad[0][1]})")
-        expansion = tuple(c.xreplace(back) for c in coeffs[kneg:])
-        nonzero = [k for k in range(1, n + 1) if expansion[k] != 0]
-        if nonzero:
-            k = nonzero[0]
-            return DepthLimit(expansion[0], expansion[k] / L**k, k, L, expansion)
-    return DepthLimit(expansion[0], sp.S.Zero, None, L, expansion)
+        found = _result({k: total.coeff(eps, k) for k in range(-kneg, n + 1)}, n, L, back)
+        if found is not None:
+            return found
+    return _result({k: total.coeff(eps, k) for k in range(-kneg, n + 1)}, n, L, back, last=True)
+
+
+def _by_exp(e: sp.Expr) -> sp.Expr:
+    """Expanded, collected by its exponentials (a sum over the roots stays a sum: never factored)."""
+    e = sp.expand(e, power_exp=False)
+    return sp.collect(e, sorted(e.atoms(sp.exp), key=sp.default_sort_key))
+
+
+def _result(coeffs: dict, n: int, L, back: dict, last: bool = False, tidy=None) -> DepthLimit | None:
+    """The :class:`DepthLimit` from the coefficients of ``eps^k`` (``k <= n``, negative and fractional
+    powers included), each through ``tidy`` (default ``_nice``); None when every correction vanishes
+    and ``last`` is False (try more terms)."""
+    nice = {k: (tidy or _nice)(c) for k, c in coeffs.items()}
+    depth = L.name
+    bad = sorted(k for k, c in nice.items() if k < 0 and c != 0)
+    if bad:
+        raise ParameterError(f"x_{depth} diverges like {depth}**{-bad[0]} (coefficient {nice[bad[0]]})")
+    odd = sorted(k for k, c in nice.items() if int(k) != k and c != 0)
+    series = tuple(nice.get(k, sp.S.Zero).xreplace(back) for k in range(n + 1))
+    nonzero = [k for k in range(1, n + 1) if series[k] != 0]
+    if odd and (not nonzero or odd[0] < nonzero[0]):
+        raise DegreeTooLargeError(f"x_{depth} has a correction in {depth}**(-{odd[0]}), a fractional power; "
+                                  "depth_limit gives integer orders")
+    if nonzero:
+        k = nonzero[0]
+        return DepthLimit(series[0], series[k] / L**k, k, L, series)
+    return DepthLimit(series[0], sp.S.Zero, None, L, series) if last else None
+
+
+def _from_polynomial(rec, initial, realisation, sub: dict, eps, back: dict, terms: int) -> DepthLimit:
+    """:func:`depth_limit` by Puiseux series of the roots near 1 (:mod:`~depthdyn.symbolic.puiseux`)."""
+    P, N, first = scaled_polynomials(rec, initial, realisation, sub)
+    L = next(k for k, v in sub.items() if v == 1 / eps)
+    for n in (terms, 2 * terms):
+        found = _result(expansion(P, N, r, eps, first, n, depth=L.name), n, L, back, last=n == 2 * terms,
+                        tidy=_by_exp)
+        if found is not None:
+            return found
+    raise AssertionError("unreachable")  # the last try returns
