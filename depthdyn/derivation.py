@@ -25,6 +25,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+import re
+
 import sympy as sp
 
 from .budget import part
@@ -34,7 +36,7 @@ from .printing import sstr
 from .records import Record
 from .recurrence import Recurrence, r
 
-__all__ = ["Derivation", "derive", "PARTS"]
+__all__ = ["Derivation", "derive", "root_lines", "PARTS", "RADICAL_CHARS"]
 
 #: The parts that start from the expanded characteristic polynomial, in the order they are computed.
 PARTS = ("roots", "vieta", "discriminant", "root_structure", "stability")
@@ -110,6 +112,71 @@ def _root_factors(rts, spell) -> list[dict]:
                     "multiplicity": rts.roots[members[0]].multiplicity, "roots": members,
                     "values": [sstr(sp.N(v, 10, chop=True)) for v in values] if numeric else None})
     return out
+
+
+#: Longest radical form of a root that :func:`root_lines` prints by default (characters).
+RADICAL_CHARS = 80
+
+_CUBE_ROOT = re.compile(r"\*\*\(\d+/3\)")
+
+
+def _cube_of_sqrt(text: str) -> bool:
+    """Whether ``text`` takes a cube root of a bracket that holds a square root (Cardano's formula)."""
+    for match in _CUBE_ROOT.finditer(text):
+        end, depth = match.start() - 1, 0
+        if end < 0 or text[end] != ")":
+            continue
+        for start in range(end, -1, -1):
+            depth += (text[start] == ")") - (text[start] == "(")
+            if depth == 0:
+                break
+        if "sqrt(" in text[start:end]:
+            return True
+    return False
+
+
+def _as_is(text: str, what: str = "expression") -> str:
+    return text
+
+
+def root_lines(rep: Mapping, *, radicals: bool = False, text: Callable = _as_is,
+               how: str = "") -> list[str]:
+    """The roots of a derivation (its JSON form) as text lines, a long radical replaced by a root of its factor.
+
+    A root whose radical form is longer than :data:`RADICAL_CHARS` characters or takes a cube
+    root of a bracket holding a square root (Cardano's formula) is shown as ``CRootOf(factor, i)
+    ≈ value`` where it is a number and as "each of the k roots of factor" where it depends on
+    parameters; ``radicals=True`` prints every formula. ``text(string, what)`` spells each piece
+    (``depthdyn derive`` passes its shortener); ``how`` says how to get the formulas (``depthdyn
+    derive`` says ``--radicals``).
+    """
+    def long(s: str) -> bool:
+        return len(s) > RADICAL_CHARS or _cube_of_sqrt(s)
+
+    rts = rep["roots"]
+    factors = rep.get("root_factors") or [{"roots": [i], "values": None, "factor": None}
+                                          for i in range(len(rts))]
+    lines = []
+    for group in factors:
+        members = [rts[i] for i in group["roots"]]
+        values = group["values"]
+        if radicals or group["factor"] is None or not any(
+                long(rt["root"]) or "RootOf" in rt["root"] for rt in members):
+            for k, rt in enumerate(members):
+                approx = f" ≈ {text(values[k])}" if values and "RootOf" in rt["root"] else ""
+                lines.append(f"r = {text(rt['root'], 'root')}{approx}  (multiplicity {rt['multiplicity']})")
+            continue
+        factor = text(group["factor"], "factor")
+        mult = f"multiplicity {group['multiplicity']}" + (" each" if len(members) > 1 else "")
+        if values is None:
+            longest = max(len(rt["root"]) for rt in members)
+            lines.append(f"r = each of the {len(members)} roots of {factor}  ({mult}; radicals of up to "
+                         f"{longest:,} characters{': ' + how if how else ''})")
+            continue
+        for k, (rt, value) in enumerate(zip(members, values, strict=True)):
+            name = rt["root"] if rt["root"].startswith("CRootOf") else f"CRootOf({factor}, {k})"
+            lines.append(f"r = {text(name, 'root')} ≈ {text(value)}  (multiplicity {rt['multiplicity']})")
+    return lines
 
 
 def _parts(rec, spell) -> dict[str, tuple[Callable, Callable]]:

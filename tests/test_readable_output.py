@@ -288,7 +288,7 @@ def test_the_cli_page_shows_what_derive_prints(capsys):
 
 
 def test_a_plain_cube_root_stays_a_radical_and_cardano_does_not(capsys):
-    from depthdyn.cli.derive_text import RADICAL_CHARS, _cube_of_sqrt
+    from depthdyn.derivation import RADICAL_CHARS, _cube_of_sqrt
 
     lines = block(run(capsys, "general", "--rho", "r**3 - a"), "roots:")
     assert len(lines) == 3 and all("a**(1/3)" in x for x in lines)  # a**(1/3)*(-1/2 + sqrt(3)*I/2)

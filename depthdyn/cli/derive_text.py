@@ -3,8 +3,8 @@
 Compact means: numbers with more than 12 digits (exact rationals read from float64, such
 as Sinkhorn matrices) are shown to 10 significant digits, one note says so; expressions
 longer than :data:`LIMIT` characters and matrices longer than :data:`MATRIX_LIMIT` are
-replaced by their size; a root whose radical form is longer than :data:`RADICAL_CHARS`
-characters or takes a cube root of a square root (Cardano's formula) is shown as the root of
+replaced by their size; a root whose radical form is longer than
+:data:`depthdyn.derivation.RADICAL_CHARS` characters or takes a cube root of a square root (Cardano's formula) is shown as the root of
 its factor: ``CRootOf(factor, i) ≈ value`` where it is a number, "the roots of factor"
 where it depends on parameters (``--radicals`` or ``--full`` print the radicals); runs of
 three or more parameters that share a name stem, a domain and a description (``hres_1_1``,
@@ -16,17 +16,16 @@ from __future__ import annotations
 import re
 import sys
 
-__all__ = ["print_report", "LIMIT", "MATRIX_LIMIT", "RADICAL_CHARS"]
+from ..derivation import root_lines
+
+__all__ = ["print_report", "LIMIT", "MATRIX_LIMIT"]
 
 #: Longest expression printed whole by default (characters).
 LIMIT = 1200
 #: Longest matrix printed whole by default (characters, all rows).
 MATRIX_LIMIT = 2400
-#: Longest radical form of a root printed by default (characters).
-RADICAL_CHARS = 80
 
 _INDEXED = re.compile(r"^(.*?[A-Za-z])((?:_\d+)+)$")  # hres_1_2 -> ("hres", "_1_2")
-_CUBE_OF_SQRT = re.compile(r"\*\*\(\d+/3\)")
 
 
 class _Writer:
@@ -94,52 +93,6 @@ def _param_lines(params: dict, every: bool = False) -> list[str]:
     return lines
 
 
-def _cube_of_sqrt(text: str) -> bool:
-    """Whether ``text`` takes a cube root of a bracket that holds a square root (Cardano's formula)."""
-    for match in _CUBE_OF_SQRT.finditer(text):
-        end, depth = match.start() - 1, 0
-        if end < 0 or text[end] != ")":
-            continue
-        for start in range(end, -1, -1):
-            depth += (text[start] == ")") - (text[start] == "(")
-            if depth == 0:
-                break
-        if "sqrt(" in text[start:end]:
-            return True
-    return False
-
-
-def _roots(out: _Writer, rep: dict, radicals: bool) -> None:
-    """The roots, each long radical form replaced by the root of its factor (see the module docstring)."""
-    def long(text: str) -> bool:
-        return len(text) > RADICAL_CHARS or _cube_of_sqrt(text)
-
-    rts = rep["roots"]
-    factors = rep.get("root_factors") or [{"roots": [i], "values": None, "factor": None}
-                                          for i in range(len(rts))]
-    out("roots:")
-    for group in factors:
-        members = [rts[i] for i in group["roots"]]
-        values = group["values"]
-        shown = [out.text(rt["root"], "root") for rt in members]
-        if radicals or group["factor"] is None or not any(
-                long(rt["root"]) or "RootOf" in rt["root"] for rt in members):
-            for rt, text, k in zip(members, shown, range(len(members)), strict=True):
-                approx = f" ≈ {out.text(values[k])}" if values and "RootOf" in rt["root"] else ""
-                out(f"  r = {text}{approx}  (multiplicity {rt['multiplicity']})")
-            continue
-        factor = out.text(group["factor"], "factor")
-        mult = f"multiplicity {group['multiplicity']}" + (" each" if len(members) > 1 else "")
-        if values is None:
-            longest = max(len(rt["root"]) for rt in members)
-            out(f"  r = each of the {len(members)} roots of {factor}  ({mult}; radicals of up to "
-                f"{longest:,} characters: --radicals)")
-            continue
-        for k, (rt, value) in enumerate(zip(members, values, strict=True)):
-            name = rt["root"] if rt["root"].startswith("CRootOf") else f"CRootOf({factor}, {k})"
-            out(f"  r = {out.text(name, 'root')} ≈ {out.text(value)}  (multiplicity {rt['multiplicity']})")
-
-
 def _matrix(out: _Writer, rows: list[list[str]], indent: str) -> None:
     lines = [f"{indent}[{', '.join(row)}]" for row in rows]
     text = out.text("\n".join(lines), f"{len(rows)}x{len(rows)} matrix", MATRIX_LIMIT)
@@ -177,7 +130,9 @@ def print_report(rep: dict, full: bool = False, shortened: bool = False, radical
     elif "structure" in over:
         missing("structure", "structured form")
     if not missing("roots", "roots"):
-        _roots(out, rep, radicals or full)
+        out("roots:")
+        for line in root_lines(rep, radicals=radicals or full, text=out.text, how="--radicals"):
+            out("  " + line)
     if not missing("vieta", "Vieta relations"):
         out("Vieta relations (e_k of the roots = coefficient):")
         for v in rep["vieta"]:

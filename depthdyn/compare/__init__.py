@@ -22,6 +22,7 @@ import sympy as sp
 from ..errors import DepthdynError, ParameterError
 from ..families.registry import parse_spec, resolve_spec
 from ..numeric.region import StabilityRegion, stability_region
+from ..printing import sstr
 from ..records import Record, jsonable
 from ..recurrence import Param, Recurrence
 
@@ -310,14 +311,14 @@ class CompareRow(Record):
         return {
             "family": self.label, "name": self.recurrence.name, "source": self.recurrence.source,
             "filled_from_example": {k: sp.sstr(v) for k, v in self.filled.items()},
-            "order": self.order, "state_size": self.state_size, "charpoly": sp.sstr(self.charpoly),
+            "order": self.order, "state_size": self.state_size, "charpoly": sstr(self.charpoly),
             **{k: jsonable(v) if k.endswith("_exact") else v
                for k, v in self.numbers.items() if k != "method"},
             "area": self.area, "marginal_area": self.marginal_area, "depth_limit": self.depth_limit,
         }
 
     def _text(self) -> str:
-        return f"{self.label}: {sp.sstr(self.charpoly)}"
+        return f"{self.label}: {sstr(self.charpoly)}"
 
     def _latex(self) -> str:
         return sp.latex(self.charpoly)
@@ -360,7 +361,7 @@ class ComparisonTable(Record):
         for row in self.rows:
             nb = row.numbers
             flag = " (!)" if nb.get("grid_check") else ""
-            out.append([row.label + flag, str(row.order), str(row.state_size), sp.sstr(row.charpoly),
+            out.append([row.label + flag, str(row.order), str(row.state_size), sstr(row.charpoly),
                         *(_interval(nb.get(f"{a}_interval"), nb.get(f"{a}_component", ""),
                                     nb.get(f"{a}_pieces")) for a in ("real", "imag")),
                         _alpha_cell(nb), str(nb.get("zero_stable")),

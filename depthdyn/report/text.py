@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from ..derivation import root_lines
 from .families import MODELS, NOTES
 
 __all__ = ["maths", "cell", "checked_statements", "statement_tally", "trust_table",
@@ -187,7 +188,8 @@ def family_section(name, fam, derivation, figures) -> list[str]:
              f"recurrence:     {derived['recurrence']}",
              f"charpoly:       {derived['charpoly'] or missing('charpoly')}", "roots:"]
     roots = derived.get("roots")
-    lines += [f"  r = {rt['root']}  (multiplicity {rt['multiplicity']})" for rt in roots or []]
+    lines += [f"  {line}" for line in (root_lines(derived, how="`depthdyn derive --radicals`")
+                                       if roots else [])]
     lines += [] if roots is not None else [f"  {missing('roots')}"]
     stability = derivation.results.get("stability")
     lines += [f"modes:          {maths(str(derivation.modes()))}", "stability:"]
