@@ -22,10 +22,9 @@ budget of :mod:`depthdyn.budget`.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-
-import re
 
 import sympy as sp
 
@@ -141,7 +140,7 @@ def _as_is(text: str, what: str = "expression") -> str:
 
 def root_lines(rep: Mapping, *, radicals: bool = False, text: Callable = _as_is,
                how: str = "") -> list[str]:
-    """The roots of a derivation (its JSON form) as text lines, a long radical replaced by a root of its factor.
+    """The roots of a derivation (its JSON form) as lines of text, a long radical as a root of its factor.
 
     A root whose radical form is longer than :data:`RADICAL_CHARS` characters or takes a cube
     root of a bracket holding a square root (Cardano's formula) is shown as ``CRootOf(factor, i)
