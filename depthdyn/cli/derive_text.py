@@ -4,8 +4,8 @@ Compact means: numbers with more than 12 digits (exact rationals read from float
 as Sinkhorn matrices) are shown to 10 significant digits, one note says so; expressions
 longer than :data:`LIMIT` characters and matrices longer than :data:`MATRIX_LIMIT` are
 replaced by their size; a root whose radical form is long (see
-:func:`depthdyn.derivation.root_lines`) is shown as the root of its factor: ``CRootOf(factor, i) ≈ value`` where it is a number, "the roots of factor"
-where it depends on parameters (``--radicals`` or ``--full`` print the radicals); runs of
+:func:`depthdyn.derivation.root_lines`) is shown as the root of its factor:
+``CRootOf(factor, i) ≈ value`` where it is a number, "the roots of factor" where it depends on parameters (``--radicals`` or ``--full`` print the radicals); runs of
 three or more parameters that share a name stem, a domain and a description (``hres_1_1``,
 ``hres_1_2``, ...) are shown as one line.
 """
