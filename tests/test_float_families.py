@@ -214,3 +214,15 @@ def test_zero_stability_from_a_float_residue_is_not_a_verdict():
     exact = stability_numbers(_two_step(to_exact(x), 1 + to_exact(x)))
     assert exact.zero_stable is True and exact.tolerance_note == ""
     assert exact.real_interval.hi == 0
+
+
+def test_data_scale_rewrites_only_float_sized_factors():
+    from depthdyn.symbolic.floats import at_data_scale, scale_free
+
+    lam = sp.Symbol("lam")
+    small = sp.factor(4 * lam**2 + 4)  # 4*(lam**2 + 1): exact data, kept as factored
+    assert at_data_scale(small) is small and sp.sstr(at_data_scale(small)) == "4*(lam**2 + 1)"
+    big = sp.Rational(1, 10**40) * (3 * 10**20 * lam + 10**20) ** 2
+    assert at_data_scale(big) == 9 * (lam + sp.Rational(1, 3)) ** 2
+    assert sp.expand(at_data_scale(big) - big) == 0
+    assert scale_free(-(10**20 * lam + 3 * 10**20)) == -(lam + 3)  # the sign of the condition stays

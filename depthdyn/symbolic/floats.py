@@ -37,7 +37,9 @@ def at_data_scale(expr: sp.Expr) -> sp.Expr:
     9*(lam + 1/3)**2
     """
     coeff, out = _scaled(expr)
-    if coeff != 1 and len(out) == 1 and out[0].is_Add:  # 2*(x + 1) would distribute back
+    if coeff == 1:  # nothing scaled: as given (rebuilding 4*(x + 1) would distribute it)
+        return expr
+    if len(out) == 1 and out[0].is_Add:  # 2*(x + 1) would distribute back
         return sp.Mul(coeff, out[0], evaluate=False)
     return coeff * sp.Mul(*out)
 
