@@ -67,6 +67,7 @@ def test_adams_bashforth_3_by_the_boundary_locus():
     assert sc.intervals.inequalities() == "-6/11 < lam < 0"
     assert "-6/11 < lam < 0" in str(sc)
     assert sc.to_json()["set"] == "-6/11 < lam < 0"
+    assert sc._latex() == r"|r_i| < 1 \iff \lambda \in \left(- \frac{6}{11}, 0\right)"
 
 
 def test_adams_bashforth_3_brute_force_both_sides_of_each_end():

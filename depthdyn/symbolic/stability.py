@@ -207,8 +207,8 @@ class StabilityConditions(Record):
 
     def _latex(self) -> str:
         if self.intervals is not None and not self.never:
-            return "|r_i| < 1 \\iff " + sp.latex(self.intervals.as_set()).join(
-                [tex(_symbol(self.intervals.variable, real=True)) + " \\in ", ""])
+            x = tex(_symbol(self.intervals.variable, real=True))
+            return f"|r_i| < 1 \\iff {x} \\in {sp.latex(self.intervals.as_set())}"
         return "|r_i| < 1 \\iff " + " \\wedge ".join(tex(c) for c in self.conditions)
 
 
