@@ -134,9 +134,17 @@ def test_large_pieces_are_left_unexpanded_and_say_so():
 
 
 def test_near_stochastic_sinkhorn_matrix_is_reported_not_factored():
-    st = structured_charpoly(mhc(n=3))
+    from depthdyn.mixing import sinkhorn
+
+    K = sinkhorn(np.random.default_rng(0).normal(size=(3, 3)), 20)  # mhc(n=3)'s H_res, given raw
+    raw = hyper_connection(H_res=K, H_pre=[0.5] * 3, H_post=[1.0] * 3, doubly_stochastic=False)
+    st = structured_charpoly(raw)
     assert any("only to within" in fact for fact in st.facts)
     assert st.factors is None  # its row sums are 1 only to the float residual: no exact factor
+    # the mhc family completes the same Sinkhorn output to exact row and column sums: factored
+    st = structured_charpoly(mhc(n=3))
+    assert not any("only to within" in fact for fact in st.facts)
+    assert (sp.expand(r - 1 - sp.Rational(3, 2) * mhc(n=3).lam_symbol), 1) in st.factors
 
 
 def test_shortening_numbers():

@@ -34,6 +34,7 @@ from ..parse import parse_expr
 from ..recurrence import Param, Recurrence, to_exact
 from ..rules import from_rule
 from . import literature as lit
+from .common import stochastic_from_floats
 from .multistep import adams_bashforth, adams_moulton, bdf, from_lmm, milne_simpson, nystrom
 from .sources import (
     dense,
@@ -326,9 +327,9 @@ def _hc_static(n: int = 2, layer: int = 0) -> dict:
 
 
 def _mhc(n: int = 2, seed: int = 0, iterations: int = 20) -> dict:
-    K = sinkhorn(np.random.default_rng(seed).normal(size=(n, n)), iterations)
-    H = [[to_exact(float(v)) for v in row] for row in K]
-    return _streams(H, *_gates(n), {}, n)
+    logits = np.random.default_rng(seed).normal(size=(n, n))
+    H, _ = stochastic_from_floats(sinkhorn(logits, iterations))
+    return _streams(H.tolist(), *_gates(n), {}, n)
 
 
 def _mhc_lite(n: int = 2) -> dict:

@@ -32,11 +32,14 @@ from ..mixing import sinkhorn
 from ..recurrence import REALS, Param, Realisation, Recurrence, r, to_exact
 from .common import (
     DEPTH,
+    FLOAT_TOLERANCE,
     LAM,
     NONNEG,
     POS,
     STEP,
     UNIT,
+    stochastic_from_floats,
+    exact_float,
     finish,
     matrix_arg,
     positive_int,
@@ -478,8 +481,12 @@ def mhc(*, n: int = 2, seed: int = 0, iterations: int = 20, logits=None, H_pre=N
     ``H_res = SinkhornKnopp(exp(logits))`` with ``t_max = 20`` iterations, ``H_pre =
     sigmoid(.)`` and ``H_post = 2 sigmoid(.)`` (Xie et al., *mHC: Manifold-Constrained
     Hyper-Connections*, 2025: the manifold projection of the three mappings). ``H_res`` is computed in float64 as the
-    network computes it (logits drawn from ``seed`` unless given) and read exactly, so
-    its row sums are 1 only to the Sinkhorn residual; the gates default to logit 0
+    network computes it (logits drawn from ``seed`` unless given) and read exactly by
+    :func:`~depthdyn.families.common.stochastic_from_floats`: row (column) sums within
+    ``FLOAT_TOLERANCE = 1e-12`` of 1 are made 1 exactly through the last column (row), so a
+    converged run is doubly stochastic exactly, as the projection means it to be, and a run
+    stopped early keeps its row residual (its columns, normalised last, are exact). The
+    gates default to logit 0
     (``H_pre = 1/2``, ``H_post = 1``). One channel mode:
     ``x' = (H_res + lam H_post^T H_pre) x``.
     """
@@ -489,7 +496,7 @@ def mhc(*, n: int = 2, seed: int = 0, iterations: int = 20, logits=None, H_pre=N
         logits = np.random.default_rng(seed).normal(size=(n, n))
     else:
         logits = np.array(matrix_arg(logits, "logits", n).evalf(), dtype=float)
-    H = sp.ImmutableMatrix(n, n, [to_exact(float(v)) for v in sinkhorn(logits, iterations).ravel()])
+    H, _ = stochastic_from_floats(sinkhorn(logits, iterations))
     pre, post = _gates(n, H_pre, H_post)
     return _streams(H, pre, post, (), name="mhc",
                     description=f"mHC, {n} streams: H_res = Sinkhorn-Knopp({iterations} steps) of exp(logits)",
@@ -507,7 +514,9 @@ def mhc_lite(*, n: int = 2, weights=None, H_pre=None, H_post=None, **values) -> 
     ``H_res = sum_k w_k P_k`` over the ``n!`` permutation matrices with softmax weights
     (Yang and Gao, *mHC-lite: You Don't Need 20 Sinkhorn-Knopp Iterations*, 2026: the
     Birkhoff-von Neumann reparametrisation), exactly doubly stochastic. ``weights`` (``n!`` non-negative
-    numbers summing to 1, in :func:`itertools.permutations` order) or, without them,
+    numbers summing to 1, in :func:`itertools.permutations` order; floats are read by
+    :func:`~depthdyn.families.common.exact_float`, and a float sum within ``1e-12`` of 1 is
+    made exact through the last weight) or, without them,
     symbolic ``w_1 .. w_(n!-1)`` in ``[0, 1]`` with the last weight ``1 - sum``
     (``n <= 3``). Gates as in :func:`mhc`.
 
@@ -528,9 +537,11 @@ def mhc_lite(*, n: int = 2, weights=None, H_pre=None, H_post=None, **values) -> 
     else:
         if perms is None:
             raise ParameterError(f"n={n} has {math.factorial(n)} permutations; mHC-lite is limited to n <= 6")
-        w = [to_exact(v) for v in (weights if isinstance(weights, (list, tuple)) else [weights])]
+        w = [exact_float(v) for v in (weights if isinstance(weights, (list, tuple)) else [weights])]
         if len(w) != len(perms):
             raise ShapeError(f"weights must have n! = {len(perms)} entries, got {len(w)}")
+        if not any(v.free_symbols for v in w) and 0 < abs(sum(w) - 1) <= FLOAT_TOLERANCE:
+            w[-1] = 1 - sum(w[:-1])  # float weights (a softmax): their sum is 1 to rounding, made exact
         if any(v.free_symbols or v < 0 for v in w) or sp.nsimplify(sum(w)) != 1:
             raise ParameterError("weights must be non-negative numbers summing to 1 (a convex combination)")
     H = sum((wk * P for wk, P in zip(w, perms, strict=True)), sp.zeros(n))

@@ -29,6 +29,7 @@ from .common import (
     finish,
     matrix_arg,
     positive_int,
+    stochastic_arg,
     vector_arg,
 )
 
@@ -387,7 +388,11 @@ def hyper_connection(
     follow ``x_{l+1} = (H_res + lam H_post^T H_pre) x_l``; :meth:`Recurrence.kron`
     expands to ``d`` channels. Matrices not given are symbolic: ``H_res`` doubly stochastic
     with free entries ``hres_i_j`` (``i, j < n``) when ``doubly_stochastic``, else ``n^2``
-    free entries; ``H_pre`` entries ``hpre_i``, ``H_post`` entries ``hpost_i``.
+    free entries; ``H_pre`` entries ``hpre_i``, ``H_post`` entries ``hpost_i``. A float
+    ``H_res`` (a Sinkhorn output) has, when ``doubly_stochastic``, its row and column sums
+    within ``1e-12`` of 1 made 1 exactly
+    (:func:`~depthdyn.families.common.stochastic_from_floats`); with
+    ``doubly_stochastic=False`` it is kept as read.
     Source: 003 eq. (3), (10).
     """
     lam = LAM.symbol
@@ -405,7 +410,7 @@ def hyper_connection(
             Hres = sp.ImmutableMatrix(n, n, [p.symbol for p in extra])
         params += extra
     else:
-        Hres = matrix_arg(H_res, "H_res", n)
+        Hres = (stochastic_arg if doubly_stochastic else matrix_arg)(H_res, "H_res", n)
     rows = []
     for given, stem, what in ((H_pre, "hpre", "H_pre"), (H_post, "hpost", "H_post")):
         if given is None:

@@ -25,7 +25,8 @@ from ..printing import sstr
 from ..records import Record
 from ..recurrence import REALS, to_exact
 
-__all__ = ["Interval", "IntervalUnion", "ExactPoint", "real_points", "sweep"]
+__all__ = ["Interval", "IntervalUnion", "ExactPoint", "real_points", "sweep", "holding_set",
+           "reduced_conditions"]
 
 _RELS = {
     sp.StrictGreaterThan: lambda s: s > 0,
@@ -255,6 +256,25 @@ class IntervalUnion(Record):
     def to_json(self) -> list:
         return [iv.to_json() for iv in self.intervals]
 
+    def inequalities(self, spell=None) -> str:
+        """The set as chained inequalities: ``-6/11 < lam < 0``, pieces joined by ``or``.
+
+        ``spell`` prints an exact end (default: SymPy's ``sstr``, with a float beside a
+        ``CRootOf``); the command line passes its speller, which shortens long numbers.
+
+        Examples
+        --------
+        >>> import sympy as sp
+        >>> IntervalUnion((Interval(sp.Rational(-6, 11), sp.Integer(0)),), "lam").inequalities()
+        '-6/11 < lam < 0'
+        >>> IntervalUnion((Interval(-sp.oo, sp.Integer(-1)), Interval(sp.Integer(2), sp.oo, False)),
+        ...               "x").inequalities()
+        'x < -1 or x >= 2'
+        """
+        if not self.intervals:
+            return f"no real {self.variable}"
+        return " or ".join(_inequality(iv, self.variable, spell or _show) for iv in self.intervals)
+
     def _text(self) -> str:
         body = " U ".join(str(iv) for iv in self.intervals) if self.intervals else "empty"
         return f"{self.variable} in {body}"
@@ -263,15 +283,27 @@ class IntervalUnion(Record):
         return f"{self.variable} \\in {sp.latex(self.as_set())}"
 
 
+def _inequality(iv: Interval, x: str, show) -> str:
+    if iv.lo == iv.hi:
+        return f"{x} = {show(iv.lo)}"
+    lo = None if iv.lo == -sp.oo else f"{show(iv.lo)} {'<' if iv.lo_open else '<='} "
+    hi = None if iv.hi == sp.oo else f" {'<' if iv.hi_open else '<='} {show(iv.hi)}"
+    if lo is None and hi is None:
+        return f"{x} real"
+    if lo is None:
+        return f"{x}{hi}"
+    if hi is None:
+        return f"{x} {'>' if iv.lo_open else '>='} {show(iv.lo)}"
+    return f"{lo}{x}{hi}"
+
+
 # ----------------------------------------------------------------- conditions in one variable
 # shared by solve_for (depthdyn.symbolic.solvefor) and its for-all form (depthdyn.symbolic.forall)
 def conditions_of(obj) -> list:
     """The list of SymPy conditions in ``obj`` (stability conditions, a conjunction, a relation or
     an iterable of them); text is refused, never evaluated."""
-    from .stability import StabilityConditions
-
-    if isinstance(obj, StabilityConditions):
-        return [sp.false] if obj.never else list(obj.conditions)
+    if isinstance(getattr(obj, "never", None), bool) and isinstance(getattr(obj, "conditions", None), tuple):
+        return [sp.false] if obj.never else list(obj.conditions)  # StabilityConditions (which imports this)
     if isinstance(obj, (sp.And,)):
         return list(obj.args)
     if isinstance(obj, str):  # text is never evaluated; relations are built as SymPy objects
@@ -400,3 +432,72 @@ def _merge(pieces: list) -> list:
     if cur is not None:
         out.append(Interval(cur[0], cur[1], cur[2] or cur[0] == -sp.oo, cur[3] or cur[1] == sp.oo))
     return out
+
+
+def holding_set(conds: list, x: sp.Symbol, domain=None, name: str | None = None) -> IntervalUnion:
+    """The exact set of real ``x`` in ``domain`` where every condition of ``conds`` holds.
+
+    Each condition is rational in ``x`` alone; its truth is constant between consecutive
+    real roots of the numerators and denominators, so it is decided at one rational point
+    in each gap and at each root (:func:`sweep`).
+    """
+    return _Sweeper(list(conds) + domain_conditions(x, domain), x).union(None, name or x.name)
+
+
+def reduced_conditions(conds: list, x: sp.Symbol, domain=None) -> tuple[IntervalUnion, tuple]:
+    """The set where ``conds`` hold in ``domain`` and the conditions that are needed for it.
+
+    A condition is dropped, in order, when the others (and the domain) give the same set
+    without it: what is left has no condition implied by the rest. Returns the set and the
+    kept conditions (in their order).
+
+    Examples
+    --------
+    >>> import sympy as sp
+    >>> lam = sp.Symbol("lam", real=True)
+    >>> cs = [11*lam + 6 > 0, 6 - lam > 0, 1 - lam > 0, -lam > 0]
+    >>> u, kept = reduced_conditions(cs, lam)
+    >>> u.inequalities(), kept
+    ('-6/11 < lam < 0', (11*lam + 6 > 0, -lam > 0))
+    """
+    conds = list(conds)
+    doms = domain_conditions(x, domain)
+    sweeper = _Sweeper(conds + doms, x)
+    every = list(range(len(conds) + len(doms)))
+    whole = sweeper.union(every, x.name)
+    keep = list(every)
+    for i in range(len(conds)):
+        trial = [j for j in keep if j != i]
+        if sweeper.union(trial, x.name).intervals == whole.intervals:
+            keep = trial
+    return whole, tuple(conds[i] for i in keep if i < len(conds))
+
+
+class _Sweeper:
+    """The tests and critical points of some conditions in ``x``, computed once, for the
+    sets of any subset of them."""
+
+    def __init__(self, conds: list, x: sp.Symbol):
+        self.tests, self.points = [], []
+        for c in conds:
+            test, polys = univariate_test(c, x)
+            self.tests.append(test)
+            self.points.append([pt for p in polys for pt in real_points(p)])
+
+    def union(self, subset, name: str) -> IntervalUnion:
+        idx = range(len(self.tests)) if subset is None else subset
+        crit: list[ExactPoint] = []
+        for i in idx:
+            for pt in self.points[i]:
+                if not any(pt.poly == q.poly and pt.lo == q.lo and pt.hi == q.hi for q in crit):
+                    crit.append(pt)
+        crit = distinct_points(sorted(crit, key=point_key))
+        tests = [self.tests[i] for i in idx]
+
+        def holds_at(point) -> bool:
+            if isinstance(point, ExactPoint):
+                return all(t(point.sign_of) for t in tests)
+            return all(t(lambda g, v=point: sign_at(g, v)) for t in tests)
+
+        return IntervalUnion(sweep(crit, holds_at, holds_at), name,
+                             f"exact sign analysis at {len(crit)} critical points and the gaps between them")

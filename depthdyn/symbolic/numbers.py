@@ -44,6 +44,7 @@ from ..printing import sstr
 from ..records import Record
 from ..recurrence import r
 from .circle import circle_roots, exact_poly, verdicts
+from .floats import from_floats, near_circle, near_simple_ends
 from .intervals import ExactPoint, Interval, IntervalUnion, real_points, sweep
 from .multistep_numbers import multistep_l_stable
 from .onestep import general_numbers, only_free, scaled_out, unique_points
@@ -386,6 +387,7 @@ class StabilityNumbers(Record):
     kind: str = field(default="multistep", compare=False)  # rho - lam sigma; "one-step" or "general"
     note: str = field(default="", compare=False)
     tableau_order: int | None = None  # a named Runge-Kutta block: from its tableau's order conditions
+    tolerance_note: str = field(default="", compare=False)  # float data: what rests on a residue
 
     def to_json(self) -> dict:
         exact = None if self.a_alpha_exact is None else sstr(self.a_alpha_exact)
@@ -406,6 +408,7 @@ class StabilityNumbers(Record):
             "error_constant": None if self.error_constant is None else sstr(self.error_constant),
             "conditions": {k: sstr(v) for k, v in self.conditions.items()},
             "marginal_conditions": {k: sstr(v) for k, v in self.marginal_conditions.items()},
+            "tolerance_note": self.tolerance_note,
         }
 
     def _alpha_text(self) -> str:
@@ -424,7 +427,8 @@ class StabilityNumbers(Record):
             f"  real interval:      {v} in {_piece(self.real_interval, self.real_set)}",
             f"  imaginary interval: {v} = i t, t in {_piece(self.imag_interval, self.imag_set)}",
             f"  A(alpha):           {self._alpha_text()}",
-            f"  zero-stable:        {self.zero_stable}",
+            f"  zero-stable:        {self.zero_stable}" if not self.tolerance_note else
+            "  zero-stable:        not decided (float data; see the note below)",
         ]
         if self.order and self.kind == "one-step":
             lines.append(f"  order {self.order} (R({v}) = exp({v}) + C {v}^{self.order + 1} + ...), "
@@ -439,6 +443,7 @@ class StabilityNumbers(Record):
             lines.append("  order 0: not consistent as a method (rho(1) != 0 or rho'(1) != sigma(1))")
         lines.append(f"  root condition, real axis:      {self.marginal_sets.get('real', '')}")
         lines.append(f"  root condition, imaginary axis: {self.marginal_sets.get('imaginary', '')}")
+        lines += [f"  {n}" for n in self.tolerance_note.splitlines()]
         return "\n".join(lines)
 
     def _latex(self) -> str:
@@ -512,6 +517,7 @@ def stability_numbers(rec, *, param: str = "lam", **values) -> StabilityNumbers:
             deg = float(mpmath.degrees(mpmath.atan(mpmath.sqrt(mpmath.mpf(str(sp.N(T, 40)))))))
         a_stable = False
     zero_stable = _marginal_at(sp.Poly(rho.as_expr(), r), lam, 0)
+    note = _float_note(rho, real_set)
     alpha = [rho.coeff_monomial(r**j) for j in range(rec.order + 1)]
     beta = [sigma.coeff_monomial(r**j) for j in range(rec.order + 1)]
     oe = order_and_error_constant(alpha, beta)
@@ -523,8 +529,18 @@ def stability_numbers(rec, *, param: str = "lam", **values) -> StabilityNumbers:
         {"real": _cond_text(real_set), "imaginary": _cond_text(imag_set)},
         {"real": _cond_text(real_marg), "imaginary": _cond_text(imag_marg)},
         {"real": real_marg, "imaginary": imag_marg}, label, l_stable,
-        tableau_order=_named_tableau_order(rec),
+        tableau_order=_named_tableau_order(rec), tolerance_note=note,
     )
+
+
+def _float_note(rho: sp.Poly, real_set: IntervalUnion) -> str:
+    """What rests on a float residue when ``rho`` comes from floats: roots of ``rho`` within
+    ``FLOAT_TOLERANCE`` of the circle (zero-stability) and interval ends near simple numbers."""
+    P = sp.Poly(rho.as_expr(), r)
+    if not from_floats([P]):
+        return ""
+    notes = [near_circle(circle_roots(exact_poly(P.as_expr()))), near_simple_ends(real_set)]
+    return "\n".join(n for n in notes if n)
 
 
 def _is_lmm(rec, param: str) -> bool:

@@ -12,20 +12,7 @@ import sympy as sp
 from ..budget import bounded
 from ..errors import ParameterError, UnknownParameterError
 from ..recurrence import REALS, to_exact
-from .intervals import (
-    ExactPoint,
-    IntervalUnion,
-    conditions_of,
-    distinct_points,
-    domain_conditions,
-    point_key,
-    real_domain,
-    real_points,
-    sign_at,
-    sweep,
-    univariate_test,
-    widened,
-)
+from .intervals import IntervalUnion, conditions_of, holding_set, real_domain, widened
 
 __all__ = ["solve_for"]
 
@@ -111,23 +98,4 @@ def solve_for(conditions_or_rec, param: str, *, domain=None, for_all=None, **val
             if unknown:
                 raise UnknownParameterError(f"the conditions do not use {sorted(unknown)}")
             conds = [c.subs(sub) for c in conds]
-    conds = conds + domain_conditions(x, dom)
-    tests, polys = [], []
-    for c in conds:
-        t, ps = univariate_test(c, x)
-        tests.append(t)
-        polys += ps
-    crit: list[ExactPoint] = []
-    for p in polys:
-        for pt in real_points(p):
-            if not any(pt.poly == q.poly and pt.lo == q.lo and pt.hi == q.hi for q in crit):
-                crit.append(pt)
-    crit = distinct_points(sorted(crit, key=point_key))
-
-    def holds_at(point) -> bool:
-        if isinstance(point, ExactPoint):
-            return all(t(point.sign_of) for t in tests)
-        return all(t(lambda g, v=point: sign_at(g, v)) for t in tests)
-
-    return IntervalUnion(sweep(crit, holds_at, holds_at), param,
-                         f"exact sign analysis at {len(crit)} critical points and the gaps between them")
+    return holding_set(conds, x, dom, param)

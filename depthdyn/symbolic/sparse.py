@@ -19,6 +19,7 @@ import sympy as sp
 from ..budget import REFINE_SECONDS, at_most, bounded, part, require
 from ..limits import TIDY_TERMS
 from ..recurrence import r
+from .floats import at_data_scale
 
 __all__ = [
     "degree_r",
@@ -281,7 +282,7 @@ def tidy(expr: sp.Expr) -> sp.Expr:
 
 
 def _tidier(expr: sp.Expr) -> sp.Expr:
-    factored = sp.factor(expr)
+    factored = at_data_scale(sp.factor(expr))  # float data: (1e32*lam + ...)**2 at the data's scale
     candidates = [factored, sp.expand(expr)]
     # prefer a visible perfect square (eta*lam + m + 1)**2 - 4*m over the expanded form
     for sym in sorted(expr.free_symbols, key=str):

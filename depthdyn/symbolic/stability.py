@@ -15,7 +15,7 @@ import sympy as sp
 from sympy.polys.matrices import DomainMatrix
 from sympy.polys.rings import PolyRing, sring
 
-from ..budget import bounded, part, require
+from ..budget import REFINE_SECONDS, at_most, bounded, part, require
 from ..errors import DegreeTooLargeError, DomainError, ParameterError, UnknownParameterError
 from ..limits import MAX_STATE
 from ..printing import sstr, tex
@@ -23,6 +23,8 @@ from ..printing import symbol as _symbol  # lam prints as \lambda in sympy.latex
 from ..records import Record
 from ..recurrence import REALS, r, to_exact
 from .circle import circle_roots, exact_poly, verdicts
+from .floats import from_floats, near_circle, near_simple_ends, scale_free
+from .intervals import IntervalUnion, reduced_conditions
 from .polynomial import factors_in_r
 from .signs import cheap_to_factor
 from .signs import sign as _sign
@@ -96,6 +98,12 @@ class StabilityConditions(Record):
 
     ``implied_by_domain`` lists the necessary conditions dropped because the parameter
     domains already imply them; ``never`` is True when one condition can never hold.
+    Where the conditions are in one real parameter, ``intervals`` is the stable set as an
+    exact union of intervals and ``conditions`` keeps only those the set needs (none
+    implied by the others). Conditions whose integer coefficients pass ``10**12`` (data
+    read from floats) are divided by their leading coefficient's size. ``tolerance_note``
+    says where float data leave a verdict within ``FLOAT_TOLERANCE`` (docs: stability,
+    "Float data").
     """
 
     conditions: tuple
@@ -105,6 +113,8 @@ class StabilityConditions(Record):
     never: bool = False
     reason: str = ""
     domains: tuple = field(default=(), repr=False, compare=False)  # (symbol, Set) pairs
+    intervals: IntervalUnion | None = field(default=None, compare=False)
+    tolerance_note: str = ""
 
     @property
     def region(self) -> sp.Basic:
@@ -177,17 +187,28 @@ class StabilityConditions(Record):
         return {"conditions": [sstr(c) for c in self.conditions],
                 "implied_by_domain": [sstr(c) for c in self.implied_by_domain],
                 "assumptions": list(self.assumptions), "method": self.method, "never": self.never,
-                "reason": self.reason}
+                "reason": self.reason,
+                "set": None if self.intervals is None or self.never else self.intervals.inequalities(),
+                "intervals": None if self.intervals is None else self.intervals.to_json(),
+                "tolerance_note": self.tolerance_note}
 
     def _text(self) -> str:
         head = "never strictly stable: " + self.reason if self.never else "all |r| < 1 iff:"
-        lines = [head] + [f"  {sstr(c)}" for c in self.conditions if not self.never]
+        if self.intervals is not None and not self.never:
+            lines = [head, f"  {self.intervals.inequalities()}"]
+        else:
+            lines = [head] + [f"  {sstr(c)}" for c in self.conditions if not self.never]
+        if self.tolerance_note:
+            lines.append(self.tolerance_note)
         if self.implied_by_domain:
             lines.append("implied by the domains: " + ", ".join(sstr(c) for c in self.implied_by_domain))
         lines.append("assuming " + "; ".join(self.assumptions) if self.assumptions else "no parameters")
         return "\n".join(lines + [f"method: {self.method}"])
 
     def _latex(self) -> str:
+        if self.intervals is not None and not self.never:
+            x = tex(_symbol(self.intervals.variable, real=True))
+            return f"|r_i| < 1 \\iff {x} \\in {sp.latex(self.intervals.as_set())}"
         return "|r_i| < 1 \\iff " + " \\wedge ".join(tex(c) for c in self.conditions)
 
 
@@ -343,8 +364,10 @@ def _conditions(factors: list, domains: dict, assumptions: list, complex_lam: tu
             never = True
             reason = reason or f"the condition {sstr(_gt(tidy))} can never hold on the domains"
         elif status == "implied":
+            tidy = scale_free(tidy)
             implied.setdefault(sp.expand(tidy), _gt(tidy))
         elif status == "keep":
+            reduced = scale_free(reduced)
             kept.setdefault(sp.expand(reduced), _gt(reduced))
     clash = [(c, kept[-key]) for key, c in kept.items() if -key in kept]
     if clash and not never:
@@ -356,10 +379,36 @@ def _conditions(factors: list, domains: dict, assumptions: list, complex_lam: tu
             never = True
             reason = (reason + "; " if reason else "") + f"|product of the roots| = {sp.Abs(prod)} >= 1"
             break
+    floats = from_floats(factors)
+    union, note = None, ""
+    if not never:
+        union, kept = _one_variable(kept, domains)
+        if union is not None and union.is_empty:
+            never, reason = True, f"no real {union.variable} satisfies every condition"
+        elif union is not None and floats:
+            note = near_simple_ends(union)
     if never:
         kept = [sp.false]
     return StabilityConditions(tuple(kept), tuple(implied), tuple(assumptions), method, never, reason,
-                               tuple(domains.items()))
+                               tuple(domains.items()), union, note)
+
+
+def _one_variable(kept: list, domains: dict) -> tuple[IntervalUnion | None, list]:
+    """The stable set and the conditions it needs when the conditions are in one real parameter
+    with rational coefficients; ``(None, kept)`` otherwise."""
+    free = set().union(*(c.free_symbols for c in kept)) if kept else set()
+    if len(free) != 1:
+        return None, kept
+    x = free.pop()
+    dom = domains.get(x, REALS)
+    if not isinstance(dom, sp.Interval) and dom != REALS:
+        return None, kept
+    try:  # a refinement: past a few seconds of CPU the inequalities stay as they are
+        found = at_most(REFINE_SECONDS, "reducing to intervals",
+                        lambda: reduced_conditions(kept, x, None if dom == REALS else dom), None)
+    except (ParameterError, sp.PolynomialError, sp.polys.polyerrors.DomainError, NotImplementedError):
+        return None, kept  # radicals in the coefficients (a tableau with sqrt(3)): kept as inequalities
+    return (None, kept) if found is None else (found[0], list(found[1]))
 
 
 def _estimate(name: str, entries: list, size: int, sum_terms: bool = False) -> None:
@@ -472,17 +521,28 @@ def _to_real(m, ring, z, zc, re_im: tuple) -> sp.Expr:
 
 @dataclass(frozen=True)
 class RootCondition(Record):
-    """Strict (all ``|r| < 1``) and marginal (root condition) stability of a numeric recurrence."""
+    """Strict (all ``|r| < 1``) and marginal (root condition) stability of a numeric recurrence.
+
+    ``strict`` and ``marginal`` are exact for the coefficients as given. ``tolerance_note``
+    is set when they come from floats and a root is off the unit circle by at most
+    ``FLOAT_TOLERANCE``: the verdicts then rest on a float residue, and the text says
+    "marginal within tolerance" instead of them.
+    """
 
     strict: bool
     marginal: bool
     roots: tuple  # (root, multiplicity, modulus)
     spectral_radius: float
+    tolerance_note: str = ""
 
     def _text(self) -> str:
-        head = f"strict: {self.strict}, marginal (root condition): {self.marginal}, "
+        if self.tolerance_note:
+            head = "strict and marginal: not decided (within the float tolerance), "
+        else:
+            head = f"strict: {self.strict}, marginal (root condition): {self.marginal}, "
         rows = [f"  r = {sstr(v)} (x{k}), |r| = {mod:.12g}" for v, k, mod in self.roots]
-        return "\n".join([head + f"spectral radius {self.spectral_radius:.12g}"] + rows)
+        note = [self.tolerance_note] if self.tolerance_note else []
+        return "\n".join([head + f"spectral radius {self.spectral_radius:.12g}"] + rows + note)
 
     def _latex(self) -> str:
         mods = ",\\ ".join(f"|{tex(v)}| = {mod:.6g}" for v, _, mod in self.roots)
@@ -520,7 +580,9 @@ def root_condition(rec) -> RootCondition:
     if expr.free_symbols - {r}:
         left = sorted(map(str, expr.free_symbols - {r}))
         raise ParameterError(f"root_condition needs numbers; free parameters: {left}")
-    found = circle_roots(exact_poly(expr))
+    P = exact_poly(expr)
+    found = circle_roots(P)
     strict, marginal = verdicts(found)
     rows = tuple((c.value, c.multiplicity, c.modulus) for c in found)
-    return RootCondition(strict, marginal, rows, max(c.modulus for c in found))
+    note = near_circle(found) if from_floats([P]) else ""
+    return RootCondition(strict, marginal, rows, max(c.modulus for c in found), note)
