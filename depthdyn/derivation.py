@@ -92,7 +92,8 @@ def _matrix_strings(M, spell) -> list[list[str]]:
 
 def _stability_json(cond, spell) -> dict:
     return {**cond.to_json(), "conditions": [spell(c) for c in cond.conditions],
-            "implied_by_domain": [spell(c) for c in cond.implied_by_domain]}
+            "implied_by_domain": [spell(c) for c in cond.implied_by_domain],
+            "set": None if cond.intervals is None or cond.never else cond.intervals.inequalities(spell)}
 
 
 def _root_factors(rts, spell) -> list[dict]:

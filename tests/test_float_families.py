@@ -136,7 +136,7 @@ def test_derive_mhc_3_conditions(capsys):
     main(["derive", "mhc", "-p", "n=3"])
     out = capsys.readouterr().out
     lines = out[out.index("\nstability"):].splitlines()[2:4]
-    assert [ln.strip() for ln in lines] == ["3*lam + 4 > 0", "-lam > 0"]
+    assert [ln.strip() for ln in lines] == ["-4/3 < lam < 0", "from: 3*lam + 4 > 0, -lam > 0"]
 
 
 def test_python_float_data_gives_conditions_at_the_data_scale():

@@ -70,6 +70,23 @@ def test_adams_bashforth_3_by_the_boundary_locus():
     assert sc._latex() == r"|r_i| < 1 \iff \lambda \in \left(- \frac{6}{11}, 0\right)"
 
 
+
+def test_derive_prints_the_set_of_one_real_parameter(capsys):
+    from depthdyn.cli import main
+
+    # the end from the boundary locus at r = -1, as above; the command prints the set, then its conditions
+    rho_m1 = sum(c * (-1) ** (3 - j) for j, c in enumerate(AB3_RHO))
+    sigma_m1 = sum(c * (-1) ** (3 - j) for j, c in enumerate(AB3_SIGMA))
+    end = sp.Rational(rho_m1) / sigma_m1
+    assert main(["derive", "adams_bashforth", "-p", "k=3"]) == 0
+    block = capsys.readouterr().out.split("\nstability", 1)[1].splitlines()
+    assert block[1].strip() == f"{end} < lam < 0"
+    assert block[2].strip().startswith("from: ")
+    # two parameters: no set line, the inequalities themselves
+    assert main(["derive", "momentum"]) == 0
+    block = capsys.readouterr().out.split("\nstability", 1)[1].splitlines()
+    assert " < lam < " not in block[1] and block[1].strip().endswith("> 0")
+
 def test_adams_bashforth_3_brute_force_both_sides_of_each_end():
     rec = adams_bashforth(k=3)
     lam = rec.lam_symbol

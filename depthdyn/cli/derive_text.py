@@ -5,7 +5,9 @@ as Sinkhorn matrices) are shown to 10 significant digits, one note says so; expr
 longer than :data:`LIMIT` characters and matrices longer than :data:`MATRIX_LIMIT` are
 replaced by their size; a root whose radical form is long (see
 :func:`depthdyn.derivation.root_lines`) is shown as the root of its factor:
-``CRootOf(factor, i) ≈ value`` where it is a number, "the roots of factor" where it depends on parameters (``--radicals`` or ``--full`` print the radicals); runs of
+``CRootOf(factor, i) ≈ value`` where it is a number, "the roots of factor" where it depends
+on parameters (``--radicals`` or ``--full`` print the radicals); the stability conditions in
+one real parameter are preceded by the exact set they describe (``-6/11 < lam < 0``); runs of
 three or more parameters that share a name stem, a domain and a description (``hres_1_1``,
 ``hres_1_2``, ...) are shown as one line.
 """
@@ -162,9 +164,17 @@ def print_report(rep: dict, full: bool = False, shortened: bool = False, radical
         out(f"\nstability (all roots strictly inside the unit circle{assumptions}):")
         if st.get("never"):
             out(f"  never: {st.get('reason', '')}")
-        # a record that is never stable holds the one condition False: the line above says it
-        for cond in [] if st.get("never") else st["conditions"]:
-            out(f"  {out.text(cond, 'condition')}")
+        if st.get("set"):
+            # one real parameter: the exact set the conditions below describe
+            out(f"  {out.text(st['set'], 'condition')}")
+            if len(st["conditions"]) > 1:
+                out(f"  from: {', '.join(out.text(c, 'condition') for c in st['conditions'])}")
+        else:
+            # a record that is never stable holds the one condition False: the line above says it
+            for cond in [] if st.get("never") else st["conditions"]:
+                out(f"  {out.text(cond, 'condition')}")
+        if st.get("tolerance_note"):
+            out(f"  {st['tolerance_note']}")
         for cond in st.get("implied_by_domain", []):
             out(f"  ({out.text(cond, 'condition')}: implied by the parameter domains)")
     if out.shortened:
