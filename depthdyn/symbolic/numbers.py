@@ -386,7 +386,7 @@ class StabilityNumbers(Record):
     l_stable: bool | None = None  # A-stable and every root -> 0 as lam -> oo (one-step: R(oo) = 0)
     kind: str = field(default="multistep", compare=False)  # rho - lam sigma; "one-step" or "general"
     note: str = field(default="", compare=False)
-    tableau_order: int | None = None  # a named Runge-Kutta block: from its tableau's order conditions
+    tableau_order: int | None = None  # a Runge-Kutta block (named or own tableau): its order conditions
     tolerance_note: str = field(default="", compare=False)  # float data: what rests on a residue
 
     def to_json(self) -> dict:
@@ -529,7 +529,7 @@ def stability_numbers(rec, *, param: str = "lam", **values) -> StabilityNumbers:
         {"real": _cond_text(real_set), "imaginary": _cond_text(imag_set)},
         {"real": _cond_text(real_marg), "imaginary": _cond_text(imag_marg)},
         {"real": real_marg, "imaginary": imag_marg}, label, l_stable,
-        tableau_order=_named_tableau_order(rec), tolerance_note=note,
+        tableau_order=_tableau_order(rec), tolerance_note=note,
     )
 
 
@@ -576,11 +576,11 @@ def _general(rec, param: str, label: str) -> StabilityNumbers:
         {"real": _cond_text(real_set), "imaginary": _cond_text(imag_set)},
         {"real": _cond_text(real_marg), "imaginary": _cond_text(imag_marg)},
         {"real": real_marg, "imaginary": imag_marg}, label, g["l_stable"],
-        "one-step" if one_step else "general", g["note"], _named_tableau_order(rec),
+        "one-step" if one_step else "general", g["note"], _tableau_order(rec),
     )
 
 
-def _named_tableau_order(rec) -> int | None:
+def _tableau_order(rec) -> int | None:
     """The order of a Runge-Kutta block's tableau, named or given by ``A`` and ``b``."""
     from .butcher import recurrence_tableau_order
 
