@@ -136,6 +136,30 @@ def test_a_candidate_with_the_right_values_but_wrong_derivative_is_refused():
     assert op_ok.token_local
 
 
+@pytest.mark.parametrize("entry", [0, 1], ids=["first", "last"])
+def test_a_wrong_derivative_at_the_first_or_last_sampled_token_is_refused(entry):
+    # the whole-sequence check runs at the first and the last sampled token (one backward pass
+    # over the sequence each): a candidate wrong at either one alone is refused
+    def maker(st):
+        good = st.local
+
+        def wrong(tokens):
+            f = good(tokens)[0]
+
+            def g(rows):
+                bump = torch.zeros_like(rows)
+                bump[:, entry :: len(tokens)] = 1e-3 * (rows - rows.detach())[:, entry :: len(tokens)]
+                return f(rows) + bump
+
+            return [g]
+
+        return wrong
+
+    op, D = _operator_with(maker)
+    assert not op.token_local
+    assert float((op.dense() - D).abs().max()) < TOL * float(D.abs().max())
+
+
 def test_block_lanczos_on_token_local_blocks_against_dense():
     from depthdyn.nn.analysis.blockkrylov import block_singular_values
 
