@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import subprocess
 import sys
@@ -118,7 +119,7 @@ def _case(name: str, steps: int, tol: float, device: str = "cpu") -> dict:
     from depthdyn.nn.experiments.zoo import GPT2Style, ResidualMLP
 
     torch.manual_seed(0)
-    info: dict = {"case": name, "device": device}
+    info: dict = {"case": name, "device": device, "load_start": os.getloadavg()[0]}
     _timed_products(info)
     dev = torch.device(device)
 
@@ -194,7 +195,17 @@ def _case(name: str, steps: int, tol: float, device: str = "cpu") -> dict:
         rho = np.nanmin(ins.spectral_radius, axis=1)
         info["rho_rel"] = float(np.nanmax(np.where(np.isnan(rho), 0, ins.accuracy["spectral_radius"] / rho)))
         info["estimate_seconds"] = ins.estimate_seconds
+        # the steps whose Krylov iterations stopped at the step cap short of the tolerance, by how much
+        sv_step = ins.accuracy["singular_values"] / np.nanmin(ins.top_singular_values, axis=(1, 2))
+        with np.errstate(invalid="ignore"):
+            rho_step = ins.accuracy["spectral_radius"] / np.nanmin(ins.spectral_radius, axis=1)
+        info["short_of_tol"] = [
+            [ins.names[i], float(sv_step[i]), float(np.nan_to_num(rho_step[i]))]
+            for i in range(len(ins.names))
+            if sv_step[i] > tol or np.nan_to_num(rho_step[i]) > tol
+        ]
     info["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    info["load_end"] = os.getloadavg()[0]
     return info
 
 
@@ -252,9 +263,13 @@ def main() -> None:
             f"{'':<14} time in products: J^T v {r['rmatvec_seconds']:.1f} s ({r['rmatvec_calls']} calls, "
             f"{r['rmatvec_vectors']} vectors), J w {r['matvec_seconds']:.1f} s ({r['matvec_calls']} calls, "
             f"{r['matvec_vectors']} vectors); recording, checks, dense and Ritz work "
-            f"{r['seconds'] - products:.1f} s",
+            f"{r['seconds'] - products:.1f} s; load average {r['load_start']:.1f} at the start, "
+            f"{r['load_end']:.1f} at the end",
             flush=True,
         )
+        for step, sv_rel, rho_rel in r.get("short_of_tol", []):
+            print(f"{'':<14} short of tol at the step cap: {step} "
+                  f"(bound / value: sv {sv_rel:.2g}, rho {rho_rel:.2g})")
     by = {r["case"]: r for r in rows}
     if "dense-small" in by and "inspect-small" in by:
         import numpy as np
