@@ -361,15 +361,16 @@ class LayerOperator:
         return None
 
     def _piece(self, K: int) -> _Products:
-        """The token-local products of ``K`` copies of the entries: those of one vector and of a
-        block (:attr:`block`) are kept, others (probes, dense columns) recorded when asked, so that
-        their graphs do not pile up."""
+        """The token-local products of ``K`` copies of the entries: those of one vector, of a
+        block (:attr:`block`) and of a block with an Arnoldi vector beside it
+        (:func:`~.krylov.singular_values_and_radius`) are kept, others (probes, dense columns)
+        recorded when asked, so that their graphs do not pile up."""
         if K in self._local:
             return self._local[K]
         fn, X = self._make(K), self._entries(self.x, K)
         with torch.no_grad():
             piece = _Products(fn, X, fn(X))
-        if K == self.block:
+        if K in (self.block, self.block + 1):
             self._local[K] = piece
         return piece
 
