@@ -202,7 +202,10 @@ def _arnoldi_steps(op, steps: int, seed: int, tol: float):
     Q[:, 0] = v
     H = v.new_zeros(op.problems, s + 1, s)
     for j in range(s):
-        w, h = _orthonormalise((yield ("rmatvec", Q[None, :, j]))[0], Q, j + 1)
+        # J^T q - q spans the same Krylov space; for a residual layer (J = I + A) it spares
+        # Gram-Schmidt the cancellation of the identity part, which made its second pass the rule
+        w, h = _orthonormalise((yield ("rmatvec", Q[None, :, j]))[0] - Q[:, j], Q, j + 1)
+        h[:, j] += 1
         H[:, : j + 1, j] = h
         Q[:, j + 1], H[:, j + 1, j] = _next_basis(w, Q, j + 1, gen)
         if tol > 0 and s < op.n_in and j + 1 < s and _checkpoint(j, s):
