@@ -136,6 +136,30 @@ def test_a_candidate_with_the_right_values_but_wrong_derivative_is_refused():
     assert op_ok.token_local
 
 
+@pytest.mark.parametrize("entry", [0, 1], ids=["first", "last"])
+def test_a_wrong_derivative_at_the_first_or_last_sampled_token_is_refused(entry):
+    # the whole-sequence check runs at the first and the last sampled token (one backward pass
+    # over the sequence each): a candidate wrong at either one alone is refused
+    def maker(st):
+        good = st.local
+
+        def wrong(tokens):
+            f = good(tokens)[0]
+
+            def g(rows):
+                bump = torch.zeros_like(rows)
+                bump[:, entry :: len(tokens)] = 1e-3 * (rows - rows.detach())[:, entry :: len(tokens)]
+                return f(rows) + bump
+
+            return [g]
+
+        return wrong
+
+    op, D = _operator_with(maker)
+    assert not op.token_local
+    assert float((op.dense() - D).abs().max()) < TOL * float(D.abs().max())
+
+
 def test_block_lanczos_on_token_local_blocks_against_dense():
     from depthdyn.nn.analysis.blockkrylov import block_singular_values
 
@@ -161,3 +185,51 @@ def test_block_lanczos_on_token_local_blocks_against_dense():
     v4, b4, _ = block_singular_values(op, 3, 4, 4, 0.0, 0)
     assert np.all(np.abs(v2 - want) <= b2 + 1e-12) and np.all(np.abs(v4 - want) <= b4 + 1e-12)
     assert b4.max() < b2.max() and np.all(v2 <= want + 1e-10)  # Ritz values from below
+
+
+def test_arnoldi_rides_along_with_block_lanczos():
+    # run together, block Lanczos and Arnoldi give what each gives alone (the same iterations),
+    # and Arnoldi's J^T products share the passes of the Lanczos blocks
+    from depthdyn.nn.analysis.krylov import (
+        singular_values_and_radius,
+        spectral_radius_estimate,
+        top_singular_values,
+    )
+
+    tf = library("transformers")
+    model = _gpt2(tf)
+    ids = torch.randint(0, 64, (2, 9))
+    inputs = {"input_ids": ids, "use_cache": False}
+    ins = inspect(model, inputs, k=3, tokens=[2, 8], dense_max=0, steps=5, tol=0)
+    op = ins.operator(1)
+    assert op.block == 4
+    calls = {"matvec": 0, "rmatvec": 0}
+
+    def counted(name):
+        plain = getattr(op, name)
+
+        def wrapped(V):
+            calls[name] += 1
+            return plain(V)
+
+        return wrapped
+
+    op.matvec, op.rmatvec = counted("matvec"), counted("rmatvec")
+    top, rho = singular_values_and_radius(op, 3, steps=5, tol=0)
+    joint = dict(calls)
+    alone_top = top_singular_values(op, 3, steps=5, tol=0)
+    alone_rho = spectral_radius_estimate(op, steps=5, tol=0)
+    np.testing.assert_allclose(top.values, alone_top.values, rtol=1e-12)
+    np.testing.assert_allclose(top.accuracy, alone_top.accuracy, rtol=1e-6, atol=1e-14)
+    np.testing.assert_allclose(rho.values, alone_rho.values, rtol=1e-12)
+    np.testing.assert_allclose(rho.accuracy, alone_rho.accuracy, rtol=1e-6, atol=1e-14)
+    assert top.method == alone_top.method and rho.method == alone_rho.method == "arnoldi (5 steps)"
+    # 5 Lanczos steps (a J pass and a J^T pass each) carry the 5 Arnoldi steps: no pass of their own
+    assert joint == {"matvec": 5, "rmatvec": 5}
+    assert calls["rmatvec"] - joint["rmatvec"] == 10  # alone: 5 Lanczos + 5 Arnoldi passes
+    # and the values are those of the Jacobian blocks: Ritz values from below, within their bounds
+    call = record(model, inputs).calls[1]
+    D = _blocks(_jacobian(call.function(), call.state), (2, 8), 2)
+    want = torch.linalg.svdvals(D)[:, :3].numpy()
+    assert np.all(np.abs(top.values - want) <= top.accuracy * (1 + 1e-9) + 1e-12)
+    assert np.all(top.values <= want + 1e-10)

@@ -7,7 +7,8 @@
   ratios, gradient norms) with one convention for values that do not exist;
 * :mod:`.operators`: each layer's Jacobian as a matrix-free operator (``vjp``/``jvp`` on
   the recorded graph); :mod:`.krylov` and :mod:`.blockkrylov` the Lanczos, Arnoldi and
-  Hutchinson methods that read it; :mod:`.product` products of operators over depth;
+  Hutchinson methods that read it, :mod:`.schedule` how iterations share its passes;
+  :mod:`.product` products of operators over depth;
 * :mod:`.inspection`: :func:`inspect`, the one entry point for any model, and its result
   :class:`Inspection`; :mod:`.checks` what it checks first (setup, non-finite values, coupled
   batch rows), :mod:`.steps` attention and MLP as separate steps, :mod:`.local` token-local
@@ -37,6 +38,7 @@ from .krylov import (
     KrylovEstimate,
     hutchinson_trace,
     ritz_values,
+    singular_values_and_radius,
     spectral_radius_estimate,
     top_singular_values,
 )
@@ -77,6 +79,7 @@ __all__ = [
     "KrylovEstimate",
     "top_singular_values",
     "spectral_radius_estimate",
+    "singular_values_and_radius",
     "ritz_values",
     "hutchinson_trace",
     "end_to_end",

@@ -22,7 +22,9 @@ from __future__ import annotations
 
 import torch
 
-__all__ = ["block_singular_values"]
+from .schedule import solo
+
+__all__ = ["block_lanczos", "block_singular_values"]
 
 
 def _extend(Z: torch.Tensor, Q: torch.Tensor, m: int, gen: torch.Generator) -> torch.Tensor:
@@ -54,6 +56,13 @@ def _due(m: int, last: int, cap: int) -> bool:
 
 def block_singular_values(op, k: int, b: int, steps: int, tol: float, seed: int):
     """Top ``k`` singular values per problem, ``b`` vectors per product: ``(values, bounds, steps)``."""
+    return solo(op, block_lanczos(op, k, b, steps, tol, seed))
+
+
+def block_lanczos(op, k: int, b: int, steps: int, tol: float, seed: int):
+    """:func:`block_singular_values` as an iteration of :mod:`.schedule`: it yields its products
+    (``("matvec", block)``, then ``("rmatvec", J block)``, per step) and returns
+    ``(values, bounds, steps)``."""
     P, n, n_out = op.problems, op.n_in, op.n_out
     cap = min(n, n_out, steps * b)
     block, gen = _start(P, min(b, cap), n, op.x, seed)
@@ -63,8 +72,8 @@ def block_singular_values(op, k: int, b: int, steps: int, tol: float, seed: int)
     m, last, it = 0, 0, 0
     while True:
         c = block.shape[1]
-        Wb = op.matvec(block.transpose(0, 1)).transpose(0, 1)
-        Zb = op.rmatvec(Wb.transpose(0, 1)).transpose(0, 1)
+        Wb = (yield ("matvec", block.transpose(0, 1))).transpose(0, 1)
+        Zb = (yield ("rmatvec", Wb.transpose(0, 1))).transpose(0, 1)
         Q[:, m : m + c], W[:, m : m + c], Z[:, m : m + c] = block, Wb, Zb
         m, it = m + c, it + 1
         if m >= k and _due(m, last, cap):

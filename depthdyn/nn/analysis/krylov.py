@@ -22,11 +22,12 @@ import torch
 
 from ...errors import ParameterError, ShapeError
 from ...records import Record
-from .blockkrylov import block_singular_values
+from .blockkrylov import block_lanczos, block_singular_values
+from .schedule import solo, together
 
 __all__ = [
-    "KrylovEstimate", "check_tol", "top_singular_values", "spectral_radius_estimate", "hutchinson_trace",
-    "ritz_values",
+    "KrylovEstimate", "check_tol", "top_singular_values", "spectral_radius_estimate",
+    "singular_values_and_radius", "hutchinson_trace", "ritz_values",
 ]
 
 
@@ -188,6 +189,11 @@ def _arnoldi(op, steps: int, seed: int, tol: float = 0.0) -> tuple[np.ndarray, i
     Hessenberg matrix in float64 and the number of steps ``s`` taken. With ``tol > 0`` and a
     Krylov space short of the whole space it stops (tested every 8 steps) once the dominant
     Ritz value of every problem has a residual ``<= tol`` times its modulus."""
+    return solo(op, _arnoldi_steps(op, steps, seed, tol))
+
+
+def _arnoldi_steps(op, steps: int, seed: int, tol: float):
+    """:func:`_arnoldi` as an iteration of :mod:`.schedule` (it yields its ``J^T`` products)."""
     if not op.square:
         raise ShapeError(f"no eigenvalues: the layer maps {op.n_in} numbers to {op.n_out}")
     s = _check_steps(steps, op.n_in, 1)
@@ -196,7 +202,10 @@ def _arnoldi(op, steps: int, seed: int, tol: float = 0.0) -> tuple[np.ndarray, i
     Q[:, 0] = v
     H = v.new_zeros(op.problems, s + 1, s)
     for j in range(s):
-        w, h = _orthonormalise(op.rmatvec(Q[None, :, j])[0], Q, j + 1)
+        # J^T q - q spans the same Krylov space; for a residual layer (J = I + A) it spares
+        # Gram-Schmidt the cancellation of the identity part, which made its second pass the rule
+        w, h = _orthonormalise((yield ("rmatvec", Q[None, :, j]))[0] - Q[:, j], Q, j + 1)
+        h[:, j] += 1
         H[:, : j + 1, j] = h
         Q[:, j + 1], H[:, j + 1, j] = _next_basis(w, Q, j + 1, gen)
         if tol > 0 and s < op.n_in and j + 1 < s and _checkpoint(j, s):
@@ -260,13 +269,43 @@ def spectral_radius_estimate(op, *, steps: int = 100, tol: float = 1e-3, seed: i
     ``J``), which a non-normal Jacobian can amplify; 0 when the Krylov space is the whole space.
     """
     tol = check_tol(tol)
-    H, s = _arnoldi(op, steps, seed, tol)
+    return _radius(op, *_arnoldi(op, steps, seed, tol))
+
+
+def _radius(op, H: np.ndarray, s: int) -> KrylovEstimate:
     theta, resid = _dominant(H, s)
     exact = s >= op.n_in
     if exact:
         resid = np.zeros(op.problems)
     method = "arnoldi (exact)" if exact else f"arnoldi ({s} steps)"
     return KrylovEstimate(theta[:, None], resid[:, None], method)
+
+
+def singular_values_and_radius(
+    op, k: int = 1, *, steps: int = 100, tol: float = 1e-3, seed: int = 0
+) -> tuple[KrylovEstimate, KrylovEstimate]:
+    """:func:`top_singular_values` and :func:`spectral_radius_estimate` of a square operator.
+
+    The same iterations, with the same bounds and stops; where the operator takes several
+    vectors in a pass for little more than one (``op.block > 1``) they run together
+    (:func:`~.schedule.together`): each ``J^T`` pass of block Lanczos carries the next Arnoldi
+    vector beside its block, so that Arnoldi takes passes of its own only once Lanczos is done.
+    """
+    if not op.square:
+        raise ShapeError(f"no eigenvalues: the layer maps {op.n_in} numbers to {op.n_out}")
+    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
+        raise ParameterError(f"steps must be a positive integer, got {steps!r}")
+    tol = check_tol(tol)
+    n, b = op.n_in, getattr(op, "block", 1)
+    kk = min(k, n)
+    s = max(steps, kk)
+    if b == 1 or s >= n:
+        return (top_singular_values(op, k, steps=steps, tol=tol, seed=seed),
+                spectral_radius_estimate(op, steps=steps, tol=tol, seed=seed))
+    lanczos = block_lanczos(op, kk, b, s, tol, seed)
+    (values, bounds, it), (H, sa) = together(op, [lanczos, _arnoldi_steps(op, steps, seed, tol)])
+    top = KrylovEstimate(values, bounds, f"block Lanczos ({it} steps of {b} vectors, tol {tol:g})")
+    return top, _radius(op, H, sa)
 
 
 def ritz_values(op, *, steps: int = 40, seed: int = 0) -> np.ndarray:

@@ -170,7 +170,8 @@ class LayerOperator:
     local : callable, optional
         With ``tokens``: ``local(tokens)`` gives candidate token-local functions of the layer
         (:mod:`~depthdyn.nn.analysis.local`); the first that reproduces the recording and a
-        random whole-sequence product computes every block on the sampled tokens alone.
+        random whole-sequence product (at the first and the last sampled token) computes every
+        block on the sampled tokens alone.
     around : callable, optional
         ``around()`` gives a context that every product runs in (a layer whose weights are
         offloaded is loaded there: :func:`~depthdyn.nn.analysis.offload.loaded`).
@@ -309,10 +310,23 @@ class LayerOperator:
         m = len(self.tokens)
         return E.reshape(self.B, K, m, -1).permute(1, 2, 0, 3).reshape(K, self.problems, -1)
 
+    def _whole_at(self, V: torch.Tensor, which: list) -> torch.Tensor:
+        """Whole-sequence ``D_t^T v_t`` at the sampled tokens ``which`` (indices among them):
+        ``(r, B, d)``. One lane per token asked (a cotangent at that token alone), each a
+        backward pass over the whole sequence."""
+        lanes = self._lanes(V.to(self.y.dtype), self.y.shape[1:])[which]  # (r, B, T, d)
+        G = self._full.rvec(lanes)
+        tok = torch.tensor([self.tokens[i] for i in which], device=G.device)
+        return G[torch.arange(len(which), device=G.device), :, tok]
+
     def _token_local(self, local) -> dict | None:
         """The first candidate of ``local(tokens)`` (token-local functions, see
-        :mod:`~depthdyn.nn.analysis.local`) that gives the recorded outputs at the sampled
-        tokens and the whole-sequence ``J^T v`` on a random ``v``; None where none does.
+        :mod:`~depthdyn.nn.analysis.local`) that gives the recorded outputs at every sampled
+        token and the whole-sequence ``D_t^T v`` on a random ``v`` at the first and the last
+        sampled token; None where none does. The derivative is checked at those two tokens only:
+        a lane of the whole-sequence check costs a backward pass over all ``T`` tokens, as dear
+        as the layer's forward, and one per sampled token was a quarter of a GPT-2 analysis; the
+        values are checked at every sampled token.
 
         Products with ``K`` vectors at once run on ``K`` copies of the entries in one sequence
         (:meth:`_piece`): no entry moves another, so the layer's matrix products take all vectors
@@ -322,7 +336,7 @@ class LayerOperator:
         tol = 1e3 * eps * (1.0 + float(self.y.abs().max()))
         gen = torch.Generator().manual_seed(54321)
         V = torch.randn(1, self.problems, self.n_out, generator=gen, dtype=self.y.dtype).to(self.y.device)
-        whole = None
+        whole, ends = None, sorted({0, len(self.tokens) - 1})
         for which, fn in enumerate(local(self.tokens)):
             # the math backend of attention: plain differentiable ops (the fused CPU kernel's
             # backward is not differentiable), and for one query per row it saves nothing
@@ -338,7 +352,8 @@ class LayerOperator:
                 short = self._from_entries(piece.rvec(self._to_entries(V)[None])[0], 1)
             except Exception:  # noqa: BLE001
                 continue
-            whole = self._whole_rmatvec(V) if whole is None else whole
+            whole = self._whole_at(V, ends) if whole is None else whole
+            short = short.reshape(len(self.tokens), self.B, -1)[ends]
             if self._agrees(short, whole, V):
                 self._make = lambda K, local=local, which=which: math_attention(local(self.tokens * K)[which])
                 self._full._vjp = None  # the whole-sequence graph is not needed again: free it
@@ -346,15 +361,16 @@ class LayerOperator:
         return None
 
     def _piece(self, K: int) -> _Products:
-        """The token-local products of ``K`` copies of the entries: those of one vector and of a
-        block (:attr:`block`) are kept, others (probes, dense columns) recorded when asked, so that
-        their graphs do not pile up."""
+        """The token-local products of ``K`` copies of the entries: those of one vector, of a
+        block (:attr:`block`) and of a block with an Arnoldi vector beside it
+        (:func:`~.krylov.singular_values_and_radius`) are kept, others (probes, dense columns)
+        recorded when asked, so that their graphs do not pile up."""
         if K in self._local:
             return self._local[K]
         fn, X = self._make(K), self._entries(self.x, K)
         with torch.no_grad():
             piece = _Products(fn, X, fn(X))
-        if K == self.block:
+        if K in (self.block, self.block + 1):
             self._local[K] = piece
         return piece
 

@@ -17,7 +17,7 @@ import torch
 
 from ...errors import ParameterError
 from .checks import ModelSetupError
-from .krylov import hutchinson_trace, spectral_radius_estimate, top_singular_values
+from .krylov import hutchinson_trace, singular_values_and_radius, top_singular_values
 from .operators import LayerOperator, quiet
 from .readonly import frozen
 
@@ -112,12 +112,15 @@ def step_spectra(gsteps, blocks, picked, notes: list, opt: dict) -> dict:
                     tr[i] = torch.diagonal(J, dim1=1, dim2=2).sum(-1).double().cpu().numpy()
                 methods.append("dense")
             else:
-                top = top_singular_values(op, k, steps=opt["steps"], tol=opt["tol"], seed=opt["seed"])
+                krylov = dict(steps=opt["steps"], tol=opt["tol"], seed=opt["seed"])
+                if op.square:  # Arnoldi's J^T products ride along with those of block Lanczos
+                    top, r = singular_values_and_radius(op, k, **krylov)
+                else:
+                    top = top_singular_values(op, k, **krylov)
                 sv[i, :, : top.values.shape[1]] = top.values
                 acc["singular_values"][i] = top.accuracy.max()
                 method = top.method
                 if op.square:
-                    r = spectral_radius_estimate(op, steps=opt["steps"], tol=opt["tol"], seed=opt["seed"])
                     rho[i] = r.values[:, 0]
                     acc["spectral_radius"][i] = r.accuracy.max()
                     tr[i], terr = hutchinson_trace(op, probes=opt["probes"], seed=opt["seed"])
