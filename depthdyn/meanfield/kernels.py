@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import cache, cached_property
 
 import numpy as np
 
@@ -43,6 +44,7 @@ from ..errors import DomainError, ParameterError, ShapeError, UnknownFamilyError
 from ..families import suggest
 from ..limits import MAX_ORDER, MAX_STREAMS
 from ..records import Record
+from . import mehler
 
 __all__ = [
     "KERNEL_FAMILIES",
@@ -151,6 +153,20 @@ class KernelSpec(Record):
     @property
     def k(self) -> int:
         return self.C.shape[0]
+
+    @cached_property
+    def reads_all(self) -> bool:
+        """The branch reads every state (``R`` is the identity: dense networks)."""
+        return self.R.shape[0] == self.R.shape[1] and bool(np.array_equal(self.R, np.eye(self.k)))
+
+    @cached_property
+    def ee(self) -> np.ndarray:
+        """``e e^T``: where the branch's covariance enters the state's."""
+        return np.outer(self.e, self.e)
+
+    def branch_inputs(self, P: np.ndarray) -> np.ndarray:
+        """``R P R^T``: the covariance of what the branch reads."""
+        return P if self.reads_all else self.R @ P @ self.R.T
 
     def _text(self) -> str:
         kw = ", ".join(f"{k}={v}" for k, v in self.params.items())
@@ -335,6 +351,11 @@ class KernelTrajectory(Record):
         )
 
 
+def _unit(eps):
+    """``eps`` clipped to ``[0, 2]`` (ufuncs: ``np.clip``'s wrapper costs more than the work here)."""
+    return np.minimum(np.maximum(eps, 0.0), 2.0)
+
+
 def _price_difference(act, qi, qj, eps_lo, delta):
     """``M(eps_lo) - M(eps_lo + delta)`` for a small ``delta``, by Price's theorem.
 
@@ -342,8 +363,18 @@ def _price_difference(act, qi, qj, eps_lo, delta):
     the ``sqrt(s)`` behaviour of kinked activations is smooth in ``t`` (Gauss-Legendre in t).
     """
     t = _GL_T[:, None]
-    dd = act.derivative_cross_moment(qi[None], qj[None], eps=np.clip(eps_lo + delta * t**2, 0.0, 2.0))
+    dd = act.derivative_cross_moment(qi[None], qj[None], eps=_unit(eps_lo + delta * t**2))
     return np.sqrt(qi * qj) * delta * np.sum(_GL_W[:, None] * 2 * t * dd, axis=0)
+
+
+def _small_difference(act, qi, qj, eps_lo, delta):
+    """``M(eps_lo) - M(eps_lo + delta)``: the Hermite series where it converges, else Price's theorem."""
+    if getattr(act, "growth", None) is None:
+        return _price_difference(act, qi, qj, eps_lo, delta)
+    value, _, ok = mehler.cross_difference(act, qi, qj, 1 - eps_lo, delta)
+    if not ok.all():
+        value[~ok] = _price_difference(act, qi[~ok], qj[~ok], eps_lo[~ok], delta[~ok])
+    return value
 
 
 def _difference(act, q, eps):
@@ -352,9 +383,19 @@ def _difference(act, q, eps):
         return np.asarray(act.difference_moment(q, eps=eps), dtype=float)
     small = eps < _SMALL
     out = np.asarray(act.cross_moment(q, q, eps=0 * eps) - act.cross_moment(q, q, eps=eps), dtype=float)
-    if np.any(small):
+    if small.any():
         out = np.where(small, _price_difference(act, q, q, 0 * eps, eps), out)
     return out
+
+
+def _second(act, q):
+    """``E[phi(sqrt(q) z)^2]``."""
+    return act.second_moment(q) if hasattr(act, "second_moment") else act.cross_moment(q, q, eps=0 * q)
+
+
+@cache
+def _pairs(r: int) -> tuple[np.ndarray, np.ndarray]:
+    return np.triu_indices(r, 1)
 
 
 def _pair_moments(act, gain2, bias2, qd, QP, QD):
@@ -365,27 +406,32 @@ def _pair_moments(act, gain2, bias2, qd, QP, QD):
     moments, and Price's theorem where the two covariances are close.
     """
     r = qd.size
-    eps = np.clip(np.diag(QD) / (2 * qd), 0.0, 2.0)
-    second = act.second_moment(qd) if hasattr(act, "second_moment") else act.cross_moment(qd, qd, eps=0 * qd)
-    sum_p = float(np.sum(second))
+    eps = _unit(np.diag(QD) / (2 * qd))
     sum_d = float(_difference(act, qd, eps).sum())
-    if r > 1:
-        iu = np.triu_indices(r, 1)
-        qi, qj = qd[iu[0]], qd[iu[1]]
-        root = np.sqrt(qi * qj)
-        eps_p = np.clip(1 - QP[iu] / root, 0.0, 2.0)
-        delta = QD[iu] / (2 * root)
-        eps_s = np.clip(eps_p + delta, 0.0, 2.0)
-        # one call for both covariances (the per-call overhead dominates these small arrays)
-        both = act.cross_moment(
-            np.concatenate((qi, qi)), np.concatenate((qj, qj)), eps=np.concatenate((eps_p, eps_s))
-        )
-        mp, diff = both[: qi.size], both[: qi.size] - both[qi.size :]
-        small = np.abs(delta) < _SMALL
-        if np.any(small):
-            diff = np.where(small, _price_difference(act, qi, qj, eps_p, delta), diff)
-        sum_p += 2 * float(mp.sum())
-        sum_d += 2 * float(diff.sum())
+    if r == 1:
+        return gain2 * float(_second(act, qd).sum()) + bias2, 2 * gain2 * sum_d
+    iu = _pairs(r)
+    qi, qj = qd[iu[0]], qd[iu[1]]
+    root = np.sqrt(qi * qj)
+    eps_p = _unit(1 - QP[iu] / root)
+    delta = QD[iu] / (2 * root)
+    eps_s = _unit(eps_p + delta)
+    m = qi.size
+    if getattr(act, "closed_form", False):
+        # one call for the diagonal's E[phi^2] and both covariances (the per-call overhead dominates)
+        every = act.cross_moment(np.concatenate((qd, qi, qi)), np.concatenate((qd, qj, qj)),
+                                 eps=np.concatenate((0 * qd, eps_p, eps_s)))
+        sum_p, both = float(every[:r].sum()), every[r:]
+    else:
+        sum_p = float(_second(act, qd).sum())
+        both = act.cross_moment(np.concatenate((qi, qi)), np.concatenate((qj, qj)),
+                                eps=np.concatenate((eps_p, eps_s)))
+    mp, diff = both[:m], both[:m] - both[m:]
+    small = np.abs(delta) < _SMALL
+    if small.any():
+        diff = np.where(small, _small_difference(act, qi, qj, eps_p, delta), diff)
+    sum_p += 2 * float(mp.sum())
+    sum_d += 2 * float(diff.sum())
     return gain2 * sum_p + bias2 * r * r, 2 * gain2 * sum_d
 
 
@@ -395,8 +441,7 @@ def kernel_step(act, spec: KernelSpec, sw2: float, sb2: float, P: np.ndarray, D:
     ``z`` is the variance of the read-out before a post-LN (``P'[0, 0]`` otherwise); ``act``
     an activation object (:func:`resolve_activation`), ``spec`` from :func:`kernel_spec`.
     """
-    R = spec.R
-    QP, QD = R @ P @ R.T, R @ D @ R.T
+    QP, QD = spec.branch_inputs(P), spec.branch_inputs(D)
     qd = np.diag(QP).copy()
     if spec.norm == "pre":
         nu = 1 / np.sqrt(qd + LN_EPS)
@@ -408,8 +453,7 @@ def kernel_step(act, spec: KernelSpec, sw2: float, sb2: float, P: np.ndarray, D:
     else:
         gain2, bias2 = sw2, sb2
     GP, GD = _pair_moments(act, gain2, bias2, qd, QP, QD)
-    ee = np.outer(spec.e, spec.e)
-    C = spec.C
+    ee, C = spec.ee, spec.C
     P = C @ P @ C.T + GP * ee
     D = C @ D @ C.T + GD * ee
     z = P[0, 0]
@@ -485,13 +529,14 @@ def iterate_family(
     Ps, Ds = [P], [D]
     stopped, reason = None, ""
     for layer in range(depth):
-        qd = np.diag(spec.R @ P @ spec.R.T)
-        if spec.norm != "pre" and (np.any(qd > q_max) or np.any(qd < q_min)):
+        qd = np.diag(spec.branch_inputs(P))
+        if spec.norm != "pre" and (qd.max() > q_max or qd.min() < q_min):
             stopped = layer
-            reason = "exploding phase: q > q_max" if np.any(qd > q_max) else "vanishing phase: q < q_min"
+            reason = "exploding phase: q > q_max" if qd.max() > q_max else "vanishing phase: q < q_min"
             break
         P, D, _ = kernel_step(act, spec, sw2, sb2, P, D)
-        if not (np.all(np.isfinite(P)) and np.all(np.isfinite(D))):
+        # one sum each: an inf or NaN anywhere makes it non-finite (entries stay far below overflow)
+        if not (math.isfinite(P.sum()) and math.isfinite(D.sum())):
             stopped, reason = layer + 1, "exploding phase: the covariance overflowed"
             break
         Ps.append(P)
