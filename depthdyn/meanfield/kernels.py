@@ -56,6 +56,8 @@ __all__ = [
     "resolve_activation",
     "as_real",
     "as_count",
+    "Q_MAX",
+    "check_q_max",
 ]
 
 #: The families with a kernel recurrence, and the keyword parameters each takes.
@@ -79,6 +81,22 @@ LN_EPS = 1e-5
 _GL_T, _GL_W = np.polynomial.legendre.leggauss(10)
 _GL_T, _GL_W = (_GL_T + 1) / 2, _GL_W / 2
 _SMALL = 1e-3
+#: The default bound of the variance: beyond it every family's map (the plain chain's too) stops
+#: and reports an exploding phase.
+Q_MAX = 1e8
+
+
+def check_q_max(q_max) -> float:
+    """``q_max`` as a float in ``(0, 1e300]`` (a :class:`DomainError` otherwise)."""
+    if isinstance(q_max, bool):
+        raise ParameterError(f"q_max must be a number, got {q_max!r}")
+    try:
+        value = float(q_max)
+    except (TypeError, ValueError):
+        raise ParameterError(f"q_max must be a number, got {q_max!r}") from None
+    if not (0 < value <= 1e300):
+        raise DomainError(f"q_max must lie in (0, 1e300], got {q_max!r}")
+    return value
 
 
 def resolve_activation(act):
@@ -474,7 +492,7 @@ def iterate_family(
     eps0=None,
     family: str = "residual",
     q_min: float = 1e-8,
-    q_max: float = 1e8,
+    q_max: float = Q_MAX,
     **params,
 ) -> KernelTrajectory:
     """Iterate ``family``'s kernel recurrence for ``depth`` layers from two inputs.
@@ -496,7 +514,9 @@ def iterate_family(
         One of :data:`KERNEL_FAMILIES`; parameters as in :func:`kernel_spec`.
     q_min, q_max : float
         Range of branch-input variances the map may use; outside it the map stops and says
-        so (exploding or vanishing phase), never returning NaN or inf.
+        so (exploding or vanishing phase; the plain chain's
+        :func:`~depthdyn.meanfield.iterate` stops at ``q_max`` the same way), never
+        returning NaN or inf.
 
     Returns
     -------
@@ -519,6 +539,8 @@ def iterate_family(
     sb2 = as_real(sb2, "sb2", low=0)
     depth = 0 if depth == 0 and not isinstance(depth, bool) else as_count(depth, "depth", 10**7)
     q0 = as_real(q0, "q0", low=0, low_open=True)
+    q_max = check_q_max(q_max)
+    q_min = as_real(q_min, "q_min", low=0, high=q_max)
     if c0 is not None and eps0 is not None:
         raise ParameterError("give c0 or eps0 = 1 - c0, not both")
     eps0 = 1.0 if c0 is None and eps0 is None else eps0
@@ -532,9 +554,15 @@ def iterate_family(
         qd = np.diag(spec.branch_inputs(P))
         if spec.norm != "pre" and (qd.max() > q_max or qd.min() < q_min):
             stopped = layer
-            reason = "exploding phase: q > q_max" if qd.max() > q_max else "vanishing phase: q < q_min"
+            reason = (f"exploding phase: q > q_max = {q_max:g}" if qd.max() > q_max
+                      else f"vanishing phase: q < q_min = {q_min:g}")
             break
-        P, D, _ = kernel_step(act, spec, sw2, sb2, P, D)
+        try:
+            P, D, _ = kernel_step(act, spec, sw2, sb2, P, D)
+        except DomainError:  # a Gaussian moment past float64 (exp at q > 354): the variance explodes here
+            stopped = layer
+            reason = f"exploding phase: a Gaussian moment overflows float64 at q = {qd.max():.6g}"
+            break
         # one sum each: an inf or NaN anywhere makes it non-finite (entries stay far below overflow)
         if not (math.isfinite(P.sum()) and math.isfinite(D.sum())):
             stopped, reason = layer + 1, "exploding phase: the covariance overflowed"
@@ -542,7 +570,7 @@ def iterate_family(
         Ps.append(P)
         Ds.append(D)
         if P[0, 0] > q_max and spec.norm == "pre":
-            stopped, reason = layer + 1, "exploding phase: q > q_max"
+            stopped, reason = layer + 1, f"exploding phase: q > q_max = {q_max:g}"
             break
     Ps, Ds = np.array(Ps), np.array(Ds)
     q = Ps[:, 0, 0].copy()
