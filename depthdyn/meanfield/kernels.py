@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from functools import cache, cached_property
+from functools import cached_property
 
 import numpy as np
 
@@ -44,7 +44,7 @@ from ..errors import DomainError, ParameterError, ShapeError, UnknownFamilyError
 from ..families import suggest
 from ..limits import MAX_ORDER, MAX_STREAMS
 from ..records import Record
-from . import mehler
+from .branch import branch_moments
 
 __all__ = [
     "KERNEL_FAMILIES",
@@ -77,10 +77,6 @@ KERNEL_FAMILIES: dict[str, tuple[str, ...]] = {
 _FIRST_ORDER = ("plain", "residual", "full_residual", "weighted", "rezero", "scaled_residual", "highway")
 #: LayerNorm's ``eps`` (torch's default): the normalised variance is ``q / (q + eps)``.
 LN_EPS = 1e-5
-# Gauss-Legendre nodes on [0, 1] for the covariance integral of a small difference.
-_GL_T, _GL_W = np.polynomial.legendre.leggauss(10)
-_GL_T, _GL_W = (_GL_T + 1) / 2, _GL_W / 2
-_SMALL = 1e-3
 #: The default bound of the variance: beyond it every family's map (the plain chain's too) stops
 #: and reports an exploding phase.
 Q_MAX = 1e8
@@ -369,90 +365,6 @@ class KernelTrajectory(Record):
         )
 
 
-def _unit(eps):
-    """``eps`` clipped to ``[0, 2]`` (ufuncs: ``np.clip``'s wrapper costs more than the work here)."""
-    return np.minimum(np.maximum(eps, 0.0), 2.0)
-
-
-def _price_difference(act, qi, qj, eps_lo, delta):
-    """``M(eps_lo) - M(eps_lo + delta)`` for a small ``delta``, by Price's theorem.
-
-    ``= sqrt(qi qj) int_0^delta E[phi' phi'](eps_lo + s) ds`` with ``s = delta t^2``, so that
-    the ``sqrt(s)`` behaviour of kinked activations is smooth in ``t`` (Gauss-Legendre in t).
-    """
-    t = _GL_T[:, None]
-    dd = act.derivative_cross_moment(qi[None], qj[None], eps=_unit(eps_lo + delta * t**2))
-    return np.sqrt(qi * qj) * delta * np.sum(_GL_W[:, None] * 2 * t * dd, axis=0)
-
-
-def _small_difference(act, qi, qj, eps_lo, delta):
-    """``M(eps_lo) - M(eps_lo + delta)``: the Hermite series where it converges, else Price's theorem."""
-    if getattr(act, "growth", None) is None:
-        return _price_difference(act, qi, qj, eps_lo, delta)
-    value, _, ok = mehler.cross_difference(act, qi, qj, 1 - eps_lo, delta)
-    if not ok.all():
-        value[~ok] = _price_difference(act, qi[~ok], qj[~ok], eps_lo[~ok], delta[~ok])
-    return value
-
-
-def _difference(act, q, eps):
-    """``E[phi(u)^2] - E[phi(u_a) phi(u_b)]`` at variance ``q``, correlation ``1 - eps``, accurately."""
-    if hasattr(act, "difference_moment"):
-        return np.asarray(act.difference_moment(q, eps=eps), dtype=float)
-    small = eps < _SMALL
-    out = np.asarray(act.cross_moment(q, q, eps=0 * eps) - act.cross_moment(q, q, eps=eps), dtype=float)
-    if small.any():
-        out = np.where(small, _price_difference(act, q, q, 0 * eps, eps), out)
-    return out
-
-
-def _second(act, q):
-    """``E[phi(sqrt(q) z)^2]``."""
-    return act.second_moment(q) if hasattr(act, "second_moment") else act.cross_moment(q, q, eps=0 * q)
-
-
-@cache
-def _pairs(r: int) -> tuple[np.ndarray, np.ndarray]:
-    return np.triu_indices(r, 1)
-
-
-def _pair_moments(act, gain2, bias2, qd, QP, QD):
-    """Branch covariance sums: ``sum_ij G`` over the P pairs and ``2 gain2 sum_ij [M(P) - M(S)]``.
-
-    Same-lag pairs (the diagonal) use the one-variable ``E[phi^2]`` and the activation's
-    accurate difference moment; pairs of different lags (dense networks) use the bivariate
-    moments, and Price's theorem where the two covariances are close.
-    """
-    r = qd.size
-    eps = _unit(np.diag(QD) / (2 * qd))
-    sum_d = float(_difference(act, qd, eps).sum())
-    if r == 1:
-        return gain2 * float(_second(act, qd).sum()) + bias2, 2 * gain2 * sum_d
-    iu = _pairs(r)
-    qi, qj = qd[iu[0]], qd[iu[1]]
-    root = np.sqrt(qi * qj)
-    eps_p = _unit(1 - QP[iu] / root)
-    delta = QD[iu] / (2 * root)
-    eps_s = _unit(eps_p + delta)
-    m = qi.size
-    if getattr(act, "closed_form", False):
-        # one call for the diagonal's E[phi^2] and both covariances (the per-call overhead dominates)
-        every = act.cross_moment(np.concatenate((qd, qi, qi)), np.concatenate((qd, qj, qj)),
-                                 eps=np.concatenate((0 * qd, eps_p, eps_s)))
-        sum_p, both = float(every[:r].sum()), every[r:]
-    else:
-        sum_p = float(_second(act, qd).sum())
-        both = act.cross_moment(np.concatenate((qi, qi)), np.concatenate((qj, qj)),
-                                eps=np.concatenate((eps_p, eps_s)))
-    mp, diff = both[:m], both[:m] - both[m:]
-    small = np.abs(delta) < _SMALL
-    if small.any():
-        diff = np.where(small, _small_difference(act, qi, qj, eps_p, delta), diff)
-    sum_p += 2 * float(mp.sum())
-    sum_d += 2 * float(diff.sum())
-    return gain2 * sum_p + bias2 * r * r, 2 * gain2 * sum_d
-
-
 def kernel_step(act, spec: KernelSpec, sw2: float, sb2: float, P: np.ndarray, D: np.ndarray):
     """One layer of the kernel map: ``(P, D) -> (P', D', z)``.
 
@@ -470,7 +382,7 @@ def kernel_step(act, spec: KernelSpec, sw2: float, sb2: float, P: np.ndarray, D:
         gain2, bias2 = spec.sv2, spec.sa2
     else:
         gain2, bias2 = sw2, sb2
-    GP, GD = _pair_moments(act, gain2, bias2, qd, QP, QD)
+    GP, GD = branch_moments(act, gain2, bias2, qd, QP, QD)
     ee, C = spec.ee, spec.C
     P = C @ P @ C.T + GP * ee
     D = C @ D @ C.T + GD * ee

@@ -25,8 +25,8 @@ coefficients are ``sqrt(n) b_n``), Cauchy-Schwarz gives
 * ``|tail of E[phi'(u1) phi'(u2)]| <= |rho|^N sqrt(T1(q1) T1(q2)) / sqrt(q1 q2)``.
 
 The coefficients come from composite Gauss-Legendre rules (20 and 14 nodes on panels of
-width 1/2) on ``[-13, 13]``: their difference, a rounding term and the window's share,
-bounded by Cauchy-Schwarz as ``sqrt(E[phi^2; |z| > 13])`` from the activation's growth bound,
+width 1/2) on ``[-12, 12]``: their difference, a rounding term and the window's share,
+bounded by Cauchy-Schwarz as ``sqrt(E[phi^2; |z| > 12])`` from the activation's growth bound,
 make each coefficient's error bound; ``T0`` and ``T1`` are over-estimated by the same errors.
 
 The series converges geometrically where ``phi(sqrt(q) z)`` is analytic in a strip of fixed
@@ -40,6 +40,7 @@ which integrates ``phi(u2) - phi(u1)`` itself, takes over.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -51,37 +52,49 @@ from scipy.special import erfc
 __all__ = ["Q_MAX", "RTOL", "TIERS", "Coefficients", "coefficients", "second_moment", "cross_moment",
            "difference_moment", "cross_difference", "derivative_cross_moment"]
 
-#: Largest variance the series is tried at (beyond it tanh's series needs more than ``TIERS[-1]`` terms).
-Q_MAX = 8.0
+#: Largest variance the series is tried at; beyond ``Q_GRADED`` the panels next to the origin are
+#: graded dyadically down to a fraction of ``phi(sqrt(q) z)``'s width ``1/sqrt(q)``.
+Q_MAX = 1e8
+Q_GRADED = 8.0
 #: A point is accepted when its error bound is below ``RTOL`` times the moment's scale.
 RTOL = 1e-12
 #: Truncation orders, chosen by the largest variance of a call (about ``96 q + 48`` terms: tanh's
 #: difference moment at ``c -> 1`` then reaches ``RTOL`` up to ``q = 2.5``).
 TIERS = (48, 96, 192, 384)
-_Z = 13.0
+_Z = 12.0
 _PANEL = 0.5
 _HI, _LO = 20, 14
 _ULP = np.finfo(float).eps
-_CACHE_SIZE = 32
+_CACHE_SIZE = 64
+_CACHED_SIZE = 8
 
 
-def _rule(n: int) -> tuple[np.ndarray, np.ndarray]:
+def _levels(q_max: float) -> int:
+    """Dyadic levels below the panel width next to the origin (0 up to ``Q_GRADED``)."""
+    if q_max <= Q_GRADED:
+        return 0
+    return 3 + int(math.ceil(math.log2(_PANEL * math.sqrt(q_max))))
+
+
+def _rule(n: int, levels: int) -> tuple[np.ndarray, np.ndarray]:
     """Composite Gauss-Legendre nodes on ``[-Z, Z]`` and weights times the normal density."""
     t, w = np.polynomial.legendre.leggauss(n)
-    left = np.arange(-_Z, _Z, _PANEL)
-    z = (left[:, None] + 0.5 * _PANEL * (t + 1.0)).ravel()
-    weight = (0.5 * _PANEL * np.broadcast_to(w, (left.size, n))).ravel()
+    graded = _PANEL * np.exp2(-np.arange(1, levels + 1, dtype=float))
+    breaks = np.unique(np.concatenate([np.arange(-_Z, _Z + _PANEL / 2, _PANEL), graded, -graded]))
+    left, width = breaks[:-1], np.diff(breaks)
+    z = (left[:, None] + 0.5 * width[:, None] * (t + 1.0)).ravel()
+    weight = (0.5 * width[:, None] * w).ravel()
     return z, weight * np.exp(-0.5 * z * z) / math.sqrt(2.0 * math.pi)
 
 
 @cache
-def _tables(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _tables(n: int, levels: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(z, w, A)`` with ``A[k, m] = h_k(z_m) w_m`` for ``k <= max(TIERS)``.
 
     The recurrence runs on the Hermite functions ``h_k sqrt(density)`` (bounded by 1), so
-    nothing overflows at ``|z| = 13``.
+    nothing overflows at ``|z| = 12``.
     """
-    z, w = _rule(n)
+    z, w = _rule(n, levels)
     root = np.sqrt(w)  # sqrt(weight): h_k sqrt(w) stays bounded
     rows = np.empty((TIERS[-1] + 1, z.size))
     rows[0] = root
@@ -114,6 +127,7 @@ class Coefficients:
         return self.b.shape[-1] - 1
 
 
+_FIELDS = tuple(f.name for f in dataclasses.fields(Coefficients))
 _cache: OrderedDict = OrderedDict()
 
 
@@ -141,25 +155,40 @@ def coefficients(act, q) -> Coefficients:
     """
     q = np.ascontiguousarray(q, dtype=float).reshape(-1)
     order = _tier(float(q.max(initial=0.0)))
-    key = (type(act).__name__, getattr(act, "name", ""), repr(getattr(act, "params", {})), order, q.tobytes())
-    hit = _cache.get(key)
-    if hit is not None:
-        _cache.move_to_end(key)
-        return hit
+    levels = _levels(float(q.max(initial=0.0)))
+    if q.size > _CACHED_SIZE:
+        return _compute(act, q, order, levels)
+    # kept per variance: a dense network's lags meet the same variances in consecutive layers
+    keys = [(id(act), order, levels, x) for x in q.tolist()]
+    rows = [_cache.get(key) for key in keys]
+    missing = [i for i, row in enumerate(rows) if row is None or row[0] is not act]
+    if missing:
+        fresh = _compute(act, q[missing], order, levels)
+        for j, i in enumerate(missing):
+            rows[i] = (act, Coefficients(*(getattr(fresh, name)[j: j + 1] for name in _FIELDS)))
+            _cache[keys[i]] = rows[i]  # the entry holds the activation, so its id is not reused meanwhile
+        while len(_cache) > _CACHE_SIZE:
+            _cache.popitem(last=False)
+    if len(rows) == 1:
+        return rows[0][1]
+    parts = [row[1] for row in rows]
+    return Coefficients(*(np.concatenate([getattr(p, name) for p in parts]) for name in _FIELDS))
+
+
+def _compute(act, q: np.ndarray, order: int, levels: int) -> Coefficients:
     r = np.sqrt(q)[:, None]
-    results = []
-    for n in (_HI, _LO):
-        z, w, table = _tables(n)
-        with np.errstate(under="ignore", over="ignore"):
-            f = act.phi(r * z)
-            g = act.dphi(r * z)
-        b = f @ table[: order + 1].T
-        m0 = (f * f) @ w
-        m1 = q * ((g * g) @ w)
-        results.append((b, m0, m1))
-    (b, m0, m1), (b_lo, m0_lo, m1_lo) = results
+    (z_hi, w_hi, table_hi), (z_lo, w_lo, table_lo) = _tables(_HI, levels), _tables(_LO, levels)
+    u = r * np.concatenate([z_hi, z_lo])  # both rules' nodes in one call of phi and of phi'
+    with np.errstate(under="ignore", over="ignore"):
+        f, g = act.phi(u), act.dphi(u)
+    cut = z_hi.size
+    f_hi, f_lo, g2 = f[:, :cut], f[:, cut:], g * g
+    b, b_lo = f_hi @ table_hi[: order + 1].T, f_lo @ table_lo[: order + 1].T
+    m0, m0_lo = (f_hi * f_hi) @ w_hi, (f_lo * f_lo) @ w_lo
+    m1, m1_lo = q * (g2[:, :cut] @ w_hi), q * (g2[:, cut:] @ w_lo)
     a, slope, d = act.growth
-    window = _tail_share(q, (a, slope))
+    # |phi(u)| <= a + b |u|, and <= |phi(0)| + d |u| (mean value): the second keeps small q relative
+    window = np.minimum(_tail_share(q, (a, slope)), _tail_share(q, (abs(float(act.phi(np.zeros(1))[0])), d)))
     # rounding: sum_m |f_m A_km| <= sqrt(sum f^2 w) sqrt(sum h_k^2 w) = sqrt(m0) (Cauchy-Schwarz)
     b_err = np.abs(b - b_lo) + window[:, None] + 64 * _ULP * np.sqrt(m0)[:, None]
     m0_err = np.abs(m0 - m0_lo) + window**2 + 64 * _ULP * m0
@@ -168,11 +197,7 @@ def coefficients(act, q) -> Coefficients:
     spread = 2 * np.abs(b) * b_err + b_err**2
     t0 = m0 - np.sum(b * b, axis=-1) + m0_err + np.sum(spread, axis=-1) + 8 * _ULP * m0
     t1 = m1 - np.sum(n * b * b, axis=-1) + m1_err + np.sum(n * spread, axis=-1) + 8 * _ULP * order * m1
-    result = Coefficients(q, b, b_err, np.maximum(t0, 0.0), np.maximum(t1, 0.0), m0, m0_err)
-    _cache[key] = result
-    if len(_cache) > _CACHE_SIZE:
-        _cache.popitem(last=False)
-    return result
+    return Coefficients(q, b, b_err, np.maximum(t0, 0.0), np.maximum(t1, 0.0), m0, m0_err)
 
 
 def second_moment(act, q):
@@ -229,11 +254,19 @@ def _one_minus_power(eps: np.ndarray, n: np.ndarray) -> np.ndarray:
     e = eps[:, None]
     with np.errstate(divide="ignore"):
         near = -np.expm1(n * np.log1p(-np.minimum(e, 1.0)))
+    if (eps <= 1.0).all():
+        return near
     return np.where(e <= 1.0, near, 1.0 - (1.0 - e) ** n)
 
 
 def difference_moment(act, q, eps):
-    """``(value, bound, ok)`` of ``E[phi^2] - E[phi(u1) phi(u2)]`` at equal variances ``q``."""
+    """``(value, bound, ok)`` of ``E[phi^2] - E[phi(u1) phi(u2)]`` at equal variances ``q``.
+
+    Two sums of the same series, the better bound taken per point: near ``rho = 1`` the
+    positive terms ``b_n^2 (1 - rho^n)`` with the tail ``min(2 T0, eps T1)``; where ``|rho|^N``
+    is negligible (a large ``q`` with ``c`` away from 1) ``E[phi^2] - sum b_n^2 rho^n``, whose
+    tail is ``|rho|^(N+1) T0``.
+    """
     ok = _usable(q, q)
     value, bound = np.zeros(q.shape), np.full(q.shape, np.inf)
     if not ok.any():
@@ -243,9 +276,18 @@ def difference_moment(act, q, eps):
     n = np.arange(1, co.order + 1)
     weight = _one_minus_power(e, n)
     b, be = co.b[:, 1:], co.b_err[:, 1:]
-    v = (b * b * weight).sum(-1)
-    err = ((2 * np.abs(b) * be + be * be) * weight).sum(-1)
-    err += np.minimum(2 * co.t0, e * co.t1) + 64 * _ULP * v
+    spread = 2 * np.abs(b) * be + be * be
+    near = (b * b * weight).sum(-1)
+    near_err = (spread * weight).sum(-1) + np.minimum(2 * co.t0, e * co.t1) + 64 * _ULP * near
+    v, err = near, near_err
+    if not (near_err <= RTOL * np.maximum(near, 1e-300)).all():
+        rho = 1.0 - e
+        power = np.abs(rho)[:, None] ** n
+        far = co.m0 - co.b[:, 0] ** 2 - (b * b * (1 - weight)).sum(-1)
+        far_err = (co.m0_err + (2 * np.abs(co.b[:, 0]) * co.b_err[:, 0] + co.b_err[:, 0] ** 2)
+                   + (spread * power).sum(-1) + np.abs(rho) ** (co.order + 1) * co.t0 + 64 * _ULP * co.m0)
+        use_far = far_err < near_err
+        v, err = np.where(use_far, far, near), np.where(use_far, far_err, near_err)
     value[ok], bound[ok] = v, err
     # relative to the value, or (for eps so small that it underflows) to eps times its slope
     ok[ok] = err <= RTOL * np.maximum(v, 1e-300)

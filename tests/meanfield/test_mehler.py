@@ -83,15 +83,25 @@ def test_the_bound_covers_a_series_cut_short(monkeypatch):
         mehler._cache.clear()
 
 
-def test_large_variance_switches_to_quadrature_with_its_bound():
+def test_large_variance_near_c_one_switches_to_quadrature_with_its_bound():
     act = get_activation("tanh")
     for q in (10.0, 1e4, 1e8):
         *_, ok = mehler.difference_moment(act, _one(q), _one(1e-12))
         assert not ok[0]  # the series declines beyond its reach
-    for q, rho in ((1e4, 0.5), (1e8, 1 - 1e-12)):
-        value, bound = act.cross_moment(q, q, rho, return_error=True)
-        reference = expect2(math.tanh, math.tanh, q, q, rho)
-        assert abs(float(value) - reference) <= float(bound) + 1e-13
+    value, bound = act.cross_moment(1e8, 1e8, 1 - 1e-12, return_error=True)
+    reference = expect2(math.tanh, math.tanh, 1e8, 1e8, 1 - 1e-12)
+    assert abs(float(value) - reference) <= float(bound) + 1e-13
+
+
+@pytest.mark.parametrize("q", [30.0, 1e4, 1e8])
+def test_large_variance_away_from_c_one_by_the_series_on_graded_panels(q):
+    # E[phi^2] - sum b_n^2 rho^n: its tail |rho|^(N+1) T0 vanishes for |rho| <= 0.9
+    act = get_activation("tanh")
+    for eps in (0.3, 1.0, 1.7):
+        value, bound, ok = mehler.difference_moment(act, _one(q), _one(eps))
+        assert ok[0], (q, eps, bound)
+        reference = expect1(lambda x: math.tanh(x) ** 2, q) - expect2(math.tanh, math.tanh, q, q, 1 - eps)
+        assert abs(value[0] - reference) <= bound[0] + 1e-14, (q, eps, value[0], reference, bound[0])
 
 
 def test_cross_difference_of_nearby_correlations():
