@@ -78,8 +78,11 @@ def _second(act, q):
 
 
 @cache
-def _pairs(r: int) -> tuple[np.ndarray, np.ndarray]:
-    return np.triu_indices(r, 1)
+def _pairs(r: int) -> tuple[tuple[np.ndarray, np.ndarray], np.ndarray, np.ndarray]:
+    """The pairs ``i < j`` of ``r`` lags, and the lags of ``(diagonal, pairs, pairs)`` in one call."""
+    iu = np.triu_indices(r, 1)
+    lags = np.arange(r)
+    return iu, np.concatenate((lags, iu[0], iu[0])), np.concatenate((lags, iu[1], iu[1]))
 
 
 def branch_moments(act, gain2, bias2, qd, QP, QD):
@@ -94,7 +97,7 @@ def branch_moments(act, gain2, bias2, qd, QP, QD):
     sum_d = float(_difference(act, qd, eps).sum())
     if r == 1:
         return gain2 * float(_second(act, qd).sum()) + bias2, 2 * gain2 * sum_d
-    iu = _pairs(r)
+    iu, first, second = _pairs(r)
     qi, qj = qd[iu[0]], qd[iu[1]]
     root = np.sqrt(qi * qj)
     eps_p = _unit(1 - QP[iu] / root)
@@ -103,13 +106,11 @@ def branch_moments(act, gain2, bias2, qd, QP, QD):
     m = qi.size
     if getattr(act, "closed_form", False):
         # one call for the diagonal's E[phi^2] and both covariances (the per-call overhead dominates)
-        every = act.cross_moment(np.concatenate((qd, qi, qi)), np.concatenate((qd, qj, qj)),
-                                 eps=np.concatenate((0 * qd, eps_p, eps_s)))
+        every = act.cross_moment(qd[first], qd[second], eps=np.concatenate((0 * qd, eps_p, eps_s)))
         sum_p, both = float(every[:r].sum()), every[r:]
     else:
         sum_p = float(_second(act, qd).sum())
-        both = act.cross_moment(np.concatenate((qi, qi)), np.concatenate((qj, qj)),
-                                eps=np.concatenate((eps_p, eps_s)))
+        both = act.cross_moment(qd[first[r:]], qd[second[r:]], eps=np.concatenate((eps_p, eps_s)))
     mp, diff = both[:m], both[:m] - both[m:]
     small = np.abs(delta) < _SMALL
     if small.any():
