@@ -146,19 +146,23 @@ def _tail_share(q: np.ndarray, growth: tuple[float, float]) -> np.ndarray:
     return np.sqrt(2.0 * a * a * _OUTSIDE + 2.0 * b * b * q * _Z2_OUTSIDE)
 
 
-def coefficients(act, q) -> Coefficients:
+def coefficients(act, q, order: int | None = None) -> Coefficients:
     """The Hermite coefficients of ``phi(sqrt(q) z)`` for the variances ``q`` (a 1-D array).
 
     ``act`` needs ``phi``, ``dphi`` and ``growth = (a, b, d)`` with ``|phi(u)| <= a + b |u|``
-    and ``|phi'(u)| <= d``. The last few results are kept (a kernel recurrence asks for the
-    same variance several times per layer).
+    and ``|phi'(u)| <= d``. ``order`` is one of :data:`TIERS` (by default the one that the
+    largest variance needs near ``c = 1``, or any already computed for these variances). The
+    last few results are kept per variance (a kernel recurrence asks for the same variance
+    several times per layer, and a dense network's lags in consecutive layers).
     """
     q = np.ascontiguousarray(q, dtype=float).reshape(-1)
-    order = _tier(float(q.max(initial=0.0)))
     levels = _levels(float(q.max(initial=0.0)))
+    if order is None and q.size <= _CACHED_SIZE:
+        order = next((t for t in TIERS if _cache.get((id(act), t, levels, float(q[0]))) is not None),
+                     None)
+    order = _tier(float(q.max(initial=0.0))) if order is None else order
     if q.size > _CACHED_SIZE:
         return _compute(act, q, order, levels)
-    # kept per variance: a dense network's lags meet the same variances in consecutive layers
     keys = [(id(act), order, levels, x) for x in q.tolist()]
     rows = [_cache.get(key) for key in keys]
     missing = [i for i, row in enumerate(rows) if row is None or row[0] is not act]
@@ -212,10 +216,10 @@ def second_moment(act, q):
     return value, bound, ok
 
 
-def _pair(act, q1, q2):
+def _pair(act, q1, q2, order=None):
     """Coefficients of both variances from one call (a shared variance is computed once)."""
     both, inverse = np.unique(np.concatenate([q1, q2]), return_inverse=True)
-    co = coefficients(act, both)
+    co = coefficients(act, both, order)
     i1, i2 = inverse[: q1.size], inverse[q1.size:]
     return co, i1, i2
 
@@ -233,7 +237,7 @@ def cross_moment(act, q1, q2, rho):
     value, bound = np.zeros(q1.shape), np.full(q1.shape, np.inf)
     if not ok.any():
         return value, bound, ok
-    co, i1, i2 = _pair(act, q1[ok], q2[ok])
+    co, i1, i2 = _pair(act, q1[ok], q2[ok], _far_order(np.maximum(q1[ok], q2[ok]), rho[ok]))
     r = rho[ok][:, None]
     n = np.arange(co.order + 1)
     power = r**n
@@ -259,6 +263,17 @@ def _one_minus_power(eps: np.ndarray, n: np.ndarray) -> np.ndarray:
     return np.where(e <= 1.0, near, 1.0 - (1.0 - e) ** n)
 
 
+def _far_order(q: np.ndarray, rho: np.ndarray) -> int:
+    """The order of a call: the default (what ``c -> 1`` needs at this ``q``), or fewer terms where
+    ``|rho|^N`` is below ``RTOL / 100`` (the tail ``|rho|^(N+1) T0`` of ``E[phi^2] - sum b_n^2 rho^n``)."""
+    default = _tier(float(q.max(initial=0.0)))
+    top = float(np.abs(rho).max(initial=0.0))
+    if top >= 1.0:
+        return default
+    need = math.log(RTOL / 100) / math.log(max(top, 1e-300))
+    return min(default, next((t for t in TIERS if t >= need), TIERS[-1]))
+
+
 def difference_moment(act, q, eps):
     """``(value, bound, ok)`` of ``E[phi^2] - E[phi(u1) phi(u2)]`` at equal variances ``q``.
 
@@ -271,8 +286,8 @@ def difference_moment(act, q, eps):
     value, bound = np.zeros(q.shape), np.full(q.shape, np.inf)
     if not ok.any():
         return value, bound, ok
-    co = coefficients(act, q[ok])
     e = eps[ok]
+    co = coefficients(act, q[ok], _far_order(q[ok], 1.0 - e))
     n = np.arange(1, co.order + 1)
     weight = _one_minus_power(e, n)
     b, be = co.b[:, 1:], co.b_err[:, 1:]
