@@ -94,8 +94,8 @@ def branch_moments(act, gain2, bias2, qd, QP, QD):
     """
     r = qd.size
     eps = _unit(np.diag(QD) / (2 * qd))
-    sum_d = float(_difference(act, qd, eps).sum())
     if r == 1:
+        sum_d = float(_difference(act, qd, eps).sum())
         return gain2 * float(_second(act, qd).sum()) + bias2, 2 * gain2 * sum_d
     iu, first, second = _pairs(r)
     qi, qj = qd[iu[0]], qd[iu[1]]
@@ -111,6 +111,8 @@ def branch_moments(act, gain2, bias2, qd, QP, QD):
     else:
         sum_p = float(_second(act, qd).sum())
         both = act.cross_moment(qd[first[r:]], qd[second[r:]], eps=np.concatenate((eps_p, eps_s)))
+    # after the pairs: the diagonal reuses the Hermite coefficients their correlations needed
+    sum_d = float(_difference(act, qd, eps).sum())
     mp, diff = both[:m], both[:m] - both[m:]
     small = np.abs(delta) < _SMALL
     if small.any():

@@ -24,18 +24,23 @@ coefficients are ``sqrt(n) b_n``), Cauchy-Schwarz gives
   cancellation, so ``1 - c`` keeps its digits as ``c -> 1``;
 * ``|tail of E[phi'(u1) phi'(u2)]| <= |rho|^N sqrt(T1(q1) T1(q2)) / sqrt(q1 q2)``.
 
+Away from ``rho = 1`` the difference is also summed as ``E[phi^2] - sum b_n^2 rho^n``, whose
+tail is ``|rho|^(N+1) T0``; the smaller bound is taken, and a call uses only as many terms as
+its correlations need (``|rho|^N`` below ``RTOL / 100``; 48 at ``|rho| = 0.3``).
+
 The coefficients come from composite Gauss-Legendre rules (20 and 14 nodes on panels of
-width 1/2) on ``[-12, 12]``: their difference, a rounding term and the window's share,
-bounded by Cauchy-Schwarz as ``sqrt(E[phi^2; |z| > 12])`` from the activation's growth bound,
-make each coefficient's error bound; ``T0`` and ``T1`` are over-estimated by the same errors.
+width 1/2, the two next to the origin graded dyadically for ``q > Q_GRADED``) on
+``[-12, 12]``: their difference, a rounding term and the window's share, bounded by
+Cauchy-Schwarz as ``sqrt(E[phi^2; |z| > 12])`` from the activation's growth bound, make each
+coefficient's error bound; ``T0`` and ``T1`` are over-estimated by the same errors.
 
 The series converges geometrically where ``phi(sqrt(q) z)`` is analytic in a strip of fixed
-width (tanh: poles at ``z = i pi / (2 sqrt(q))``), so it serves moderate variances: a point
-is accepted when its bound is below ``RTOL`` times the moment's scale and ``q <= Q_MAX``;
-every other point (large ``q``, kinked activations, ``q = 0``) is left to the graded
-two-dimensional quadrature of :mod:`depthdyn.meanfield.gaussian`. Near ``rho = -1`` and
-``rho = 1`` with a large ``q`` the series would need too many terms, and the quadrature,
-which integrates ``phi(u2) - phi(u1)`` itself, takes over.
+width (tanh: poles at ``z = i pi / (2 sqrt(q))``). A point is accepted when its bound is
+below ``RTOL`` times the moment's scale (for tanh near ``c = 1``: ``q`` up to about 2.5; away
+from ``c = 1``: every ``q`` up to ``Q_MAX``); every other point (``c`` near 1 at a larger
+``q``, ``q = 0``, activations without a growth bound such as the kinked SELU) is left to the
+graded two-dimensional quadrature of :mod:`depthdyn.meanfield.gaussian`, which integrates
+``phi(u2) - phi(u1)`` itself.
 """
 
 from __future__ import annotations
@@ -58,8 +63,8 @@ Q_MAX = 1e8
 Q_GRADED = 8.0
 #: A point is accepted when its error bound is below ``RTOL`` times the moment's scale.
 RTOL = 1e-12
-#: Truncation orders, chosen by the largest variance of a call (about ``96 q + 48`` terms: tanh's
-#: difference moment at ``c -> 1`` then reaches ``RTOL`` up to ``q = 2.5``).
+#: Truncation orders: by default the one for the largest variance of a call (about ``96 q + 48``
+#: terms: tanh's difference moment at ``c -> 1`` then reaches ``RTOL`` up to ``q = 2.5``).
 TIERS = (48, 96, 192, 384)
 _Z = 12.0
 _PANEL = 0.5
@@ -129,6 +134,7 @@ class Coefficients:
 
 _FIELDS = tuple(f.name for f in dataclasses.fields(Coefficients))
 _cache: OrderedDict = OrderedDict()
+_joined: OrderedDict = OrderedDict()  # the records of several variances, as a call asked for them
 
 
 def _tier(q_max: float) -> int:
@@ -157,9 +163,10 @@ def coefficients(act, q, order: int | None = None) -> Coefficients:
     """
     q = np.ascontiguousarray(q, dtype=float).reshape(-1)
     levels = _levels(float(q.max(initial=0.0)))
-    if order is None and q.size <= _CACHED_SIZE:
-        order = next((t for t in TIERS if _cache.get((id(act), t, levels, float(q[0]))) is not None),
-                     None)
+    if q.size <= _CACHED_SIZE:  # any order already computed for these variances that is enough
+        least = TIERS[0] if order is None else order
+        order = next((t for t in reversed(TIERS) if t >= least and all(
+            _cache.get((id(act), t, levels, x)) is not None for x in q.tolist())), order)
     order = _tier(float(q.max(initial=0.0))) if order is None else order
     if q.size > _CACHED_SIZE:
         return _compute(act, q, order, levels)
@@ -175,8 +182,16 @@ def coefficients(act, q, order: int | None = None) -> Coefficients:
             _cache.popitem(last=False)
     if len(rows) == 1:
         return rows[0][1]
-    parts = [row[1] for row in rows]
-    return Coefficients(*(np.concatenate([getattr(p, name) for p in parts]) for name in _FIELDS))
+    joined_key = (id(act), order, levels, q.tobytes())
+    joined = _joined.get(joined_key)
+    stale = joined is None or joined[0] is not act
+    if stale or any(a[1] is not b[1] for a, b in zip(joined[1], rows, strict=True)):
+        parts = [row[1] for row in rows]
+        record = Coefficients(*(np.concatenate([getattr(p, name) for p in parts]) for name in _FIELDS))
+        joined = _joined[joined_key] = (act, rows, record)
+        while len(_joined) > _CACHE_SIZE:
+            _joined.popitem(last=False)
+    return joined[2]
 
 
 def _compute(act, q: np.ndarray, order: int, levels: int) -> Coefficients:

@@ -137,3 +137,22 @@ def test_a_perturbed_activation_changes_the_series_beyond_its_bound():
     value, bound, _ = mehler.cross_moment(Bent(), _one(1.0), _one(1.0), _one(0.5))
     reference = expect2(math.tanh, math.tanh, 1.0, 1.0, 0.5)
     assert abs(value[0] - reference) > bound[0]
+
+
+@pytest.mark.parametrize("family, params, sw2", [("residual", {}, 0.5), ("dense", {"k": 3, "h": 0.3}, 1.0),
+                                                 ("momentum", {"m": 0.5, "h": 0.5}, 1.5), ("plain", {}, 2.5)])
+def test_kernel_recurrences_agree_with_the_two_dimensional_quadrature(family, params, sw2):
+    from depthdyn.meanfield.kernels import iterate_family
+
+    series = get_activation("tanh")
+    quadrature = get_activation("tanh")
+    quadrature.growth = None  # the graded 2-D rule at every point
+    for eps0 in (0.7, 1e-9):
+        a = iterate_family(series, sw2, 0.05, depth=8, q0=1.0, eps0=eps0, family=family, **params)
+        b = iterate_family(quadrature, sw2, 0.05, depth=8, q0=1.0, eps0=eps0, family=family, **params)
+        assert np.allclose(a.q, b.q, rtol=1e-13, atol=0) and np.allclose(a.eps, b.eps, rtol=1e-12, atol=0)
+    # the mutant: a slightly different variance is seen at this tolerance
+    run = dict(depth=8, q0=1.0, eps0=0.7, family=family, **params)
+    a = iterate_family(series, sw2, 0.05, **run)
+    c = iterate_family(quadrature, sw2 * (1 + 1e-10), 0.05, **run)
+    assert not (np.allclose(a.q, c.q, rtol=1e-13, atol=0) and np.allclose(a.eps, c.eps, rtol=1e-12, atol=0))
