@@ -329,7 +329,13 @@ def _unbounded(act: Activation, name: str, sw2: float, sb2: float, growth: float
 
 # ------------------------------------------------------------------ the critical point
 def critical_points(act, *, sw2=None, sb2=None) -> tuple[CriticalPoint, ...]:
-    """Every point on the order-to-chaos boundary with the given ``sb2`` (or the given ``sw2``)."""
+    """Every point on the order-to-chaos boundary with the given ``sb2`` (or the given ``sw2``).
+
+    The equation is bracketed on a grid of ``q``; sign changes inside a run of grid points
+    where it is zero within its error bound (the moments' quadrature bounds and rounding) are
+    one point, not several: tanh at ``sb2 = 0``, where ``q - E[phi^2] / E[phi'^2] = O(q^3)``
+    is below its rounding for ``q < 1e-6``, has the one branch ``(sw2, q*) = (1, 0)``.
+    """
     act = get_activation(act)
     if (sw2 is None) == (sb2 is None):
         raise ParameterError("give exactly one of sw2= and sb2= to locate the critical point")
