@@ -77,6 +77,16 @@ def _second(act, q):
     return act.second_moment(q) if hasattr(act, "second_moment") else act.cross_moment(q, q, eps=0 * q)
 
 
+def _cross(act, q1, q2, eps):
+    """``E[phi(u1) phi(u2)]``: the Hermite series directly where the activation has one."""
+    if getattr(act, "growth", None) is None:
+        return act.cross_moment(q1, q2, eps=eps)
+    value, _, ok = mehler.cross_moment(act, q1, q2, 1.0 - eps)
+    if not ok.all():
+        value[~ok] = act.cross_moment(q1[~ok], q2[~ok], eps=eps[~ok])
+    return value
+
+
 @cache
 def _pairs(r: int) -> tuple[tuple[np.ndarray, np.ndarray], np.ndarray, np.ndarray]:
     """The pairs ``i < j`` of ``r`` lags, and the lags of ``(diagonal, pairs, pairs)`` in one call."""
@@ -110,7 +120,7 @@ def branch_moments(act, gain2, bias2, qd, QP, QD):
         sum_p, both = float(every[:r].sum()), every[r:]
     else:
         sum_p = float(_second(act, qd).sum())
-        both = act.cross_moment(qd[first[r:]], qd[second[r:]], eps=np.concatenate((eps_p, eps_s)))
+        both = _cross(act, qd[first[r:]], qd[second[r:]], np.concatenate((eps_p, eps_s)))
     # after the pairs: the diagonal reuses the Hermite coefficients their correlations needed
     sum_d = float(_difference(act, qd, eps).sum())
     mp, diff = both[:m], both[:m] - both[m:]
