@@ -56,9 +56,10 @@ class Activation:
     bounded: bool = False
     #: ``phi`` is smooth (no kink, no jump in ``phi'``); a kink needs finer quadrature near ``c = 1``.
     smooth: bool = False
-    #: ``(a, b, d)`` with ``|phi(u)| <= a + b |u|`` and ``|phi'(u)| <= d`` for a smooth activation: its
-    #: moments then come from the Hermite series of :mod:`~depthdyn.meanfield.mehler` wherever that
-    #: converges within its bound, and from quadrature elsewhere (``None``: quadrature only).
+    #: ``(a, b, d)`` with ``|phi(u)| <= a + b |u|`` and ``|phi'(u)| <= d``: the moments then come from
+    #: the Hermite series of :mod:`~depthdyn.meanfield.mehler` wherever that converges within its
+    #: bound, and from quadrature elsewhere (``None``: quadrature only). ``phi`` must be analytic on
+    #: each side of the origin (the coefficients' panels meet there).
     growth: tuple[float, float, float] | None = None
 
     def __init__(self, **params):

@@ -38,7 +38,8 @@ The series converges geometrically where ``phi(sqrt(q) z)`` is analytic in a str
 width (tanh: poles at ``z = i pi / (2 sqrt(q))``). A point is accepted when its bound is
 below ``RTOL`` times the moment's scale (for tanh near ``c = 1``: ``q`` up to about 2.5; away
 from ``c = 1``: every ``q`` up to ``Q_MAX``); every other point (``c`` near 1 at a larger
-``q``, ``q = 0``, activations without a growth bound such as the kinked SELU) is left to the
+``q``, or at every ``q`` for SELU, whose kinked derivative makes its coefficients fall only
+algebraically; ``q = 0``; activations without a growth bound) is left to the
 graded two-dimensional quadrature of :mod:`depthdyn.meanfield.gaussian`, which integrates
 ``phi(u2) - phi(u1)`` itself.
 """

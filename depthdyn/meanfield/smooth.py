@@ -147,6 +147,10 @@ class SELU(Activation):
     name = "selu"
     ALPHA = 1.6732632423543772848170429916717
     SCALE = 1.0507009873554804934193349852946
+    # |selu(u)| <= lam alpha + lam |u|, |selu'| <= lam alpha. The kink of selu' at 0 makes the
+    # Hermite series converge slowly near c = 1 (the quadrature takes those points); away from
+    # c = 1 its terms fall like |rho|^n and it serves as for the smooth activations.
+    growth = (SCALE * ALPHA, SCALE, SCALE * ALPHA)
 
     def phi(self, u):
         with np.errstate(over="ignore"):
