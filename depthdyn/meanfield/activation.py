@@ -15,7 +15,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import DomainError
-from .gaussian import expect, expect2
+from . import mehler
+from .gaussian import correlation_parts, expect, expect2
 
 __all__ = ["Activation", "variance_array"]
 
@@ -23,7 +24,7 @@ __all__ = ["Activation", "variance_array"]
 def variance_array(q, name: str = "q") -> np.ndarray:
     """``q`` as a float array, checked finite and ``>= 0`` (a :class:`DomainError` otherwise)."""
     arr = np.asarray(q, dtype=float)
-    if not np.all(np.isfinite(arr)) or np.any(arr < 0):
+    if not np.isfinite(arr).all() or (arr < 0).any():
         raise DomainError(f"the variance {name} must be finite and >= 0")
     return arr
 
@@ -55,6 +56,11 @@ class Activation:
     bounded: bool = False
     #: ``phi`` is smooth (no kink, no jump in ``phi'``); a kink needs finer quadrature near ``c = 1``.
     smooth: bool = False
+    #: ``(a, b, d)`` with ``|phi(u)| <= a + b |u|`` and ``|phi'(u)| <= d``: the moments then come from
+    #: the Hermite series of :mod:`~depthdyn.meanfield.mehler` wherever that converges within its
+    #: bound, and from quadrature elsewhere (``None``: quadrature only). ``phi`` must be analytic on
+    #: each side of the origin (the coefficients' panels meet there).
+    growth: tuple[float, float, float] | None = None
 
     def __init__(self, **params):
         self.params = dict(params)
@@ -100,7 +106,15 @@ class Activation:
 
     def second_moment(self, q, *, return_error: bool = False):
         """``E[phi(sqrt(q) z)^2]``: the q-map is ``sw2 * second_moment(q) + sb2``."""
-        return expect(lambda u: self.phi(u) ** 2, np.sqrt(variance_array(q)), return_error=return_error)
+        q = variance_array(q)
+        if self.growth is None:
+            return expect(lambda u: self.phi(u) ** 2, np.sqrt(q), return_error=return_error)
+        flat = q.reshape(-1)
+        value, bound, ok = mehler.second_moment(self, flat)
+        if not ok.all():
+            value[~ok], bound[~ok] = expect(lambda u: self.phi(u) ** 2, np.sqrt(flat[~ok]), return_error=True)
+        value, bound = value.reshape(q.shape), bound.reshape(q.shape)
+        return (value, bound) if return_error else value
 
     def derivative_second_moment(self, q, *, return_error: bool = False):
         """``E[phi'(sqrt(q) z)^2]``: ``chi_1 = sw2 * derivative_second_moment(q*)``."""
@@ -118,17 +132,36 @@ class Activation:
         return value / q
 
     # ----------------------------------------------------------- two-variable moments
+    def _bivariate(self, series, integrand, q1, q2, c, eps, return_error):
+        """The Hermite series where it converges (``growth`` set), graded quadrature at the other points."""
+        given_c = eps is None
+        c, eps = correlation_parts(c, eps)
+        q1, q2, c, eps = np.broadcast_arrays(q1, q2, c, eps)
+        shape = q1.shape
+        q1, q2, c, eps = (np.ascontiguousarray(x, dtype=float).reshape(-1) for x in (q1, q2, c, eps))
+        if self.growth is not None:
+            value, bound, ok = series(self, q1, q2, c, eps)
+        else:
+            value, bound, ok = np.zeros(q1.shape), np.zeros(q1.shape), np.zeros(q1.shape, dtype=bool)
+        rest = ~ok
+        if rest.any():
+            corr = {"c": c[rest]} if given_c else {"eps": eps[rest]}
+            value[rest], bound[rest] = expect2(integrand, q1[rest], q2[rest], **corr, sharp=not self.smooth,
+                                               return_error=True)
+        value, bound = value.reshape(shape), bound.reshape(shape)
+        return (value, bound) if return_error else value
+
     def cross_moment(self, q1, q2, c=None, *, eps=None, return_error: bool = False):
         """``E[phi(u1) phi(u2)]``, correlation ``c`` or ``1 - eps``."""
         q1, q2 = variance_array(q1, "q1"), variance_array(q2, "q2")
-        return expect2(lambda u, d: self.phi(u) * self.phi(u + d), q1, q2, c, eps=eps, sharp=not self.smooth,
-                       return_error=return_error)
+        return self._bivariate(lambda act, a, b, rho, e: mehler.cross_moment(act, a, b, rho),
+                               lambda u, d: self.phi(u) * self.phi(u + d), q1, q2, c, eps, return_error)
 
     def derivative_cross_moment(self, q1, q2, c=None, *, eps=None, return_error: bool = False):
         """``E[phi'(u1) phi'(u2)]``: the c-map's slope is ``sw2 * q * derivative_cross_moment / q'``."""
         q1, q2 = variance_array(q1, "q1"), variance_array(q2, "q2")
-        return expect2(lambda u, d: self.dphi(u) * self.dphi(u + d), q1, q2, c, eps=eps,
-                       sharp=not self.smooth, return_error=return_error)
+        return self._bivariate(lambda act, a, b, rho, e: mehler.derivative_cross_moment(act, a, b, rho),
+                               lambda u, d: self.dphi(u) * self.dphi(u + d), q1, q2, c, eps, return_error)
 
     def difference_moment(self, q, c=None, *, eps=None, return_error: bool = False):
         """``E[phi(u)^2] - E[phi(u1) phi(u2)] = E[(phi(u1) - phi(u2))^2] / 2`` at equal variances ``q``.
@@ -137,8 +170,8 @@ class Activation:
         digits as ``c -> 1``.
         """
         q = variance_array(q)
-        return expect2(lambda u, d: 0.5 * self.diff(u, d) ** 2, q, q, c, eps=eps, sharp=not self.smooth,
-                       return_error=return_error)
+        return self._bivariate(lambda act, a, b, rho, e: mehler.difference_moment(act, a, e),
+                               lambda u, d: 0.5 * self.diff(u, d) ** 2, q, q, c, eps, return_error)
 
     # ----------------------------------------------------------- printing
     def __repr__(self) -> str:

@@ -28,7 +28,7 @@ _ULP = np.finfo(float).eps
 
 def _result(value, return_error: bool, scale=None):
     value = np.asarray(value, dtype=float)
-    if not np.all(np.isfinite(value)):
+    if not np.isfinite(value).all():
         raise DomainError("a Gaussian moment overflows float64 at this variance; use a smaller q")
     if not return_error:
         return value
@@ -54,8 +54,8 @@ def _theta_minus_sin(t):
 
 def _arcsin_near_one(x, one_minus_x):
     """``asin(x)``, with ``1 - x`` given separately: ``pi/2 - 2 asin(sqrt((1 - x)/2))`` for ``x > 1/2``."""
-    near = np.pi / 2 - 2 * np.arcsin(np.sqrt(np.clip(0.5 * one_minus_x, 0.0, 1.0)))
-    return np.where(x > 0.5, near, np.arcsin(np.clip(x, -1.0, 1.0)))
+    near = np.pi / 2 - 2 * np.arcsin(np.sqrt(np.minimum(np.maximum(0.5 * one_minus_x, 0.0), 1.0)))
+    return np.where(x > 0.5, near, np.arcsin(np.minimum(np.maximum(x, -1.0), 1.0)))
 
 
 def _torch():
@@ -195,7 +195,7 @@ class Erf(Activation):
         one_minus_a2 = (1 + 4 * q) / (1 + 2 * q) ** 2
         # asin(a) - asin(a c) = asin(a (1 - c^2) / (sqrt(1 - a^2 c^2) + c sqrt(1 - a^2))) for c >= 0
         denom = np.sqrt(one_minus_a2 + a * a * s2) + np.abs(c) * np.sqrt(one_minus_a2)
-        near = np.arcsin(np.clip(a * s2 / denom, -1.0, 1.0))
+        near = np.arcsin(np.minimum(np.maximum(a * s2 / denom, -1.0), 1.0))
         far = np.arcsin(a) - np.arcsin(a * c)
         return _result(2 / np.pi * np.where(c >= 0, near, far), return_error)
 

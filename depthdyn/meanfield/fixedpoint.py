@@ -35,6 +35,7 @@ _Q_BIG = 1e10
 #: ``eps = 1 - c`` scanned for the chaotic fixed point ``c* < 1``.
 _EPS_GRID = np.concatenate([np.geomspace(1e-15, 1.0, 31), [1.5, 2.0]])
 PHASES = ("ordered", "critical", "chaotic", "exploding")
+_ULP = float(np.finfo(float).eps)
 
 
 def depth_scale(chi: float) -> float:
@@ -142,23 +143,54 @@ class CriticalPoint(Record):
 
 
 # ------------------------------------------------------------------ roots by bracketing
-def _roots(func, grid: np.ndarray, values: np.ndarray, *, log: bool = True) -> list[float]:
-    """Every root of ``func`` bracketed by a sign change of ``values`` on ``grid`` (Brent's method)."""
-    roots = []
-    for k in np.flatnonzero(values == 0):
-        roots.append(float(grid[k]))
+def _roots(func, grid: np.ndarray, values: np.ndarray, *, log: bool = True, bound=None) -> list[float]:
+    """Every root of ``func`` bracketed by a sign change of ``values`` on ``grid`` (Brent's method).
+
+    With ``bound`` (the error bound of each value), sign changes inside a run of grid points whose
+    values are zero within their bounds are one root, not several: the function is
+    indistinguishable from zero there, so they are the same point within the stated tolerance.
+    """
+    found = [(float(grid[k]), k, k) for k in np.flatnonzero(values == 0)]
     change = np.flatnonzero(np.sign(values[:-1]) * np.sign(values[1:]) < 0)
     for k in change:
-        a, b = float(grid[k]), float(grid[k + 1])
-        fa, fb = func(a), func(b)
-        if fa == 0 or fb == 0 or fa * fb > 0:  # a scalar evaluation rounded differently from the grid's
-            roots.append(a if abs(fa) <= abs(fb) else b)
-        elif log and a > 0:
-            x = brentq(lambda t: func(math.exp(t)), math.log(a), math.log(b), xtol=1e-15, rtol=1e-15)
-            roots.append(math.exp(x))
+        found.append((_bracketed(func, float(grid[k]), float(grid[k + 1]), log), k, k + 1))
+    found.sort(key=lambda item: (item[1], item[2]))
+    if bound is None or len(found) < 2:
+        return sorted(root for root, _, _ in found)
+    confident = np.abs(values) > bound
+    groups = [[found[0]]]
+    for item in found[1:]:
+        if confident[groups[-1][-1][2]: item[1] + 1].any():
+            groups.append([item])
         else:
-            roots.append(brentq(func, a, b, xtol=1e-300, rtol=1e-15))
-    return sorted(roots)
+            groups[-1].append(item)
+    return sorted(_merged(func, grid, values, confident, group, log) for group in groups)
+
+
+def _bracketed(func, a: float, b: float, log: bool) -> float:
+    fa, fb = func(a), func(b)
+    if fa == 0 or fb == 0 or fa * fb > 0:  # a scalar evaluation rounded differently from the grid's
+        return a if abs(fa) <= abs(fb) else b
+    if log and a > 0:
+        return math.exp(brentq(lambda t: func(math.exp(t)), math.log(a), math.log(b), xtol=1e-15, rtol=1e-15))
+    return brentq(func, a, b, xtol=1e-300, rtol=1e-15)
+
+
+def _merged(func, grid, values, confident, group, log: bool) -> float:
+    """One root for a run of candidates inside the noise: an exact zero, else the sign change of
+    the confident values around the run, else (the run touches zero without crossing) its first."""
+    if len(group) == 1:
+        return group[0][0]
+    exact = [root for root, left, right in group if left == right]
+    if exact:
+        return exact[0]
+    before = np.flatnonzero(confident[: group[0][1]])
+    after = np.flatnonzero(confident[group[-1][2]:])
+    if before.size and after.size:
+        left, right = int(before[-1]), group[-1][2] + int(after[0])
+        if np.sign(values[left]) != np.sign(values[right]):
+            return _bracketed(func, float(grid[left]), float(grid[right]), log)
+    return group[0][0]
 
 
 def _variance_fixed_point(act: Activation, sw2: float, sb2: float, q0: float | None) -> tuple[float, float]:
@@ -297,7 +329,13 @@ def _unbounded(act: Activation, name: str, sw2: float, sb2: float, growth: float
 
 # ------------------------------------------------------------------ the critical point
 def critical_points(act, *, sw2=None, sb2=None) -> tuple[CriticalPoint, ...]:
-    """Every point on the order-to-chaos boundary with the given ``sb2`` (or the given ``sw2``)."""
+    """Every point on the order-to-chaos boundary with the given ``sb2`` (or the given ``sw2``).
+
+    The equation is bracketed on a grid of ``q``; sign changes inside a run of grid points
+    where it is zero within its error bound (the moments' quadrature bounds and rounding) are
+    one point, not several: tanh at ``sb2 = 0``, where ``q - E[phi^2] / E[phi'^2] = O(q^3)``
+    is below its rounding for ``q < 1e-6``, has the one branch ``(sw2, q*) = (1, 0)``.
+    """
     act = get_activation(act)
     if (sw2 is None) == (sb2 is None):
         raise ParameterError("give exactly one of sw2= and sb2= to locate the critical point")
@@ -321,9 +359,14 @@ def critical_points(act, *, sw2=None, sb2=None) -> tuple[CriticalPoint, ...]:
             return float(q - act.second_moment(q) / act.derivative_second_moment(q)) - sb2
 
         grid = np.concatenate([[0.0], _Q_GRID])
+        m2, m2_err = act.second_moment(grid, return_error=True)
+        d2, d2_err = act.derivative_second_moment(grid, return_error=True)
         with np.errstate(divide="ignore", invalid="ignore"):
-            values = grid - act.second_moment(grid) / act.derivative_second_moment(grid) - sb2
-        qs = _roots(excess, grid, np.nan_to_num(values, nan=-1.0, neginf=-1.0), log=False)
+            ratio = m2 / d2
+            values = grid - ratio - sb2
+            bound = (m2_err + np.abs(ratio) * d2_err) / np.abs(d2) + 8 * _ULP * (grid + np.abs(ratio) + sb2)
+        qs = _roots(excess, grid, np.nan_to_num(values, nan=-1.0, neginf=-1.0), log=False,
+                    bound=np.nan_to_num(bound, nan=0.0, posinf=0.0))
         found = [(1.0 / float(act.derivative_second_moment(q)), sb2, q) for q in qs]
     else:
         target = 1.0 / sw2
@@ -332,7 +375,8 @@ def critical_points(act, *, sw2=None, sb2=None) -> tuple[CriticalPoint, ...]:
             return float(act.derivative_second_moment(q)) - target
 
         grid = np.concatenate([[0.0], _Q_GRID])
-        qs = _roots(excess, grid, act.derivative_second_moment(grid) - target, log=False)
+        d2, d2_err = act.derivative_second_moment(grid, return_error=True)
+        qs = _roots(excess, grid, d2 - target, log=False, bound=d2_err + 8 * _ULP * target)
         found = [(sw2, float(q - sw2 * act.second_moment(q)), q) for q in qs]
         found = [f for f in found if f[1] >= -1e-15 * max(1.0, f[2])]
         found = [(a, max(b, 0.0), q) for a, b, q in found]

@@ -120,11 +120,11 @@ def correlation_parts(c=None, eps=None) -> tuple[np.ndarray, np.ndarray]:
         raise DomainError("give exactly one of the correlation c and eps = 1 - c")
     if eps is None:
         c = np.asarray(c, dtype=float)
-        if not np.all(np.isfinite(c)) or np.any(np.abs(c) > 1):
+        if not np.isfinite(c).all() or (np.abs(c) > 1).any():
             raise DomainError("the correlation c must lie in [-1, 1]")
         return c, 1.0 - c
     eps = np.asarray(eps, dtype=float)
-    if not np.all(np.isfinite(eps)) or np.any(eps < 0) or np.any(eps > 2):
+    if not np.isfinite(eps).all() or (eps < 0).any() or (eps > 2).any():
         raise DomainError("eps = 1 - c must lie in [0, 2]")
     return 1.0 - eps, eps
 
@@ -193,7 +193,7 @@ def _expect2_chunk(func, r1, r2, c, s, slope, outer, window, graded):
 
 
 def _check_finite(value: np.ndarray) -> None:
-    if not np.all(np.isfinite(value)):
+    if not np.isfinite(value).all():
         raise DomainError("a Gaussian moment is not finite in float64 (the activation grows too fast "
                           "for this variance); use smaller q or the mpmath path")
 

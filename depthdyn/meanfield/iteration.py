@@ -16,12 +16,11 @@ from ..errors import DomainError, ParameterError
 from .activation import Activation, variance_array
 from .activations import get_activation
 from .gaussian import correlation_parts
+from .kernels import Q_MAX, check_q_max, iterate_family
 from .maps import Iterates, check_weights
 
 __all__ = ["iterate"]
 
-#: Beyond this variance an unbounded, non-homogeneous activation is reported as exploding.
-_Q_MAX = 1e30
 
 
 def _check_depth(depth) -> int:
@@ -38,7 +37,7 @@ def _check_depth(depth) -> int:
 
 
 def iterate(act, sw2, sb2, *, depth: int, q0: float = 1.0, c0: float | None = None, eps0: float | None = None,
-            family: str = "plain", **params):
+            family: str = "plain", q_max: float = Q_MAX, **params):
     """Iterate the mean-field maps ``depth`` times from ``(q0, c0)``.
 
     Parameters
@@ -56,10 +55,15 @@ def iterate(act, sw2, sb2, *, depth: int, q0: float = 1.0, c0: float | None = No
     family : str
         ``"plain"`` (this module) or a family of :mod:`depthdyn.meanfield.kernels`
         (``"residual"``, ...), to which ``**params`` go.
+    q_max : float
+        Where an exploding variance stops the map (at most ``1e300``): the record's
+        ``stopped_at`` and ``reason`` say so, and its arrays end at that layer. Every family
+        follows this convention; nothing is returned as inf or NaN.
 
     Returns
     -------
     Iterates
+        (:class:`~depthdyn.meanfield.kernels.KernelTrajectory` for the other families.)
 
     Examples
     --------
@@ -68,6 +72,9 @@ def iterate(act, sw2, sb2, *, depth: int, q0: float = 1.0, c0: float | None = No
     [1.0, 1.0, 1.0, 1.0]
     >>> round(float(it.c[1]), 12) == round(1 / 3.141592653589793, 12)
     True
+    >>> it = iterate("relu", 3.0, 0.1, depth=100)  # q grows by 3/2 per layer
+    >>> it.stopped_at, it.reason
+    (45, 'exploding phase: q > q_max = 1e+08')
     """
     depth = _check_depth(depth)
     sw2, sb2 = check_weights(sw2, sb2)
@@ -75,24 +82,27 @@ def iterate(act, sw2, sb2, *, depth: int, q0: float = 1.0, c0: float | None = No
         c0 = 0.5
     _, eps = correlation_parts(c0, eps0)
     q0 = float(variance_array(q0, "q0"))
+    q_max = check_q_max(q_max)
     if family != "plain":
-        from .kernels import iterate_family  # every family's kernel recurrence (an unknown name: typed error)
-
-        return iterate_family(act, sw2, sb2, depth=depth, q0=q0, eps0=float(eps), family=family, **params)
+        return iterate_family(act, sw2, sb2, depth=depth, q0=q0, eps0=float(eps), family=family, q_max=q_max,
+                              **params)
     if params:
         raise ParameterError(f"the plain chain takes no parameters, got {', '.join(sorted(params))}; "
                              "activation parameters go to get_activation(name, ...)")
     act = get_activation(act)
-    return _iterate_plain(act, sw2, sb2, depth, q0, 1.0 - float(eps) if c0 is None else float(c0), float(eps))
+    return _iterate_plain(act, sw2, sb2, depth, q0, 1.0 - float(eps) if c0 is None else float(c0), float(eps),
+                          q_max)
 
 
 def _iterate_plain(act: Activation, sw2: float, sb2: float, depth: int, q0: float, c0: float,
-                   eps0: float) -> Iterates:
+                   eps0: float, q_max: float) -> Iterates:
     log_q = np.empty(depth + 1)
     eps = np.empty(depth + 1)
     log_q[0] = math.log(q0) if q0 > 0 else -math.inf
     eps[0] = eps0
     growth = sw2 * float(act.second_moment(1.0)) if act.homogeneous else None
+    log_max = math.log(q_max)
+    stopped, reason, last = None, "", depth
     for layer in range(depth):
         lq, e = log_q[layer], eps[layer]
         if lq == -math.inf:  # q = 0: the next layer is the bias alone
@@ -105,17 +115,20 @@ def _iterate_plain(act: Activation, sw2: float, sb2: float, depth: int, q0: floa
             log_q[layer + 1] = lq + math.log(ratio)
         else:
             q = math.exp(lq)
-            q_next = float(sw2 * act.second_moment(q) + sb2)
-            if not math.isfinite(q_next) or q_next > _Q_MAX:
-                raise DomainError(f"q passes {_Q_MAX:g} at layer {layer + 1} (exploding phase: q grows "
-                                  f"without bound for {act} at sw2={sw2:g}); use fewer layers")
-
-            d = float(sw2 * act.difference_moment(q, eps=e))
+            try:
+                q_next = float(sw2 * act.second_moment(q) + sb2)
+                d = float(sw2 * act.difference_moment(q, eps=e))
+            except DomainError:  # E[phi^2] past float64 (exp at q > 354): the variance explodes here
+                reason = f"exploding phase: a Gaussian moment overflows float64 at q = {q:.6g}"
+                stopped, last = layer, layer
+                break
             eps[layer + 1] = d / q_next if q_next > 0 else e
             log_q[layer + 1] = math.log(q_next) if q_next > 0 else -math.inf
-    with np.errstate(over="ignore"):
-        q = np.where(log_q < 709.7, np.exp(np.minimum(log_q, 709.7)), math.inf)
-    overflow = int(np.argmax(~np.isfinite(q))) if not np.all(np.isfinite(q)) else None
+        if log_q[layer + 1] > log_max:
+            stopped, reason, last = layer + 1, f"exploding phase: q > q_max = {q_max:g}", layer + 1
+            break
+    log_q, eps = log_q[: last + 1], eps[: last + 1]
+    q = np.exp(log_q)
     c = 1.0 - eps
     c[0] = c0  # as given (1 - (1 - c0) may differ from c0 in the last bit)
-    return Iterates(str(act), sw2, sb2, "plain", q, c, eps, log_q, overflow)
+    return Iterates(str(act), sw2, sb2, "plain", q, c, eps, log_q, depth, stopped, reason)

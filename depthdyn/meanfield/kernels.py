@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
@@ -43,6 +44,7 @@ from ..errors import DomainError, ParameterError, ShapeError, UnknownFamilyError
 from ..families import suggest
 from ..limits import MAX_ORDER, MAX_STREAMS
 from ..records import Record
+from .branch import branch_moments
 
 __all__ = [
     "KERNEL_FAMILIES",
@@ -54,6 +56,8 @@ __all__ = [
     "resolve_activation",
     "as_real",
     "as_count",
+    "Q_MAX",
+    "check_q_max",
 ]
 
 #: The families with a kernel recurrence, and the keyword parameters each takes.
@@ -73,10 +77,22 @@ KERNEL_FAMILIES: dict[str, tuple[str, ...]] = {
 _FIRST_ORDER = ("plain", "residual", "full_residual", "weighted", "rezero", "scaled_residual", "highway")
 #: LayerNorm's ``eps`` (torch's default): the normalised variance is ``q / (q + eps)``.
 LN_EPS = 1e-5
-# Gauss-Legendre nodes on [0, 1] for the covariance integral of a small difference.
-_GL_T, _GL_W = np.polynomial.legendre.leggauss(10)
-_GL_T, _GL_W = (_GL_T + 1) / 2, _GL_W / 2
-_SMALL = 1e-3
+#: The default bound of the variance: beyond it every family's map (the plain chain's too) stops
+#: and reports an exploding phase.
+Q_MAX = 1e8
+
+
+def check_q_max(q_max) -> float:
+    """``q_max`` as a float in ``(0, 1e300]`` (a :class:`DomainError` otherwise)."""
+    if isinstance(q_max, bool):
+        raise ParameterError(f"q_max must be a number, got {q_max!r}")
+    try:
+        value = float(q_max)
+    except (TypeError, ValueError):
+        raise ParameterError(f"q_max must be a number, got {q_max!r}") from None
+    if not (0 < value <= 1e300):
+        raise DomainError(f"q_max must lie in (0, 1e300], got {q_max!r}")
+    return value
 
 
 def resolve_activation(act):
@@ -151,6 +167,20 @@ class KernelSpec(Record):
     @property
     def k(self) -> int:
         return self.C.shape[0]
+
+    @cached_property
+    def reads_all(self) -> bool:
+        """The branch reads every state (``R`` is the identity: dense networks)."""
+        return self.R.shape[0] == self.R.shape[1] and bool(np.array_equal(self.R, np.eye(self.k)))
+
+    @cached_property
+    def ee(self) -> np.ndarray:
+        """``e e^T``: where the branch's covariance enters the state's."""
+        return np.outer(self.e, self.e)
+
+    def branch_inputs(self, P: np.ndarray) -> np.ndarray:
+        """``R P R^T``: the covariance of what the branch reads."""
+        return P if self.reads_all else self.R @ P @ self.R.T
 
     def _text(self) -> str:
         kw = ", ".join(f"{k}={v}" for k, v in self.params.items())
@@ -335,68 +365,13 @@ class KernelTrajectory(Record):
         )
 
 
-def _price_difference(act, qi, qj, eps_lo, delta):
-    """``M(eps_lo) - M(eps_lo + delta)`` for a small ``delta``, by Price's theorem.
-
-    ``= sqrt(qi qj) int_0^delta E[phi' phi'](eps_lo + s) ds`` with ``s = delta t^2``, so that
-    the ``sqrt(s)`` behaviour of kinked activations is smooth in ``t`` (Gauss-Legendre in t).
-    """
-    t = _GL_T[:, None]
-    dd = act.derivative_cross_moment(qi[None], qj[None], eps=np.clip(eps_lo + delta * t**2, 0.0, 2.0))
-    return np.sqrt(qi * qj) * delta * np.sum(_GL_W[:, None] * 2 * t * dd, axis=0)
-
-
-def _difference(act, q, eps):
-    """``E[phi(u)^2] - E[phi(u_a) phi(u_b)]`` at variance ``q``, correlation ``1 - eps``, accurately."""
-    if hasattr(act, "difference_moment"):
-        return np.asarray(act.difference_moment(q, eps=eps), dtype=float)
-    small = eps < _SMALL
-    out = np.asarray(act.cross_moment(q, q, eps=0 * eps) - act.cross_moment(q, q, eps=eps), dtype=float)
-    if np.any(small):
-        out = np.where(small, _price_difference(act, q, q, 0 * eps, eps), out)
-    return out
-
-
-def _pair_moments(act, gain2, bias2, qd, QP, QD):
-    """Branch covariance sums: ``sum_ij G`` over the P pairs and ``2 gain2 sum_ij [M(P) - M(S)]``.
-
-    Same-lag pairs (the diagonal) use the one-variable ``E[phi^2]`` and the activation's
-    accurate difference moment; pairs of different lags (dense networks) use the bivariate
-    moments, and Price's theorem where the two covariances are close.
-    """
-    r = qd.size
-    eps = np.clip(np.diag(QD) / (2 * qd), 0.0, 2.0)
-    second = act.second_moment(qd) if hasattr(act, "second_moment") else act.cross_moment(qd, qd, eps=0 * qd)
-    sum_p = float(np.sum(second))
-    sum_d = float(_difference(act, qd, eps).sum())
-    if r > 1:
-        iu = np.triu_indices(r, 1)
-        qi, qj = qd[iu[0]], qd[iu[1]]
-        root = np.sqrt(qi * qj)
-        eps_p = np.clip(1 - QP[iu] / root, 0.0, 2.0)
-        delta = QD[iu] / (2 * root)
-        eps_s = np.clip(eps_p + delta, 0.0, 2.0)
-        # one call for both covariances (the per-call overhead dominates these small arrays)
-        both = act.cross_moment(
-            np.concatenate((qi, qi)), np.concatenate((qj, qj)), eps=np.concatenate((eps_p, eps_s))
-        )
-        mp, diff = both[: qi.size], both[: qi.size] - both[qi.size :]
-        small = np.abs(delta) < _SMALL
-        if np.any(small):
-            diff = np.where(small, _price_difference(act, qi, qj, eps_p, delta), diff)
-        sum_p += 2 * float(mp.sum())
-        sum_d += 2 * float(diff.sum())
-    return gain2 * sum_p + bias2 * r * r, 2 * gain2 * sum_d
-
-
 def kernel_step(act, spec: KernelSpec, sw2: float, sb2: float, P: np.ndarray, D: np.ndarray):
     """One layer of the kernel map: ``(P, D) -> (P', D', z)``.
 
     ``z`` is the variance of the read-out before a post-LN (``P'[0, 0]`` otherwise); ``act``
     an activation object (:func:`resolve_activation`), ``spec`` from :func:`kernel_spec`.
     """
-    R = spec.R
-    QP, QD = R @ P @ R.T, R @ D @ R.T
+    QP, QD = spec.branch_inputs(P), spec.branch_inputs(D)
     qd = np.diag(QP).copy()
     if spec.norm == "pre":
         nu = 1 / np.sqrt(qd + LN_EPS)
@@ -407,9 +382,8 @@ def kernel_step(act, spec: KernelSpec, sw2: float, sb2: float, P: np.ndarray, D:
         gain2, bias2 = spec.sv2, spec.sa2
     else:
         gain2, bias2 = sw2, sb2
-    GP, GD = _pair_moments(act, gain2, bias2, qd, QP, QD)
-    ee = np.outer(spec.e, spec.e)
-    C = spec.C
+    GP, GD = branch_moments(act, gain2, bias2, qd, QP, QD)
+    ee, C = spec.ee, spec.C
     P = C @ P @ C.T + GP * ee
     D = C @ D @ C.T + GD * ee
     z = P[0, 0]
@@ -430,7 +404,7 @@ def iterate_family(
     eps0=None,
     family: str = "residual",
     q_min: float = 1e-8,
-    q_max: float = 1e8,
+    q_max: float = Q_MAX,
     **params,
 ) -> KernelTrajectory:
     """Iterate ``family``'s kernel recurrence for ``depth`` layers from two inputs.
@@ -452,7 +426,9 @@ def iterate_family(
         One of :data:`KERNEL_FAMILIES`; parameters as in :func:`kernel_spec`.
     q_min, q_max : float
         Range of branch-input variances the map may use; outside it the map stops and says
-        so (exploding or vanishing phase), never returning NaN or inf.
+        so (exploding or vanishing phase; the plain chain's
+        :func:`~depthdyn.meanfield.iterate` stops at ``q_max`` the same way), never
+        returning NaN or inf.
 
     Returns
     -------
@@ -475,6 +451,8 @@ def iterate_family(
     sb2 = as_real(sb2, "sb2", low=0)
     depth = 0 if depth == 0 and not isinstance(depth, bool) else as_count(depth, "depth", 10**7)
     q0 = as_real(q0, "q0", low=0, low_open=True)
+    q_max = check_q_max(q_max)
+    q_min = as_real(q_min, "q_min", low=0, high=q_max)
     if c0 is not None and eps0 is not None:
         raise ParameterError("give c0 or eps0 = 1 - c0, not both")
     eps0 = 1.0 if c0 is None and eps0 is None else eps0
@@ -485,19 +463,26 @@ def iterate_family(
     Ps, Ds = [P], [D]
     stopped, reason = None, ""
     for layer in range(depth):
-        qd = np.diag(spec.R @ P @ spec.R.T)
-        if spec.norm != "pre" and (np.any(qd > q_max) or np.any(qd < q_min)):
+        qd = np.diag(spec.branch_inputs(P))
+        if spec.norm != "pre" and (qd.max() > q_max or qd.min() < q_min):
             stopped = layer
-            reason = "exploding phase: q > q_max" if np.any(qd > q_max) else "vanishing phase: q < q_min"
+            reason = (f"exploding phase: q > q_max = {q_max:g}" if qd.max() > q_max
+                      else f"vanishing phase: q < q_min = {q_min:g}")
             break
-        P, D, _ = kernel_step(act, spec, sw2, sb2, P, D)
-        if not (np.all(np.isfinite(P)) and np.all(np.isfinite(D))):
+        try:
+            P, D, _ = kernel_step(act, spec, sw2, sb2, P, D)
+        except DomainError:  # a Gaussian moment past float64 (exp at q > 354): the variance explodes here
+            stopped = layer
+            reason = f"exploding phase: a Gaussian moment overflows float64 at q = {qd.max():.6g}"
+            break
+        # one sum each: an inf or NaN anywhere makes it non-finite (entries stay far below overflow)
+        if not (math.isfinite(P.sum()) and math.isfinite(D.sum())):
             stopped, reason = layer + 1, "exploding phase: the covariance overflowed"
             break
         Ps.append(P)
         Ds.append(D)
         if P[0, 0] > q_max and spec.norm == "pre":
-            stopped, reason = layer + 1, "exploding phase: q > q_max"
+            stopped, reason = layer + 1, f"exploding phase: q > q_max = {q_max:g}"
             break
     Ps, Ds = np.array(Ps), np.array(Ds)
     q = Ps[:, 0, 0].copy()

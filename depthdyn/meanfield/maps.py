@@ -105,9 +105,11 @@ def chi_q(act, q, sw2):
 class Iterates(Record):
     """The variance ``q_l`` and correlation ``c_l`` (with ``eps_l = 1 - c_l``) for ``l = 0 .. depth``.
 
-    ``log_q`` is carried alongside ``q``: in the exploding phase of an unbounded activation
-    ``q`` grows geometrically and may pass float64's range, where ``q`` reads ``inf`` and
-    ``overflow_layer`` names the first such layer (``None`` if none).
+    An exploding variance is reported, never returned as inf or NaN: when ``q`` passes ``q_max``
+    (or its Gaussian moments pass float64's range) the map stops there, ``stopped_at`` is that
+    layer, ``reason`` says why, and the arrays end there (``layers = stopped_at`` instead of
+    ``depth``), as in :class:`~depthdyn.meanfield.kernels.KernelTrajectory`. ``log_q`` is
+    ``log q`` (``-inf`` where ``q = 0``).
     """
 
     activation: str
@@ -118,25 +120,26 @@ class Iterates(Record):
     c: np.ndarray
     eps: np.ndarray
     log_q: np.ndarray
-    overflow_layer: int | None = None
+    depth: int
+    stopped_at: int | None = None
+    reason: str = ""
     params: dict = field(default_factory=dict)
 
     @property
-    def depth(self) -> int:
+    def layers(self) -> int:
+        """Layers actually computed (``depth`` unless the map stopped)."""
         return len(self.q) - 1
 
     def _text(self) -> str:
         lines = [f"mean-field iterates of {self.activation} ({self.family}), sw2={self.sw2:g}, "
                  f"sb2={self.sb2:g}, depth {self.depth}"]
-        shown = sorted(set(np.unique(np.linspace(0, self.depth, min(self.depth + 1, 6)).astype(int))))
+        shown = sorted(set(np.unique(np.linspace(0, self.layers, min(self.layers + 1, 6)).astype(int))))
         for layer in shown:
-            q = f"{self.q[layer]:.6g}" if np.isfinite(self.q[layer]) else f"exp({self.log_q[layer]:.6g})"
-            lines.append(f"  l={layer:<5d} q={q:<14s} c={self.c[layer]:.12g}  1-c={self.eps[layer]:.6g}")
-        if self.overflow_layer is not None:
-            lines.append(f"  q passes float64's range at layer {self.overflow_layer} (exploding phase); "
-                         "log_q carries it")
+            lines.append(f"  l={layer:<5d} q={self.q[layer]:<14.6g} c={self.c[layer]:.12g}  "
+                         f"1-c={self.eps[layer]:.6g}")
+        if self.stopped_at is not None:
+            lines.append(f"  {self.reason}: stopped at layer {self.stopped_at} of {self.depth}")
         return "\n".join(lines)
 
     def _latex(self) -> str:
-        return (rf"q_{{{self.depth}}} = {self.q[-1]:.6g},\ c_{{{self.depth}}} = {self.c[-1]:.12g}"
-                if np.isfinite(self.q[-1]) else rf"c_{{{self.depth}}} = {self.c[-1]:.12g}")
+        return rf"q_{{{self.layers}}} = {self.q[-1]:.6g},\ c_{{{self.layers}}} = {self.c[-1]:.12g}"

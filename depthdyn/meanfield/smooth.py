@@ -51,7 +51,7 @@ def _torch():
 
 
 class Tanh(Activation):
-    name, bounded, smooth = "tanh", True, True
+    name, bounded, smooth, growth = "tanh", True, True, (1.0, 0.0, 1.0)
 
     def phi(self, u):
         return np.tanh(u)
@@ -73,7 +73,7 @@ class Tanh(Activation):
 
 
 class Sigmoid(Activation):
-    name, bounded, smooth = "sigmoid", True, True
+    name, bounded, smooth, growth = "sigmoid", True, True, (1.0, 0.0, 0.25)
 
     def phi(self, u):
         return expit(u)
@@ -96,7 +96,7 @@ class Sigmoid(Activation):
 
 
 class SiLU(Activation):
-    name, smooth = "silu", True
+    name, smooth, growth = "silu", True, (0.0, 1.0, 1.1)  # |SiLU'| <= 1.0999
 
     def phi(self, u):
         return u * expit(u)
@@ -119,7 +119,7 @@ class SiLU(Activation):
 
 
 class Softplus(Activation):
-    name, smooth = "softplus", True
+    name, smooth, growth = "softplus", True, (_LOG2, 1.0, 1.0)
 
     def phi(self, u):
         return np.logaddexp(0.0, u)
@@ -147,6 +147,10 @@ class SELU(Activation):
     name = "selu"
     ALPHA = 1.6732632423543772848170429916717
     SCALE = 1.0507009873554804934193349852946
+    # |selu(u)| <= lam alpha + lam |u|, |selu'| <= lam alpha. The kink of selu' at 0 makes the
+    # Hermite series converge slowly near c = 1 (the quadrature takes those points); away from
+    # c = 1 its terms fall like |rho|^n and it serves as for the smooth activations.
+    growth = (SCALE * ALPHA, SCALE, SCALE * ALPHA)
 
     def phi(self, u):
         with np.errstate(over="ignore"):
@@ -199,7 +203,7 @@ def _cdf_difference(u, h):
 class GELU(Activation):
     """``x Phi(x)`` (the exact, erf-based GELU). Its q-map has a closed form; the rest is quadrature."""
 
-    name, smooth = "gelu", True
+    name, smooth, growth = "gelu", True, (0.0, 1.0, 1.13)  # |GELU'| <= 1.129
 
     def phi(self, u):
         return u * _normal_cdf(u)

@@ -185,3 +185,15 @@ def test_critical_point_given_sw2_and_gelu_branches():
     for p in points:
         assert abs(fixed_point("gelu", p.sw2, p.sb2, q0=p.q_star).chi1 - 1) <= 1e-9
     assert np.isfinite([p.sb2 for p in points]).all()
+
+
+def test_sign_changes_inside_the_rounding_of_the_equation_are_one_branch():
+    # tanh at sb2 = 0: q - E[tanh^2] / E[tanh'^2] = O(q^3) is below its own rounding for q < 1e-6,
+    # where it changes sign at random; the only point of the boundary is (sw2, q*) = (1, 0)
+    # (tanh'(0) = 1), and it must be listed once
+    cp = critical_point("tanh", sb2=0.0)
+    assert len(cp.branches) == 1 and cp.q_star == 0.0 and cp.sw2 == pytest.approx(1.0, abs=1e-12)
+    assert len(critical_points("tanh", sw2=1.0)) == 1
+    # the mutant: two genuinely distinct branches (GELU's turn) stay two
+    points = critical_points("gelu", sw2=1.97)
+    assert len(points) == 2 and points[1].q_star > 5 * points[0].q_star

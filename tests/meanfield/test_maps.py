@@ -106,17 +106,31 @@ def test_bad_weight_variances(sw2, sb2):
         iterate("tanh", sw2, sb2, depth=2)
 
 
-def test_exploding_relu_is_carried_in_logs_never_nan():
+def test_an_exploding_variance_stops_and_is_flagged_the_same_way_in_every_family():
+    # ReLU, sw2 = 3, sb2 = 0.1: q' = 3/2 q + 0.1 exactly (E[relu(sqrt(q) z)^2] = q / 2), so the
+    # first q above 1e8 is the first l with q_l > 1e8 of that affine recurrence, computed here
+    q, layer = 1.0, 0
+    while q <= 1e8:
+        q, layer = 1.5 * q + 0.1, layer + 1
     it = iterate("relu", 3.0, 0.1, depth=2000, q0=1.0, c0=0.3)
-    assert not np.any(np.isnan(it.q)) and not np.any(np.isnan(it.c)) and np.all(np.isfinite(it.log_q))
-    assert it.overflow_layer is not None and np.all(np.isinf(it.q[it.overflow_layer:]))
-    # the growth per layer tends to sw2 E[relu(z)^2] = 3/2 (E[relu^2] = 1/2 by symmetry)
-    assert abs((it.log_q[-1] - it.log_q[-2]) - math.log(1.5)) <= 1e-12
-    assert "log_q" in str(it)
-    with pytest.raises(DomainError, match="exploding"):
-        iterate("softplus", 50.0, 0.1, depth=400, q0=1.0, c0=0.3)
-    with pytest.raises(DomainError, match="exploding"):
-        iterate("hermite", 1.0, 0.1, depth=400, q0=2.0, c0=0.3)
+    assert it.stopped_at == layer and it.layers == layer and it.depth == 2000
+    assert it.reason == "exploding phase: q > q_max = 1e+08"
+    assert it.q[-1] == pytest.approx(q, rel=1e-12) and len(it.q) == layer + 1
+    assert np.all(np.isfinite(it.q)) and np.all(np.isfinite(it.c)) and np.all(np.isfinite(it.log_q))
+    assert "stopped at layer" in str(it)
+    # the mutant: a bound one layer further stops one layer later
+    assert iterate("relu", 3.0, 0.1, depth=2000, q0=1.0, c0=0.3, q_max=1.5 * q).stopped_at == layer + 1
+    # unbounded smooth activations stop the same way instead of raising; exp's moments pass float64 first
+    for act, sw2, q0 in (("softplus", 50.0, 1.0), ("hermite", 1.0, 2.0), ("exp", 1.0, 1.0)):
+        it = iterate(act, sw2, 0.1, depth=400, q0=q0, c0=0.3)
+        assert it.stopped_at is not None and it.stopped_at < 400 and it.reason.startswith("exploding phase")
+        assert np.all(np.isfinite(it.q)) and np.all(np.isfinite(it.c))
+    # the residual family and the plain chain share the fields and the reason
+    fam = iterate("relu", 3.0, 0.1, depth=2000, q0=1.0, c0=0.3, family="residual")
+    assert fam.stopped_at is not None and fam.reason == "exploding phase: q > q_max = 1e+08"
+    assert fam.q[-1] > 1e8 >= fam.q[-2]
+    with pytest.raises(DomainError):
+        iterate("relu", 3.0, 0.1, depth=10, q_max=float("inf"))
 
 
 def test_public_names_are_documented_and_the_import_is_light():

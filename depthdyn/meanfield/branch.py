@@ -1,0 +1,132 @@
+"""The branch's covariance sums of one kernel layer, from the activation's Gaussian moments.
+
+A layer of :mod:`depthdyn.meanfield.kernels` adds ``e e^T`` times the sums over the branch
+inputs ``y_i`` of ``sw2 E[phi(y_i) phi(y_j)] + sb2`` (one input) and of the difference of the
+one-input and two-input moments (the ``D = 2 (P - S)`` of two inputs). Same-lag pairs use
+``E[phi^2]`` and the activation's accurate difference moment; pairs of different lags (dense
+networks) use the bivariate moments, and where their two covariances are close the Hermite
+series of the difference or Price's theorem, so that ``1 - c`` keeps its digits.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+import numpy as np
+
+from . import mehler
+from .activation import Activation
+
+__all__ = ["branch_moments"]
+
+# Gauss-Legendre nodes on [0, 1] for the covariance integral of a small difference.
+_GL_T, _GL_W = np.polynomial.legendre.leggauss(10)
+_GL_T, _GL_W = (_GL_T + 1) / 2, _GL_W / 2
+_SMALL = 1e-3
+
+
+def _unit(eps):
+    """``eps`` clipped to ``[0, 2]`` (ufuncs: ``np.clip``'s wrapper costs more than the work here)."""
+    return np.minimum(np.maximum(eps, 0.0), 2.0)
+
+
+def _price_difference(act, qi, qj, eps_lo, delta):
+    """``M(eps_lo) - M(eps_lo + delta)`` for a small ``delta``, by Price's theorem.
+
+    ``= sqrt(qi qj) int_0^delta E[phi' phi'](eps_lo + s) ds`` with ``s = delta t^2``, so that
+    the ``sqrt(s)`` behaviour of kinked activations is smooth in ``t`` (Gauss-Legendre in t).
+    """
+    t = _GL_T[:, None]
+    dd = act.derivative_cross_moment(qi[None], qj[None], eps=_unit(eps_lo + delta * t**2))
+    return np.sqrt(qi * qj) * delta * np.sum(_GL_W[:, None] * 2 * t * dd, axis=0)
+
+
+def _small_difference(act, qi, qj, eps_lo, delta):
+    """``M(eps_lo) - M(eps_lo + delta)``: the Hermite series where it converges, else Price's theorem."""
+    if getattr(act, "growth", None) is None:
+        return _price_difference(act, qi, qj, eps_lo, delta)
+    value, _, ok = mehler.cross_difference(act, qi, qj, 1 - eps_lo, delta)
+    if not ok.all():
+        value[~ok] = _price_difference(act, qi[~ok], qj[~ok], eps_lo[~ok], delta[~ok])
+    return value
+
+
+def _difference(act, q, eps):
+    """``E[phi(u)^2] - E[phi(u_a) phi(u_b)]`` at variance ``q``, correlation ``1 - eps``, accurately."""
+    if getattr(act, "growth", None) is not None:  # the Hermite series directly (the layer's hot path)
+        value, _, ok = mehler.difference_moment(act, q, eps)
+        if not ok.all():
+            value[~ok] = act.difference_moment(q[~ok], eps=eps[~ok])
+        return value
+    if hasattr(act, "difference_moment"):
+        return np.asarray(act.difference_moment(q, eps=eps), dtype=float)
+    small = eps < _SMALL
+    out = np.asarray(act.cross_moment(q, q, eps=0 * eps) - act.cross_moment(q, q, eps=eps), dtype=float)
+    if small.any():
+        out = np.where(small, _price_difference(act, q, q, 0 * eps, eps), out)
+    return out
+
+
+def _second(act, q):
+    """``E[phi(sqrt(q) z)^2]``."""
+    if getattr(act, "growth", None) is not None and type(act).second_moment is Activation.second_moment:
+        value, _, ok = mehler.second_moment(act, q)
+        if not ok.all():
+            value[~ok] = act.second_moment(q[~ok])
+        return value
+    return act.second_moment(q) if hasattr(act, "second_moment") else act.cross_moment(q, q, eps=0 * q)
+
+
+def _cross(act, q1, q2, eps):
+    """``E[phi(u1) phi(u2)]``: the Hermite series directly where the activation has one."""
+    if getattr(act, "growth", None) is None:
+        return act.cross_moment(q1, q2, eps=eps)
+    value, _, ok = mehler.cross_moment(act, q1, q2, 1.0 - eps)
+    if not ok.all():
+        value[~ok] = act.cross_moment(q1[~ok], q2[~ok], eps=eps[~ok])
+    return value
+
+
+@cache
+def _pairs(r: int) -> tuple[tuple[np.ndarray, np.ndarray], np.ndarray, np.ndarray]:
+    """The pairs ``i < j`` of ``r`` lags, and the lags of ``(diagonal, pairs, pairs)`` in one call."""
+    iu = np.triu_indices(r, 1)
+    lags = np.arange(r)
+    return iu, np.concatenate((lags, iu[0], iu[0])), np.concatenate((lags, iu[1], iu[1]))
+
+
+def branch_moments(act, gain2, bias2, qd, QP, QD):
+    """Branch covariance sums: ``sum_ij G`` over the P pairs and ``2 gain2 sum_ij [M(P) - M(S)]``.
+
+    Same-lag pairs (the diagonal) use the one-variable ``E[phi^2]`` and the activation's
+    accurate difference moment; pairs of different lags (dense networks) use the bivariate
+    moments, and Price's theorem where the two covariances are close.
+    """
+    r = qd.size
+    eps = _unit(np.diag(QD) / (2 * qd))
+    if r == 1:
+        sum_d = float(_difference(act, qd, eps).sum())
+        return gain2 * float(_second(act, qd).sum()) + bias2, 2 * gain2 * sum_d
+    iu, first, second = _pairs(r)
+    qi, qj = qd[iu[0]], qd[iu[1]]
+    root = np.sqrt(qi * qj)
+    eps_p = _unit(1 - QP[iu] / root)
+    delta = QD[iu] / (2 * root)
+    eps_s = _unit(eps_p + delta)
+    m = qi.size
+    if getattr(act, "closed_form", False):
+        # one call for the diagonal's E[phi^2] and both covariances (the per-call overhead dominates)
+        every = act.cross_moment(qd[first], qd[second], eps=np.concatenate((0 * qd, eps_p, eps_s)))
+        sum_p, both = float(every[:r].sum()), every[r:]
+    else:
+        sum_p = float(_second(act, qd).sum())
+        both = _cross(act, qd[first[r:]], qd[second[r:]], np.concatenate((eps_p, eps_s)))
+    # after the pairs: the diagonal reuses the Hermite coefficients their correlations needed
+    sum_d = float(_difference(act, qd, eps).sum())
+    mp, diff = both[:m], both[:m] - both[m:]
+    small = np.abs(delta) < _SMALL
+    if small.any():
+        diff = np.where(small, _small_difference(act, qi, qj, eps_p, delta), diff)
+    sum_p += 2 * float(mp.sum())
+    sum_d += 2 * float(diff.sum())
+    return gain2 * sum_p + bias2 * r * r, 2 * gain2 * sum_d
