@@ -321,6 +321,8 @@ def test_the_architecture_page_shows_these_layers():
 #: (docs/changelog.md) says when and why.
 GONE: dict[str, tuple[str, str]] = {
     # one name per noun
+    "depthdyn.meanfield.maps.Iterates.overflow_layer": ("name", "Iterates.stopped_at and .reason"),
+    "depthdyn.cli.derive_text.RADICAL_CHARS": ("name", "depthdyn.derivation.RADICAL_CHARS"),
     "depthdyn.char_poly": ("name", "depthdyn.charpoly"),
     "depthdyn.symbolic.polynomial.char_poly": ("name", "depthdyn.symbolic.polynomial.charpoly"),
     "depthdyn.nn.HCGain": ("name", "the H_res product record of depthdyn.nn"),
