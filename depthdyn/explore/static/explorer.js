@@ -280,6 +280,9 @@ function mount(model, el, compiled) {
     document.createTextNode(" and "), pick("y"), document.createTextNode(";  "));
   axes.append(document.createTextNode("depth L = "), depthBox);
   root.appendChild(axes);
+  // In JupyterLab the notebook's command-mode shortcuts (the arrow keys move between cells) would
+  // take the keys of a focused slider or menu; Lumino matches no shortcut from an element marked so.
+  for (const input of root.querySelectorAll("input, select")) input.setAttribute("data-lm-suppress-shortcuts", "true");
 
   const views = ddEl("div", { class: "dd-views" });
   const region = ddCanvas(330, 280), rootsC = ddCanvas(280, 280), traj = ddCanvas(330, 280);
