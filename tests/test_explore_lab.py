@@ -23,11 +23,12 @@ import json
 import os
 import secrets
 import shutil
+import signal
 import socket
 import subprocess
 import sys
 import urllib.request
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from fractions import Fraction
 
 import numpy as np
@@ -84,12 +85,14 @@ def jupyterlab_server(root):
     env.pop("MPLBACKEND", None)
     cmd = [sys.executable, "-m", "jupyterlab", "--no-browser", "--ServerApp.ip=127.0.0.1",
            f"--ServerApp.port={port}", "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}",
-           f"--ServerApp.root_dir={root}", "--ServerApp.allow_root=True",
+           f"--ServerApp.root_dir={root}", "--ServerApp.allow_root=True",  # CI containers run as root
            # window.jupyterapp: the test selects and runs cells through the app's own commands
            "--LabApp.expose_app_in_browser=True",
            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"]
     log = (root / "server.log").open("w")
-    server = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=root)
+    # its own process group: the kernels it starts go with it
+    server = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=root,
+                              start_new_session=True)
     url = f"http://127.0.0.1:{port}"
     try:
         for _ in range(1200):  # about two minutes of polls; fails at once if the server exits
@@ -108,12 +111,14 @@ def jupyterlab_server(root):
             pytest.fail("jupyter lab did not answer on its port")
         yield url, token
     finally:
-        server.terminate()
+        server.terminate()  # the server shuts its kernels down
         try:
             server.wait(30)
         except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
+            pass
+        with suppress(ProcessLookupError):
+            os.killpg(server.pid, signal.SIGKILL)  # whatever of its group is left
+        server.wait()
         log.close()
 
 
