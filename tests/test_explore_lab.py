@@ -49,6 +49,7 @@ WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 WIDGET_CELL = ("import depthdyn\n"
                f"w = depthdyn.explore('momentum', at={AT!r})\n"
                "w")
+SECOND_VIEW_CELL = "display(w)  # a second view of the same widget"
 PRINT_CELL = ("import json\n"
               "print(json.dumps({'values': w.values, 'verdict': w.verdict, 'stable': w.stable, "
               "'roots': w.roots, 'error': w.error}))")
@@ -247,7 +248,7 @@ def test_the_widget_runs_in_jupyterlab_and_its_keyboard_slider_moves_the_kernel(
     from depthdyn import momentum
     from depthdyn.explore import evaluate
 
-    tab, errors = open_notebook(browser, lab, "explore", [WIDGET_CELL, PRINT_CELL])
+    tab, errors = open_notebook(browser, lab, "explore", [WIDGET_CELL, PRINT_CELL, SECOND_VIEW_CELL])
     try:
         run_cell(tab, 0)
         view = explorer_view(tab, 0)
@@ -288,6 +289,20 @@ def test_the_widget_runs_in_jupyterlab_and_its_keyboard_slider_moves_the_kernel(
         assert _variance(shot) > 100  # text, fills and curves, not a blank view
         for i in range(3):
             assert _variance(view.locator("canvas").nth(i).screenshot()) > 10
+
+        # a second view of the same widget: it starts where the first is, each label names its own
+        # view's slider, and a key in one view moves the other through the shared model
+        run_cell(tab, 2)
+        other = explorer_view(tab, 2)
+        other_slider = other.locator('input[type=range][data-param="lam"]')
+        assert Fraction(other_slider.input_value()) == lam
+        owns = "(el) => [...el.querySelectorAll('label')].every((l) => l.control && el.contains(l.control))"
+        assert view.evaluate(owns) and other.evaluate(owns)
+        ids = tab.evaluate("[...document.querySelectorAll('.dd-explorer [id]')].map((n) => n.id)")
+        assert len(ids) == len(set(ids)) == 6, ids
+        other_slider.focus()
+        tab.keyboard.press("ArrowLeft")
+        assert Fraction(slider.input_value()) == lam - STEP
         assert errors == []
 
         # the marker that keeps JupyterLab's shortcuts off the slider is what lets the keys through:
@@ -295,7 +310,7 @@ def test_the_widget_runs_in_jupyterlab_and_its_keyboard_slider_moves_the_kernel(
         tab.evaluate("(el) => el.removeAttribute('data-lm-suppress-shortcuts')", slider.element_handle())
         slider.focus()
         tab.keyboard.press("ArrowRight")
-        assert Fraction(slider.input_value()) == Fraction(1, 10)
+        assert Fraction(slider.input_value()) == lam - STEP
     finally:
         tab.close()
 

@@ -214,7 +214,12 @@ const DD_CSS = `
 `;
 
 // ------------------------------------------------------------------ the explorer
+// A widget shown twice has two views in one document: each view's ids carry its own number, so
+// that every label names its own view's slider.
+let ddViews = 0;
+
 function mount(model, el, compiled) {
+  const view = ++ddViews;
   const spec = model.get("spec");
   const style = spec.style;
   const params = spec.params;
@@ -239,9 +244,9 @@ function mount(model, el, compiled) {
   const controls = ddEl("div", { class: "dd-controls" });
   const sliders = {}, boxes = {};
   for (const p of params) {
-    const label = ddEl("label", { for: `dd-${p.name}`, title: p.description || p.name });
+    const label = ddEl("label", { for: `dd-${view}-${p.name}`, title: p.description || p.name });
     label.innerHTML = p.mathml; // MathML printed by SymPy from the parameter's symbol
-    const range = ddEl("input", { type: "range", id: `dd-${p.name}`, min: p.lo, max: p.hi, step: p.step,
+    const range = ddEl("input", { type: "range", id: `dd-${view}-${p.name}`, min: p.lo, max: p.hi, step: p.step,
       "data-param": p.name, "aria-label": p.label });
     const box = ddEl("input", { type: "text", class: "dd-box", inputmode: "decimal", "data-param": p.name,
       "aria-label": `${p.label}, exact value` });
