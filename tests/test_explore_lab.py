@@ -224,6 +224,32 @@ def kernel_state(tab, index: int, lam: float, tries: int = 30) -> dict:
     raise AssertionError(f"the kernel never settled at lam = {lam}: {last}")
 
 
+# The WCAG contrast ratio of each text of the explorer against the first opaque background behind
+# it; the texts below 4.5 (the WCAG AA level for normal text).
+CONTRAST = """(root) => {
+  const rgba = (text) => (text.match(/[\\d.]+/g) || []).map(Number);
+  const lum = ([r, g, b]) => {
+    const c = [r, g, b].map((v) => (v /= 255) <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4);
+    return 0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2];
+  };
+  const behind = (node) => {
+    for (let n = node; n; n = n.parentElement) {
+      const c = rgba(getComputedStyle(n).backgroundColor);
+      if (c.length === 3 || (c.length === 4 && c[3] > 0)) return c;
+    }
+    return [255, 255, 255];
+  };
+  const low = [];
+  const texts = "h2, .dd-sub, label, .dd-domain, .dd-axes, figcaption, .dd-conditions li";
+  for (const node of root.querySelectorAll(texts)) {
+    const fg = lum(rgba(getComputedStyle(node).color)), bg = lum(behind(node));
+    const ratio = (Math.max(fg, bg) + 0.05) / (Math.min(fg, bg) + 0.05);
+    if (ratio < 4.5) low.push(`${node.tagName.toLowerCase()}.${node.className}: ${ratio.toFixed(2)}`);
+  }
+  return low;
+}"""
+
+
 # ------------------------------------------------------------------ references, derived here
 def momentum_roots(lam, m, eta) -> list[complex]:
     b = 1 + m + eta * lam
@@ -304,6 +330,13 @@ def test_the_widget_runs_in_jupyterlab_and_its_keyboard_slider_moves_the_kernel(
         tab.keyboard.press("ArrowLeft")
         assert Fraction(slider.input_value()) == lam - STEP
         assert errors == []
+
+        # in JupyterLab's dark theme the explorer's text still reads against what lies behind it
+        tab.evaluate("window.jupyterapp.commands.execute('apputils:change-theme', "
+                     "{theme: 'JupyterLab Dark'})")
+        tab.wait_for_function("document.body.dataset.jpThemeLight === 'false'", timeout=WAIT_MS)
+        low = view.evaluate(CONTRAST)
+        assert low == [], low
 
         # the marker that keeps JupyterLab's shortcuts off the slider is what lets the keys through:
         # without it the notebook takes them and the keyboard check above fails

@@ -190,8 +190,11 @@ function ddFrame(ctx, box, xr, yr, xlabel, ylabel, style) {
   ctx.textBaseline = "middle"; ctx.fillText(ylabel, 0, 0); ctx.restore();
 }
 
+// The explorer is a light card whatever the host's theme: its text and canvases are drawn for a
+// white ground, which JupyterLab's dark theme would otherwise put behind them.
 const DD_CSS = `
-.dd-explorer { font-family: var(--dd-font); color: #111; max-width: 980px; }
+.dd-explorer { font-family: var(--dd-font); color: #111; background: #fff; color-scheme: light;
+  max-width: 980px; padding: 0.3em 0; }
 .dd-explorer h2 { font-size: 1.15em; margin: 0.2em 0; font-weight: normal; }
 .dd-explorer .dd-sub { color: #444; font-size: 0.9em; margin-bottom: 0.4em; }
 .dd-explorer .dd-verdict { display: inline-block; padding: 0.1em 0.6em; border-radius: 3px; color: #fff; }
