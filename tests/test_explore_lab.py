@@ -10,8 +10,11 @@ from a later cell's printed output. The kernel's ``values``, ``verdict`` and ``r
 against the point the keys reached (derived here by exact arithmetic on the slider's step) and
 against the quadratic formula for the momentum block, ``r^2 - (1 + m + eta lam) r + m``; the
 view's verdict and spectral radius against the kernel's and against depthdyn's Python result
-at the same point. A notebook without the call and a widget whose module fails must make the
-view check fail. Without Chromium the test fails unless ``DEPTHDYN_NO_BROWSER`` says why it is
+at the same point. A second view of the same widget labels its own sliders and follows the
+first through the shared model; in JupyterLab's dark theme every text of the view keeps the WCAG
+AA contrast. A notebook without the call and a widget whose module fails must make the view check
+fail, and without the marker that keeps the notebook's shortcuts off the sliders the keyboard
+check fails. Without Chromium the test fails unless ``DEPTHDYN_NO_BROWSER`` says why it is
 missing (as in tests/test_explore_browser.py).
 """
 
