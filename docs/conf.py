@@ -1,6 +1,7 @@
 """Sphinx configuration for the depthdyn documentation."""
 
 import os
+import runpy
 import sys
 
 sys.path.insert(0, os.path.abspath(".."))
@@ -34,3 +35,8 @@ except ImportError:
 
 exclude_patterns = ["_build", "_ext"]
 html_theme = "alabaster"
+
+# explore.md embeds the live explorer in an <iframe>: the page is written from the current front
+# end at every build (explore_page.py) and copied beside the HTML pages
+runpy.run_path(os.path.abspath("explore_page.py"))["write_explorer"]()
+html_extra_path = ["_static/explore"]

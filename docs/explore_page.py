@@ -1,33 +1,28 @@
-"""Write the explorer page of docs/explore.md and its picture into docs/_static/explore/ (named
-``explorer-*``: the gallery draws ``momentum.png`` into the same image folder of the build).
+"""Write the explorer page that docs/explore.md embeds: docs/_static/explore/explorer-momentum.html.
 
-Run from the repository root: ``python docs/explore_page.py``. The page is what
-``depthdyn explore momentum --out momentum.html`` writes; the picture is that page in headless
-Chromium (the system's, driven by playwright), after moving the ``lam`` slider as a reader would.
+``docs/conf.py`` runs :func:`write_explorer` at every build, so the embedded page always runs the
+current front end, and ``html_extra_path`` copies it next to the HTML pages, where the page's
+``<iframe>`` finds it. By hand, from the repository root: ``python docs/explore_page.py``. The
+page is what ``depthdyn explore momentum --at lam=-1/2 --at m=1/2 --at eta=1 --out PAGE`` writes
+(named ``explorer-*``: the gallery draws ``momentum.png`` into the same build).
 """
 
-import shutil
 from pathlib import Path
 
 from depthdyn.explore import write_page
 
 OUT = Path(__file__).resolve().parent / "_static" / "explore"
+#: The page's file name, beside the built explore.html.
+NAME = "explorer-momentum.html"
+#: Where its sliders start: lam = -1/2, m = 1/2, eta = 1 (strictly stable, roots of modulus sqrt(1/2)).
+AT = {"lam": "-1/2", "m": "1/2", "eta": 1}
 
 
-def main() -> None:
-    OUT.mkdir(parents=True, exist_ok=True)
-    page = write_page("momentum", OUT / "explorer-momentum.html", at={"lam": "-1/2", "m": "1/2", "eta": 1})
-    from playwright.sync_api import sync_playwright
-
-    exe = shutil.which("chromium") or shutil.which("chromium-browser")
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=exe, args=["--no-sandbox"])
-        tab = browser.new_page(viewport={"width": 1000, "height": 700})
-        tab.goto(page.as_uri())
-        tab.wait_for_function("window.depthdynExplorer !== undefined")
-        tab.screenshot(path=str(OUT / "explorer-momentum.png"), full_page=True)
-        browser.close()
+def write_explorer(out: Path = OUT) -> Path:
+    """Write the momentum explorer into ``out``; returns its path."""
+    out.mkdir(parents=True, exist_ok=True)
+    return write_page("momentum", out / NAME, at=AT)
 
 
 if __name__ == "__main__":
-    main()
+    print(write_explorer())

@@ -190,8 +190,11 @@ function ddFrame(ctx, box, xr, yr, xlabel, ylabel, style) {
   ctx.textBaseline = "middle"; ctx.fillText(ylabel, 0, 0); ctx.restore();
 }
 
+// The explorer is a light card whatever the host's theme: its text and canvases are drawn for a
+// white ground, which JupyterLab's dark theme would otherwise put behind them.
 const DD_CSS = `
-.dd-explorer { font-family: var(--dd-font); color: #111; max-width: 980px; }
+.dd-explorer { font-family: var(--dd-font); color: #111; background: #fff; color-scheme: light;
+  max-width: 980px; padding: 0.3em 0; }
 .dd-explorer h2 { font-size: 1.15em; margin: 0.2em 0; font-weight: normal; }
 .dd-explorer .dd-sub { color: #444; font-size: 0.9em; margin-bottom: 0.4em; }
 .dd-explorer .dd-verdict { display: inline-block; padding: 0.1em 0.6em; border-radius: 3px; color: #fff; }
@@ -214,7 +217,12 @@ const DD_CSS = `
 `;
 
 // ------------------------------------------------------------------ the explorer
+// A widget shown twice has two views in one document: each view's ids carry its own number, so
+// that every label names its own view's slider.
+let ddViews = 0;
+
 function mount(model, el, compiled) {
+  const view = ++ddViews;
   const spec = model.get("spec");
   const style = spec.style;
   const params = spec.params;
@@ -239,9 +247,9 @@ function mount(model, el, compiled) {
   const controls = ddEl("div", { class: "dd-controls" });
   const sliders = {}, boxes = {};
   for (const p of params) {
-    const label = ddEl("label", { for: `dd-${p.name}`, title: p.description || p.name });
+    const label = ddEl("label", { for: `dd-${view}-${p.name}`, title: p.description || p.name });
     label.innerHTML = p.mathml; // MathML printed by SymPy from the parameter's symbol
-    const range = ddEl("input", { type: "range", id: `dd-${p.name}`, min: p.lo, max: p.hi, step: p.step,
+    const range = ddEl("input", { type: "range", id: `dd-${view}-${p.name}`, min: p.lo, max: p.hi, step: p.step,
       "data-param": p.name, "aria-label": p.label });
     const box = ddEl("input", { type: "text", class: "dd-box", inputmode: "decimal", "data-param": p.name,
       "aria-label": `${p.label}, exact value` });
@@ -280,6 +288,9 @@ function mount(model, el, compiled) {
     document.createTextNode(" and "), pick("y"), document.createTextNode(";  "));
   axes.append(document.createTextNode("depth L = "), depthBox);
   root.appendChild(axes);
+  // In JupyterLab the notebook's command-mode shortcuts (the arrow keys move between cells) would
+  // take the keys of a focused slider or menu; Lumino matches no shortcut from an element marked so.
+  for (const input of root.querySelectorAll("input, select")) input.setAttribute("data-lm-suppress-shortcuts", "true");
 
   const views = ddEl("div", { class: "dd-views" });
   const region = ddCanvas(330, 280), rootsC = ddCanvas(280, 280), traj = ddCanvas(330, 280);
