@@ -217,7 +217,7 @@ def _one_variance(act, q: np.ndarray, order: int | None) -> Coefficients:
         if row is not None and row[0] is act:
             return row[1]
     order = _tier(x) if order is None else order
-    fresh = _compute(act, q, order, levels)
+    fresh = _compute(act, q.copy(), order, levels)  # the record keeps a variance of its own
     _cache[(ident, order, levels, x)] = (act, fresh)
     while len(_cache) > _CACHE_SIZE:
         _cache.popitem(last=False)
