@@ -389,7 +389,12 @@ def diagonal_moments(act, q: np.ndarray, eps: np.ndarray):
         s, _, s_ok = second_moment(act, q)
         d, _, d_ok = difference_moment(act, q, eps)
         return s, s_ok, d, d_ok
-    co = coefficients(act, q, _far_order(q, 1.0 - eps))
+    order = _far_order(q, 1.0 - eps)
+    if q.size == 1:
+        co = coefficients(act, q, order)
+    else:  # several lags: the record of the sorted variances, which their pairs' moments used
+        co, i, _ = _pair(act, q, q[:0], order)
+        co = Coefficients(*(getattr(co, name)[i] for name in _FIELDS))
     s_ok = co.m0_err <= RTOL * np.maximum(co.m0, 1e-300)
     difference, err = _difference_sums(co, eps)
     return co.m0.copy(), s_ok, difference, err <= RTOL * np.maximum(difference, 1e-300)
