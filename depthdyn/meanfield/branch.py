@@ -77,6 +77,18 @@ def _second(act, q):
     return act.second_moment(q) if hasattr(act, "second_moment") else act.cross_moment(q, q, eps=0 * q)
 
 
+def _diagonal(act, q, eps):
+    """``(_second, _difference)`` of the same variances, from one Hermite record where there is one."""
+    if getattr(act, "growth", None) is None or type(act).second_moment is not Activation.second_moment:
+        return _second(act, q), _difference(act, q, eps)
+    second, second_ok, difference, difference_ok = mehler.diagonal_moments(act, q, eps)
+    if not second_ok.all():
+        second[~second_ok] = act.second_moment(q[~second_ok])
+    if not difference_ok.all():
+        difference[~difference_ok] = act.difference_moment(q[~difference_ok], eps=eps[~difference_ok])
+    return second, difference
+
+
 def _cross(act, q1, q2, eps):
     """``E[phi(u1) phi(u2)]``: the Hermite series directly where the activation has one."""
     if getattr(act, "growth", None) is None:
@@ -105,8 +117,8 @@ def branch_moments(act, gain2, bias2, qd, QP, QD):
     r = qd.size
     eps = _unit(np.diag(QD) / (2 * qd))
     if r == 1:
-        sum_d = float(_difference(act, qd, eps).sum())
-        return gain2 * float(_second(act, qd).sum()) + bias2, 2 * gain2 * sum_d
+        second, difference = _diagonal(act, qd, eps)
+        return gain2 * float(second.sum()) + bias2, 2 * gain2 * float(difference.sum())
     iu, first, second = _pairs(r)
     qi, qj = qd[iu[0]], qd[iu[1]]
     root = np.sqrt(qi * qj)
@@ -118,11 +130,12 @@ def branch_moments(act, gain2, bias2, qd, QP, QD):
         # one call for the diagonal's E[phi^2] and both covariances (the per-call overhead dominates)
         every = act.cross_moment(qd[first], qd[second], eps=np.concatenate((0 * qd, eps_p, eps_s)))
         sum_p, both = float(every[:r].sum()), every[r:]
+        sum_d = float(_difference(act, qd, eps).sum())
     else:
-        sum_p = float(_second(act, qd).sum())
         both = _cross(act, qd[first[r:]], qd[second[r:]], np.concatenate((eps_p, eps_s)))
-    # after the pairs: the diagonal reuses the Hermite coefficients their correlations needed
-    sum_d = float(_difference(act, qd, eps).sum())
+        # after the pairs: the diagonal reuses the Hermite coefficients their correlations needed
+        diagonal, difference = _diagonal(act, qd, eps)
+        sum_p, sum_d = float(diagonal.sum()), float(difference.sum())
     mp, diff = both[:m], both[:m] - both[m:]
     small = np.abs(delta) < _SMALL
     if small.any():

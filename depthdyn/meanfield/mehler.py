@@ -56,7 +56,7 @@ import numpy as np
 from scipy.special import erfc
 
 __all__ = ["Q_MAX", "RTOL", "TIERS", "Coefficients", "coefficients", "second_moment", "cross_moment",
-           "difference_moment", "cross_difference", "derivative_cross_moment"]
+           "difference_moment", "diagonal_moments", "cross_difference", "derivative_cross_moment"]
 
 #: Largest variance the series is tried at; beyond ``Q_GRADED`` the panels next to the origin are
 #: graded dyadically down to a fraction of ``phi(sqrt(q) z)``'s width ``1/sqrt(q)``.
@@ -163,9 +163,18 @@ def coefficients(act, q, order: int | None = None) -> Coefficients:
     several times per layer, and a dense network's lags in consecutive layers).
     """
     q = np.ascontiguousarray(q, dtype=float).reshape(-1)
+    if q.size == 1:  # a kernel layer's usual call: one dictionary look-up per order
+        return _one_variance(act, q, order)
     levels = _levels(float(q.max(initial=0.0)))
     if q.size <= _CACHED_SIZE:  # any order already computed for these variances that is enough
         least = TIERS[0] if order is None else order
+        whole = q.tobytes()
+        for tier in reversed(TIERS):  # first the record of the same variances, as a call asked before
+            if tier < least:
+                break
+            joined = _joined.get((id(act), tier, levels, whole))
+            if joined is not None and joined[0] is act:
+                return joined[2]
         order = next((t for t in reversed(TIERS) if t >= least and all(
             _cache.get((id(act), t, levels, x)) is not None for x in q.tolist())), order)
     order = _tier(float(q.max(initial=0.0))) if order is None else order
@@ -195,28 +204,54 @@ def coefficients(act, q, order: int | None = None) -> Coefficients:
     return joined[2]
 
 
+def _one_variance(act, q: np.ndarray, order: int | None) -> Coefficients:
+    """:func:`coefficients` of a single variance: the same cache and choice of order, fewer steps."""
+    x = float(q[0])
+    levels = _levels(x)
+    least = TIERS[0] if order is None else order
+    ident = id(act)
+    for tier in reversed(TIERS):  # any order already computed that is enough
+        if tier < least:
+            break
+        row = _cache.get((ident, tier, levels, x))
+        if row is not None and row[0] is act:
+            return row[1]
+    order = _tier(x) if order is None else order
+    fresh = _compute(act, q.copy(), order, levels)  # the record keeps a variance of its own
+    _cache[(ident, order, levels, x)] = (act, fresh)
+    while len(_cache) > _CACHE_SIZE:
+        _cache.popitem(last=False)
+    return fresh
+
+
+@cache
+def _nodes(levels: int) -> tuple[np.ndarray, int, np.ndarray]:
+    """Both rules' nodes and a trailing 0 (one call of ``phi`` gives ``phi(0)`` too); the orders 0..max."""
+    z = np.concatenate([_tables(_HI, levels)[0], _tables(_LO, levels)[0], [0.0]])
+    return z, _tables(_HI, levels)[0].size, np.arange(TIERS[-1] + 1)
+
+
 def _compute(act, q: np.ndarray, order: int, levels: int) -> Coefficients:
-    r = np.sqrt(q)[:, None]
-    (z_hi, w_hi, table_hi), (z_lo, w_lo, table_lo) = _tables(_HI, levels), _tables(_LO, levels)
-    u = r * np.concatenate([z_hi, z_lo])  # both rules' nodes in one call of phi and of phi'
+    (_, w_hi, table_hi), (_, w_lo, table_lo) = _tables(_HI, levels), _tables(_LO, levels)
+    z, cut, degrees = _nodes(levels)
+    u = np.sqrt(q)[:, None] * z  # both rules' nodes in one call of phi and of phi'
     with np.errstate(under="ignore", over="ignore"):
         f, g = act.phi(u), act.dphi(u)
-    cut = z_hi.size
-    f_hi, f_lo, g2 = f[:, :cut], f[:, cut:], g * g
+    f_hi, f_lo, g2 = f[:, :cut], f[:, cut:-1], g * g
     b, b_lo = f_hi @ table_hi[: order + 1].T, f_lo @ table_lo[: order + 1].T
     m0, m0_lo = (f_hi * f_hi) @ w_hi, (f_lo * f_lo) @ w_lo
-    m1, m1_lo = q * (g2[:, :cut] @ w_hi), q * (g2[:, cut:] @ w_lo)
+    m1, m1_lo = q * (g2[:, :cut] @ w_hi), q * (g2[:, cut:-1] @ w_lo)
     a, slope, d = act.growth
     # |phi(u)| <= a + b |u|, and <= |phi(0)| + d |u| (mean value): the second keeps small q relative
-    window = np.minimum(_tail_share(q, (a, slope)), _tail_share(q, (abs(float(act.phi(np.zeros(1))[0])), d)))
+    window = np.minimum(_tail_share(q, (a, slope)), _tail_share(q, (abs(float(f[0, -1])), d)))
     # rounding: sum_m |f_m A_km| <= sqrt(sum f^2 w) sqrt(sum h_k^2 w) = sqrt(m0) (Cauchy-Schwarz)
     b_err = np.abs(b - b_lo) + window[:, None] + 64 * _ULP * np.sqrt(m0)[:, None]
     m0_err = np.abs(m0 - m0_lo) + window**2 + 64 * _ULP * m0
     m1_err = np.abs(m1 - m1_lo) + q * _tail_share(q, (d, 0.0)) ** 2 + 64 * _ULP * m1
-    n = np.arange(order + 1)
-    spread = 2 * np.abs(b) * b_err + b_err**2
-    t0 = m0 - np.sum(b * b, axis=-1) + m0_err + np.sum(spread, axis=-1) + 8 * _ULP * m0
-    t1 = m1 - np.sum(n * b * b, axis=-1) + m1_err + np.sum(n * spread, axis=-1) + 8 * _ULP * order * m1
+    n = degrees[: order + 1]
+    bb, spread = b * b, 2 * np.abs(b) * b_err + b_err**2
+    t0 = m0 - bb.sum(-1) + m0_err + spread.sum(-1) + 8 * _ULP * m0
+    t1 = m1 - bb @ n + m1_err + spread @ n + 8 * _ULP * order * m1
     return Coefficients(q, b, b_err, np.maximum(t0, 0.0), np.maximum(t1, 0.0), m0, m0_err)
 
 
@@ -234,7 +269,13 @@ def second_moment(act, q):
 
 def _pair(act, q1, q2, order=None):
     """Coefficients of both variances from one call (a shared variance is computed once)."""
-    both, inverse = np.unique(np.concatenate([q1, q2]), return_inverse=True)
+    joint = np.concatenate([q1, q2])
+    if joint.size > 64:
+        both, inverse = np.unique(joint, return_inverse=True)
+    else:  # np.unique's sort costs more than a set of a few floats
+        values = sorted(set(joint.tolist()))
+        place = {x: i for i, x in enumerate(values)}
+        both, inverse = np.array(values), np.array([place[x] for x in joint.tolist()], dtype=np.intp)
     co = coefficients(act, both, order)
     i1, i2 = inverse[: q1.size], inverse[q1.size:]
     return co, i1, i2
@@ -272,6 +313,8 @@ def cross_moment(act, q1, q2, rho):
 def _one_minus_power(eps: np.ndarray, n: np.ndarray) -> np.ndarray:
     """``1 - (1 - eps)^n`` for ``n >= 1`` without cancellation near ``eps = 0``."""
     e = eps[:, None]
+    if (eps < 1.0).all():  # np.errstate costs more than the sums of a kernel layer
+        return -np.expm1(n * np.log1p(-e))
     with np.errstate(divide="ignore"):
         near = -np.expm1(n * np.log1p(-np.minimum(e, 1.0)))
     if (eps <= 1.0).all():
@@ -304,25 +347,57 @@ def difference_moment(act, q, eps):
         return value, bound, ok
     e = eps[ok]
     co = coefficients(act, q[ok], _far_order(q[ok], 1.0 - e))
-    n = np.arange(1, co.order + 1)
+    v, err = _difference_sums(co, e)
+    value[ok], bound[ok] = v, err
+    # relative to the value, or (for eps so small that it underflows) to eps times its slope
+    ok[ok] = err <= RTOL * np.maximum(v, 1e-300)
+    return value, bound, ok
+
+
+@cache
+def _degrees(order: int) -> np.ndarray:
+    return np.arange(1, order + 1)
+
+
+def _difference_sums(co: Coefficients, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The value and bound of :func:`difference_moment` from the coefficients, the better sum per point."""
+    n = _degrees(co.order)
     weight = _one_minus_power(e, n)
     b, be = co.b[:, 1:], co.b_err[:, 1:]
     spread = 2 * np.abs(b) * be + be * be
     near = (b * b * weight).sum(-1)
     near_err = (spread * weight).sum(-1) + np.minimum(2 * co.t0, e * co.t1) + 64 * _ULP * near
-    v, err = near, near_err
-    if not (near_err <= RTOL * np.maximum(near, 1e-300)).all():
-        rho = 1.0 - e
-        power = np.abs(rho)[:, None] ** n
-        far = co.m0 - co.b[:, 0] ** 2 - (b * b * (1 - weight)).sum(-1)
-        far_err = (co.m0_err + (2 * np.abs(co.b[:, 0]) * co.b_err[:, 0] + co.b_err[:, 0] ** 2)
-                   + (spread * power).sum(-1) + np.abs(rho) ** (co.order + 1) * co.t0 + 64 * _ULP * co.m0)
-        use_far = far_err < near_err
-        v, err = np.where(use_far, far, near), np.where(use_far, far_err, near_err)
-    value[ok], bound[ok] = v, err
-    # relative to the value, or (for eps so small that it underflows) to eps times its slope
-    ok[ok] = err <= RTOL * np.maximum(v, 1e-300)
-    return value, bound, ok
+    if (near_err <= RTOL * np.maximum(near, 1e-300)).all():
+        return near, near_err
+    rho = 1.0 - e
+    power = np.abs(rho)[:, None] ** n
+    far = co.m0 - co.b[:, 0] ** 2 - (b * b * (1 - weight)).sum(-1)
+    far_err = (co.m0_err + (2 * np.abs(co.b[:, 0]) * co.b_err[:, 0] + co.b_err[:, 0] ** 2)
+               + (spread * power).sum(-1) + np.abs(rho) ** (co.order + 1) * co.t0 + 64 * _ULP * co.m0)
+    use_far = far_err < near_err
+    return np.where(use_far, far, near), np.where(use_far, far_err, near_err)
+
+
+def diagonal_moments(act, q: np.ndarray, eps: np.ndarray):
+    """:func:`second_moment` and :func:`difference_moment` of the same variances from one record.
+
+    ``(second, second_ok, difference, difference_ok)``: the values of the two functions (to be
+    replaced where not ``ok``) with one look-up of the coefficients, for a kernel layer's
+    same-lag pairs.
+    """
+    if not _usable(q, q).all():
+        s, _, s_ok = second_moment(act, q)
+        d, _, d_ok = difference_moment(act, q, eps)
+        return s, s_ok, d, d_ok
+    order = _far_order(q, 1.0 - eps)
+    if q.size == 1:
+        co = coefficients(act, q, order)
+    else:  # several lags: the record of the sorted variances, which their pairs' moments used
+        co, i, _ = _pair(act, q, q[:0], order)
+        co = Coefficients(*(getattr(co, name)[i] for name in _FIELDS))
+    s_ok = co.m0_err <= RTOL * np.maximum(co.m0, 1e-300)
+    difference, err = _difference_sums(co, eps)
+    return co.m0.copy(), s_ok, difference, err <= RTOL * np.maximum(difference, 1e-300)
 
 
 def _power_difference(x: np.ndarray, delta: np.ndarray, n: np.ndarray) -> np.ndarray:

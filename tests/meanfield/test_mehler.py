@@ -162,3 +162,36 @@ def test_kernel_recurrences_agree_with_the_two_dimensional_quadrature(family, pa
     a = iterate_family(series, sw2, 0.05, **run)
     c = iterate_family(quadrature, sw2 * (1 + 1e-10), 0.05, **run)
     assert not (np.allclose(a.q, c.q, rtol=1e-13, atol=0) and np.allclose(a.eps, c.eps, rtol=1e-12, atol=0))
+
+
+def test_diagonal_moments_are_the_two_moments_of_a_residual_trajectory_within_their_bounds():
+    # points along a real residual kernel (q grows, c tends to 1): one record gives E[phi^2] and
+    # E[phi^2] - E[phi phi], each checked against nested quadrature where the series accepts it
+    from depthdyn.meanfield.kernels import iterate_family
+
+    act = get_activation("tanh")
+    traj = iterate_family(act, 0.5, 0.05, depth=40, q0=1.0, c0=0.3, family="residual")
+    q, eps = traj.q[::8].copy(), traj.eps[::8].copy()
+    second, second_ok, difference, difference_ok = mehler.diagonal_moments(act, q, eps)
+    s_value, s_bound, s_ok = mehler.second_moment(act, q)
+    d_value, d_bound, d_ok = mehler.difference_moment(act, q, eps)
+    assert (second_ok == s_ok).all() and (difference_ok == d_ok).all() and d_ok.all()
+    assert np.array_equal(second[s_ok], s_value[s_ok]) and np.array_equal(difference, d_value)
+    for i in range(q.size):
+        m2 = expect1(lambda x: math.tanh(x) ** 2, q[i])
+        reference = m2 - expect2(math.tanh, math.tanh, q[i], q[i], 1 - eps[i])
+        assert abs(second[i] - m2) <= s_bound[i] + 1e-14
+        assert abs(difference[i] - reference) <= d_bound[i] + 1e-14 * reference, (q[i], eps[i])
+    # the mutant: the variance of the next layer instead of this one is seen beyond the bound
+    shifted = mehler.diagonal_moments(act, q * (1 + 1e-9), eps)[2]
+    assert (np.abs(shifted - d_value) > d_bound).all()
+
+
+def test_diagonal_moments_outside_the_series_defer_to_the_separate_moments():
+    act = get_activation("tanh")
+    q, eps = np.array([0.0, 1.0]), np.array([0.5, 0.5])
+    second, second_ok, difference, difference_ok = mehler.diagonal_moments(act, q, eps)
+    # q = 0: E[tanh(0)^2] = 0 is exact, the difference (no coefficients at q = 0) is declined
+    assert second_ok.all() and second[0] == 0 and not difference_ok[0] and difference_ok[1]
+    assert second[1] == mehler.second_moment(act, q[1:])[0][0]
+    assert difference[1] == mehler.difference_moment(act, q[1:], eps[1:])[0][0]
