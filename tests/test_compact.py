@@ -197,7 +197,7 @@ def test_derive_json_stays_exact(capsys):
 def test_derive_entangled_prints_its_factors(capsys):
     code, out = _derive(["entangled", "-p", "n=4"], capsys)
     assert code == 0
-    assert "(gamma - lam + r - 1)**3" in out
+    assert "(r + gamma - lam - 1)**3" in out  # descending powers of r, r first
     assert "root r = lam + 1\n" in out and "root r = -gamma + lam + 1  (multiplicity 3)" in out
     assert "discriminant: 0 (a repeated factor" in out
 

@@ -43,7 +43,7 @@ def _rho_sigma(rec):
     """Float coefficients of rho and sigma (highest power first) from p(r) = rho(r) - lam sigma(r)."""
     lam = rec.lam_symbol
     p = sp.expand(rec.charpoly())
-    rho = sp.Poly(p.subs(lam, 0), r).all_coeffs()
+    rho = sp.Poly(p.xreplace({lam: 0}), r).all_coeffs()  # xreplace: lam may be a TexSymbol
     sigma = sp.Poly(-sp.diff(p, lam), r)
     k = sp.degree(p, r)
     sigma = [sigma.coeff_monomial(r**j) for j in range(k, -1, -1)]

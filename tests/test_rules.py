@@ -162,4 +162,4 @@ def test_cli_rule_with_values_and_branches(capsys):
     import json
 
     rep = json.loads(capsys.readouterr().out)
-    assert rep["charpoly"] == "-mu/2 + r - 1" and rep["lam"] == "mu"
+    assert rep["charpoly"] == "r - mu/2 - 1" and rep["lam"] == "mu"

@@ -70,7 +70,7 @@ def scale_free(expr: sp.Expr) -> sp.Expr:
 def from_floats(factors: list) -> bool:
     """Whether a coefficient holds a rational of denominator ``>= 10**12``: data read from floats."""
     return any(q.q >= _LARGE for P in factors for c in P.all_coeffs()
-               for q in sp.sympify(c).atoms(sp.Rational))
+               for q in sp.sympify(c, strict=True).atoms(sp.Rational))
 
 
 def near_simple(value) -> tuple[sp.Rational, float] | None:
@@ -84,7 +84,7 @@ def near_simple(value) -> tuple[sp.Rational, float] | None:
     >>> near_simple(sp.Rational(-6, 11)) is None, near_simple(sp.Rational(1, 10**6)) is None
     (True, True)
     """
-    value = sp.sympify(value)
+    value = sp.sympify(value, strict=True)
     approx = value if value.is_Rational else sp.N(value, 40)
     simple = Fraction(float(approx)).limit_denominator(SIMPLE_DENOMINATOR)
     p = sp.Rational(simple.numerator, simple.denominator)

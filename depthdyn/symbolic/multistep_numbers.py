@@ -37,7 +37,7 @@ def damps_at_infinity(beta) -> bool:
     >>> damps_at_infinity([1, 0])                                     # forward Euler: root -> oo
     False
     """
-    beta = [sp.sympify(c) for c in beta]
+    beta = [sp.sympify(c, strict=True) for c in beta]
     return bool(beta) and all(c == 0 for c in beta[:-1]) and beta[-1] != 0
 
 

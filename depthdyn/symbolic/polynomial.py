@@ -451,7 +451,7 @@ def root_structure(rec) -> RootStructure:
     --------
     >>> from depthdyn import entangled
     >>> print(root_structure(entangled(n=3)))
-    gamma**2 > 0: a repeated root ((gamma - lam + r - 1)**2), the distinct roots real
+    gamma**2 > 0: a repeated root ((r + gamma - lam - 1)**2), the distinct roots real
     Eq(gamma**2, 0): further roots collide
     >>> import sympy
     >>> from depthdyn import momentum

@@ -344,6 +344,6 @@ def scaled_polynomials(rec, initial, realisation, sub: dict) -> tuple[sp.Expr, s
     a = [sp.cancel(c * scale) for c in a]
     D = len(a) - 1
     P = sp.expand(sp.Add(*[c * _r ** (D - j) for j, c in enumerate(a)]))
-    xs = [sp.sympify(v).xreplace(sub) for v in vals]
+    xs = [sp.sympify(v, strict=True).xreplace(sub) for v in vals]
     N = sp.Add(*[sp.Add(*[a[j] * xs[k - j] for j in range(k + 1)]) * _r ** (D - 1 - k) for k in range(D)])
     return P, N, first
