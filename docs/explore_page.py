@@ -2,7 +2,7 @@
 
 ``docs/conf.py`` runs :func:`write_explorer` at every build, so the embedded page always runs the
 current front end, and ``html_extra_path`` copies it next to the HTML pages, where the page's
-``<iframe>`` finds it. By hand, from the repository root: ``python docs/explore_page.py``. The
+``<iframe>`` finds it (the folder is build output, not kept in git). By hand, from the repository root: ``python docs/explore_page.py``. The
 page is what ``depthdyn explore momentum --at lam=-1/2 --at m=1/2 --at eta=1 --out PAGE`` writes
 (named ``explorer-*``: the gallery draws ``momentum.png`` into the same build).
 """

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import io
 import math
-import os
 import re
 import shutil
 from pathlib import Path
@@ -26,23 +25,12 @@ pytest.importorskip("sphinx")
 pytest.importorskip("numpydoc")
 pytest.importorskip("myst_parser")
 
+from browser import chromium
 from sphinx.cmd.build import build_main  # noqa: E402
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 PAGE = "explorer-momentum.html"
 EXTENSIONS = "sphinx.ext.autodoc,sphinx.ext.mathjax,numpydoc,myst_parser"
-
-
-def _chromium() -> str:
-    for name in ("chromium", "chromium-browser"):
-        exe = shutil.which(name)
-        if exe:
-            return exe
-    reason = os.environ.get("DEPTHDYN_NO_BROWSER")
-    if reason:
-        pytest.skip(f"no headless browser: {reason}")
-    pytest.fail("no chromium on PATH: install it (Debian: apt-get install chromium; .ci/run does) "
-                "or set DEPTHDYN_NO_BROWSER=<why not>")
 
 
 def build_explore_docs(src: Path, out: Path) -> Path:
@@ -82,12 +70,6 @@ def test_the_built_page_embeds_the_explorer_beside_it(built):
     assert f'href="{PAGE}"' in html  # and links it to open on its own
 
 
-def test_the_shipped_page_is_the_one_the_build_writes(built):
-    """docs/_static/explore/ holds what the build writes (run ``python docs/explore_page.py``)."""
-    shipped = DOCS / "_static" / "explore" / PAGE
-    assert shipped.read_text(encoding="utf-8") == (built / PAGE).read_text(encoding="utf-8")
-
-
 def test_the_iframe_finder_sees_a_missing_embed():
     assert iframes('<p><img src="explorer-momentum.png"></p>') == []
     assert iframes('<iframe title="x" src="a.html"></iframe>') == ["a.html"]
@@ -112,7 +94,7 @@ def test_the_explorer_renders_inside_the_built_docs_page(built, tmp_path):
     from depthdyn import momentum
     from depthdyn.explore import evaluate
 
-    exe = _chromium()
+    exe = chromium()
     sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is in the test extra")
     with sync_api.sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=exe, args=["--no-sandbox"])  # never a download
@@ -150,7 +132,7 @@ def test_the_frame_check_fails_on_a_docs_page_without_the_explorer(built, tmp_pa
     """The docs page with its iframe pointed at a missing page: the check above cannot pass."""
     html = (built / "explore.html").read_text(encoding="utf-8").replace(f'src="{PAGE}"', 'src="missing.html"')
     (built / "explore-mutant.html").write_text(html, encoding="utf-8")
-    exe = _chromium()
+    exe = chromium()
     sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is in the test extra")
     with sync_api.sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=exe, args=["--no-sandbox"])

@@ -13,15 +13,14 @@ conditions are mutated must fail the same comparison. Without Chromium the tests
 from __future__ import annotations
 
 import io
-import os
 import re
-import shutil
 from fractions import Fraction
 
 import mpmath
 import numpy as np
 import pytest
 import sympy as sp
+from browser import chromium
 
 from depthdyn import from_rule, momentum, periodic, residual, smooth, stability_conditions
 from depthdyn.explore import evaluate, page
@@ -29,21 +28,9 @@ from depthdyn.explore import evaluate, page
 TOL = 1e-9
 
 
-def _chromium() -> str:
-    for name in ("chromium", "chromium-browser"):
-        exe = shutil.which(name)
-        if exe:
-            return exe
-    reason = os.environ.get("DEPTHDYN_NO_BROWSER")
-    if reason:
-        pytest.skip(f"no headless browser: {reason}")
-    pytest.fail("no chromium on PATH: install it (Debian: apt-get install chromium; .ci/run does) "
-                "or set DEPTHDYN_NO_BROWSER=<why not>")
-
-
 @pytest.fixture(scope="module")
 def browser():
-    exe = _chromium()
+    exe = chromium()
     sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is in the test extra")
     with sync_api.sync_playwright() as pw:
         b = pw.chromium.launch(executable_path=exe, args=["--no-sandbox"])  # the system's, never a download
@@ -272,10 +259,10 @@ def test_without_chromium_the_tests_skip_only_with_a_reason(monkeypatch, tmp_pat
     monkeypatch.setenv("PATH", str(tmp_path))  # no browser on this PATH
     monkeypatch.setenv("DEPTHDYN_NO_BROWSER", "apt-get install chromium failed")
     with pytest.raises(pytest.skip.Exception, match="apt-get install chromium failed"):
-        _chromium()
+        chromium()
     monkeypatch.delenv("DEPTHDYN_NO_BROWSER")
     with pytest.raises(pytest.fail.Exception, match="DEPTHDYN_NO_BROWSER"):
-        _chromium()
+        chromium()
 
 
 def test_ci_installs_chromium_or_says_why_not():

@@ -25,7 +25,6 @@ import io
 import json
 import os
 import secrets
-import shutil
 import signal
 import socket
 import subprocess
@@ -36,6 +35,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from browser import chromium
 
 pytest.importorskip("anywidget", reason="the explorer widget needs anywidget (the test and explore extras)")
 pytest.importorskip("jupyterlab", reason="the JupyterLab test needs jupyterlab (the test extra)")
@@ -56,18 +56,6 @@ SECOND_VIEW_CELL = "display(w)  # a second view of the same widget"
 PRINT_CELL = ("import json\n"
               "print(json.dumps({'values': w.values, 'verdict': w.verdict, 'stable': w.stable, "
               "'roots': w.roots, 'error': w.error}))")
-
-
-def _chromium() -> str:
-    for name in ("chromium", "chromium-browser"):
-        exe = shutil.which(name)
-        if exe:
-            return exe
-    reason = os.environ.get("DEPTHDYN_NO_BROWSER")
-    if reason:
-        pytest.skip(f"no headless browser: {reason}")
-    pytest.fail("no chromium on PATH: install it (Debian: apt-get install chromium; .ci/run does) "
-                "or set DEPTHDYN_NO_BROWSER=<why not>")
 
 
 def _free_port() -> int:
@@ -135,7 +123,7 @@ def lab(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def browser():
-    exe = _chromium()
+    exe = chromium()
     sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is in the test extra")
     with sync_api.sync_playwright() as pw:
         b = pw.chromium.launch(executable_path=exe, args=["--no-sandbox"])  # the system's, never a download
