@@ -38,6 +38,7 @@ from fractions import Fraction
 import numpy as np
 
 from ..errors import DomainError, ParameterError
+from .closedform import PiecewiseLinear
 from .gaussian import expect, expect2
 from .isometry import WEIGHTS, JacobianMoments
 from .kernels import as_count, as_real, iterate_family, resolve_activation
@@ -104,17 +105,22 @@ def residual_jacobian_moments(d2_means, d2_products, sw2, *, h=1, weights: str =
         raise DomainError("sw2 and h must be > 0")
     a = h * h * sw2
     eps = 1 if weights == "gaussian" else 0
-    m1, beta, gamma = 1, 0, [0] * L
-    for layer in range(L):
-        m = mu[layer]
-        lam = sum(gamma[j] * nu[j][layer] for j in range(layer))  # lambda(D_l^2): only earlier layers
-        big_h = m1 * m1 * nu[layer][layer] + 2 * m * lam + beta * m * m
-        beta = beta + 2 * a * (lam + beta * m) + a * a * (big_h - (1 - eps) * (m1 * m) ** 2)
-        grow = 1 + a * m
-        gamma = [g * grow for g in gamma]
-        gamma[layer] = a * m1 * m1
-        m1 = m1 * grow
-    m2 = m1 * m1 + 2 * sum(g * x for g, x in zip(gamma, mu, strict=True)) + beta
+    try:
+        m1, beta, gamma = 1, 0, [0] * L
+        for layer in range(L):
+            m = mu[layer]
+            lam = sum(gamma[j] * nu[j][layer] for j in range(layer))  # lambda(D_l^2): only earlier layers
+            big_h = m1 * m1 * nu[layer][layer] + 2 * m * lam + beta * m * m
+            beta = beta + 2 * a * (lam + beta * m) + a * a * (big_h - (1 - eps) * (m1 * m) ** 2)
+            grow = 1 + a * m
+            gamma = [g * grow for g in gamma]
+            gamma[layer] = a * m1 * m1
+            m1 = m1 * grow
+        m2 = m1 * m1 + 2 * sum(g * x for g, x in zip(gamma, mu, strict=True)) + beta
+    except OverflowError:
+        m1 = m2 = math.inf
+    if not all(isinstance(m, Fraction) or math.isfinite(m) for m in (m1, m2)):
+        raise DomainError("the moments overflowed float64; lower sw2, h or the depth (or give exact inputs)")
     return JacobianMoments(weights, L, sw2, (m1, m2))
 
 
@@ -124,12 +130,18 @@ def residual_d2_moments(act, sw2, sb2, *, depth: int, h=1.0, q0=1.0):
     ``q_l`` comes from the residual family's kernel recurrence
     (:func:`~depthdyn.meanfield.kernels.iterate_family`), and ``(x_j, x_l)`` is Gaussian with
     covariance ``q_min(j, l)``; every expectation is the certified quadrature of
-    :mod:`depthdyn.meanfield.gaussian` (graded at the kink for non-smooth activations).
+    :mod:`depthdyn.meanfield.gaussian` (graded at the kink for non-smooth activations), except
+    the cross moments of the piecewise-linear activations, which are orthant probabilities.
 
     Returns
     -------
     (ndarray, ndarray)
         Shapes ``(L,)`` and ``(L, L)``.
+
+    Notes
+    -----
+    Other than for the piecewise-linear activations this takes ``L (L - 1) / 2`` two-dimensional
+    quadratures: about 0.8 s of CPU at ``L = 20`` and 25 s at ``L = 100`` for tanh.
     """
     act = resolve_activation(act)
     depth = as_count(depth, "depth", 2000)
@@ -147,6 +159,11 @@ def residual_d2_moments(act, sw2, sb2, *, depth: int, h=1.0, q0=1.0):
     if j.size:
         # the random walk: x_k = x_j + an independent increment, so c = sqrt(q_j / q_k)
         rho = np.sqrt(q[j] / q[k])
+        if isinstance(act, PiecewiseLinear):
+            # phi'^2 is 1 or alpha^2 by the sign: orthant probabilities 1/4 +- asin(rho) / (2 pi)
+            same, a2 = np.arcsin(rho) / (2 * np.pi), act.alpha**2
+            products[j, k] = products[k, j] = (0.25 + same) * (1 + a2 * a2) + 2 * (0.25 - same) * a2
+            return means, products
         cross = expect2(lambda u, d: dphi(u) ** 2 * dphi(u + d) ** 2, q[j], q[k], eps=-np.expm1(np.log(rho)),
                         sharp=not getattr(act, "smooth", False))
         products[j, k] = products[k, j] = cross

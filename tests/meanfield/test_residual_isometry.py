@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from depthdyn.errors import DomainError, ParameterError
+from depthdyn.meanfield import get_activation
 from depthdyn.meanfield.residual_isometry import (
     residual_d2_moments,
     residual_isometry_score,
@@ -104,6 +105,16 @@ def test_per_unit_moments_against_a_second_quadrature():
     got_m, got_p = residual_d2_moments("relu", 2.0, 0.0, depth=6, h=0.5, q0=1.3)
     want_m, want_p = _relu_walk(6, 0.5, 2.0, 1.3)
     assert np.allclose(got_m, want_m, atol=1e-10) and np.allclose(got_p, want_p, atol=1e-8)
+    # leaky ReLU: phi'^2 is 1 or alpha^2, by the sign of each pre-activation
+    alpha = 0.2
+    got_m, got_p = residual_d2_moments(get_activation("leaky_relu", alpha=alpha), 1.5, 0.1, depth=4, h=0.6)
+    q = [1.0]
+    for _ in range(3):
+        q.append(q[-1] + 0.36 * (1.5 * q[-1] * (1 + alpha**2) / 2 + 0.1))
+    q = np.array(q)
+    pp = 0.25 + np.arcsin(np.sqrt(np.minimum.outer(q, q) / np.maximum.outer(q, q))) / (2 * np.pi)
+    want_p = pp * (1 + alpha**4) + 2 * (0.5 - pp) * alpha**2
+    assert np.allclose(got_m, (1 + alpha**2) / 2, atol=1e-10) and np.allclose(got_p, want_p, atol=1e-8)
     got_m, got_p = residual_d2_moments("tanh", 1.5, 0.05, depth=5, h=0.7, q0=0.8)
     want_m, want_p = _tanh_walk(5, 0.7, 1.5, 0.05, 0.8)
     assert np.allclose(got_m, want_m, atol=1e-9) and np.allclose(got_p, want_p, atol=1e-7)
@@ -221,6 +232,8 @@ def test_bad_input():
         residual_jacobian_moments([1], [[1]], 1, h=0)
     with pytest.raises(DomainError):
         residual_jacobian_moments([1], [[1]], -2.0)
+    with pytest.raises(DomainError):
+        residual_jacobian_moments([1e300], [[1e300]], 1e300)  # float64 overflow: no inf, no NaN
     with pytest.raises(ParameterError):
         residual_d2_moments("relu", 2.0, 0.0, depth=0)
     with pytest.raises(DomainError):
