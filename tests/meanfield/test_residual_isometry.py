@@ -72,6 +72,108 @@ def test_sympy_rationals_stay_exact():
     assert m.moments[0] == Fraction(25, 16)
 
 
+def _free_moment(L, k, h, sw2, law):
+    """tau((J J^*)^k) for J = prod_l (1 + h c_l d_l), c_l free circular, by brute force.
+
+    Every term of the expansion is a word in the c's, c^*'s and the commuting d's. A free
+    circular family with variance sw2 contributes sw2 per pair (c_l, c_l^*) of each non-crossing
+    pairing, and a pair c x c^* (inner pairs removed first) becomes tau(x). ``law`` is a finite
+    joint law of (d_0, ..., d_{L-1}): a list of (probability, values).
+    """
+    import itertools
+
+    def tau(powers):
+        return sum(p * math.prod(v**e for v, e in zip(values, powers, strict=True)) for p, values in law)
+
+    def d(layer):
+        return tuple(1 if j == layer else 0 for j in range(L))
+
+    total = 0
+    for choice in itertools.product((0, 1), repeat=2 * k * L):
+        letters, weight = [], 1
+        for rep in range(k):
+            picks = choice[2 * rep * L: (2 * rep + 2) * L]
+            for layer, pick in zip(reversed(range(L)), picks[:L], strict=True):  # J = A_{L-1} ... A_0
+                if pick:
+                    letters += [("c", layer, 0), ("b", d(layer))]
+                    weight *= h
+            for layer, pick in zip(range(L), picks[L:], strict=True):  # J^* = A_0^* ... A_{L-1}^*
+                if pick:
+                    letters += [("b", d(layer)), ("c", layer, 1)]
+                    weight *= h
+        cs = [i for i, x in enumerate(letters) if x[0] == "c"]
+        for matching in _matchings(cs):
+            if any(letters[a][1] != letters[b][1] or letters[a][2] == letters[b][2] for a, b in matching):
+                continue
+            if any(a < c < b < e for a, b in matching for c, e in matching):
+                continue
+            total += weight * sw2 ** len(matching) * _reduce(letters, matching, (0,) * L, tau)
+    return total
+
+
+def _matchings(items):
+    if not items:
+        yield []
+        return
+    first = items[0]
+    for i in range(1, len(items)):
+        for rest in _matchings(items[1:i] + items[i + 1:]):
+            yield [(first, items[i]), *rest]
+
+
+def _reduce(letters, matching, zero, tau):
+    """tau of a word whose c's are paired without crossings: c x c^* -> tau(x), innermost first."""
+    partner = {i: j for a, b in matching for i, j in ((a, b), (b, a))}
+    scalar = 1
+
+    def inside(a, b):  # the d-powers strictly between positions a < b, with the pairs there removed
+        nonlocal scalar
+        powers, i = list(zero), a + 1
+        while i < b:
+            if letters[i][0] == "c":
+                j = partner[i]
+                enclosed = tau(inside(i, j))  # before reading scalar: the call updates it
+                scalar *= enclosed
+                i = j + 1
+            else:
+                powers = [u + v for u, v in zip(powers, letters[i][1], strict=True)]
+                i += 1
+        return tuple(powers)
+
+    outer = inside(-1, len(letters))
+    return scalar * tau(outer)
+
+
+#: finite joint laws of (d_0, ..., d_{L-1}), correlated like the layers of one unit
+LAWS = {
+    2: [(Fraction(1, 2), (1, 1)), (Fraction(1, 4), (0, Fraction(1, 2))),
+        (Fraction(1, 4), (Fraction(1, 3), 0))],
+    3: [(Fraction(1, 2), (1, 1, Fraction(1, 2))), (Fraction(1, 4), (0, Fraction(1, 2), 1)),
+        (Fraction(1, 4), (Fraction(1, 3), 0, 0))],
+}
+
+
+@pytest.mark.parametrize("L", sorted(LAWS))
+def test_small_depths_against_the_free_expansion(L):
+    law = LAWS[L]
+
+    def mom(*powers):
+        return sum(w * math.prod(Fraction(v) ** e for v, e in zip(vals, powers, strict=True))
+                   for w, vals in law)
+
+    def two(j, k):
+        return mom(*(2 * (i == j) + 2 * (i == k) for i in range(L)))
+
+    means = [mom(*(2 * (i == j) for i in range(L))) for j in range(L)]
+    products = [[two(j, k) for k in range(L)] for j in range(L)]
+    h, sw2 = Fraction(1, 2), Fraction(3, 2)
+    got = residual_jacobian_moments(means, products, sw2, h=h).moments
+    assert got == (_free_moment(L, 1, h, sw2, law), _free_moment(L, 2, h, sw2, law))
+    # mutant: the layers' diagonals independent
+    independent = [[products[j][k] if j == k else means[j] * means[k] for k in range(L)] for j in range(L)]
+    assert residual_jacobian_moments(means, independent, sw2, h=h).moments[1] != got[1]
+
+
 def _relu_walk(L, h, sw2, q0):
     """ReLU, sb2 = 0: q_{l+1} = q_l (1 + h^2 sw2 / 2); P(x_j > 0, x_l > 0) = 1/4 + asin(rho)/(2 pi)."""
     q = q0 * (1 + h * h * sw2 / 2) ** np.arange(L)
