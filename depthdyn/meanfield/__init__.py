@@ -18,6 +18,7 @@ from .kernels import KERNEL_FAMILIES, KernelTrajectory, iterate_family
 from .maps import Iterates, c_map, chi1, chi_c, chi_q, eps_map, q_map
 from .phase import TRAINABLE_FACTOR, CriticalLine, PhaseDiagram, critical_line, phase_diagram
 from .precise import mp_cross_moment, mp_moment
+from .residual_isometry import residual_d2_moments, residual_isometry_score, residual_jacobian_moments
 
 __all__ = ["Activation", "ACTIVATIONS", "UnknownActivationError", "get_activation", "Iterates", "iterate",
            "q_map", "c_map", "eps_map", "chi1", "chi_c", "chi_q", "FixedPoint", "CriticalPoint",
@@ -26,4 +27,5 @@ __all__ = ["Activation", "ACTIVATIONS", "UnknownActivationError", "get_activatio
            # the families' kernel recurrences (depthdyn.meanfield.kernels and the modules on it)
            "KERNEL_FAMILIES", "KernelTrajectory", "iterate_family", "kernel_fixed_point", "linearise_kernel",
            "depth_scales", "gradient_norms", "kernel_asymptotics", "KernelAsymptotics", "jacobian_moments",
-           "isometry_score", "JacobianMoments"]
+           "isometry_score", "JacobianMoments", "residual_jacobian_moments", "residual_d2_moments",
+           "residual_isometry_score"]
