@@ -20,3 +20,16 @@ def all_claim_results():
     from depthdyn.claims import run_claims
 
     return tuple(run_claims())
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """The system's headless Chromium through playwright (the explorer's page and JupyterLab tests)."""
+    from browser import chromium
+
+    exe = chromium()
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is in the test extra")
+    with sync_api.sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=exe, args=["--no-sandbox"])  # the system's, never a download
+        yield b
+        b.close()

@@ -28,16 +28,6 @@ from depthdyn.explore import evaluate, page
 TOL = 1e-9
 
 
-@pytest.fixture(scope="module")
-def browser():
-    exe = chromium()
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is in the test extra")
-    with sync_api.sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=exe, args=["--no-sandbox"])  # the system's, never a download
-        yield b
-        b.close()
-
-
 def _a_b():
     return sp.symbols("a b")
 
@@ -302,11 +292,13 @@ def test_every_registered_family_opens_and_agrees_at_its_start(browser, tmp_path
 
 
 def test_the_docs_page_runs_and_agrees_with_depthdyn(browser, tmp_path):
-    """docs/_static/explore/explorer-momentum.html (written by docs/explore_page.py), as a reader opens it."""
+    """The page the docs embed, written as their build writes it (docs/explore_page.py), as a reader opens it."""
+    import runpy
     from pathlib import Path
 
-    shipped = Path(__file__).resolve().parents[1] / "docs" / "_static" / "explore" / "explorer-momentum.html"
-    tab, errors = _open(browser, shipped.read_text(encoding="utf-8"), tmp_path, "docs")
+    script = Path(__file__).resolve().parents[1] / "docs" / "explore_page.py"
+    written = runpy.run_path(str(script))["write_explorer"](tmp_path / "docs-build")
+    tab, errors = _open(browser, written.read_text(encoding="utf-8"), tmp_path, "docs")
     try:
         rec = momentum()
         assert _sweep(tab, rec, stability_conditions(rec), fractions=(0.3, 0.7)) == []

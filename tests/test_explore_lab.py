@@ -35,7 +35,6 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from browser import chromium
 
 pytest.importorskip("anywidget", reason="the explorer widget needs anywidget (the test and explore extras)")
 pytest.importorskip("jupyterlab", reason="the JupyterLab test needs jupyterlab (the test extra)")
@@ -119,16 +118,6 @@ def lab(tmp_path_factory):
     root = tmp_path_factory.mktemp("lab")
     with jupyterlab_server(root) as (url, token):
         yield root, url, token
-
-
-@pytest.fixture(scope="module")
-def browser():
-    exe = chromium()
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is in the test extra")
-    with sync_api.sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=exe, args=["--no-sandbox"])  # the system's, never a download
-        yield b
-        b.close()
 
 
 def open_notebook(browser, lab, name: str, cells: list[str]):
