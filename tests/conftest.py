@@ -25,7 +25,7 @@ def all_claim_results():
 @pytest.fixture(scope="module")
 def browser():
     """The system's headless Chromium through playwright (the explorer's page and JupyterLab tests)."""
-    from browser import chromium
+    from system_programs import chromium
 
     exe = chromium()
     sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is in the test extra")

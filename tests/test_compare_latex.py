@@ -2,13 +2,12 @@
 
 import contextlib
 import io
-import os
 import re
-import shutil
 import subprocess
 
 import pytest
 import sympy as sp
+from system_programs import pdflatex
 
 from depthdyn.cli import main
 from depthdyn.compare import compare
@@ -51,23 +50,11 @@ def test_paper_table_exits_0_and_reads_as_latex(paper_table):
     assert cells["smooth:k=3"][9].strip(" \\") == "no finite limit"
 
 
-def _engine():
-    """pdflatex, or a skip reason when none is installed and .ci/run could not install one."""
-    exe = shutil.which("pdflatex")
-    if exe:
-        return exe
-    reason = os.environ.get("DEPTHDYN_NO_LATEX")
-    if reason:
-        pytest.skip(f"no pdflatex: {reason}")
-    pytest.fail("no pdflatex on PATH: install it (Debian: apt-get install texlive-latex-base "
-                "texlive-latex-recommended; .ci/run does) or set DEPTHDYN_NO_LATEX=<why not>")
-
-
 def _compile(tmp_path, body: str) -> subprocess.CompletedProcess:
     doc = "\n".join([r"\documentclass{article}", r"\usepackage[margin=1cm,landscape]{geometry}",
                      r"\usepackage{booktabs,amsmath}", r"\begin{document}", body, r"\end{document}"])
     (tmp_path / "doc.tex").write_text(doc)
-    return subprocess.run([_engine(), "-interaction=nonstopmode", "-halt-on-error", "-no-shell-escape",
+    return subprocess.run([pdflatex(), "-interaction=nonstopmode", "-halt-on-error", "-no-shell-escape",
                            "doc.tex"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
 
 

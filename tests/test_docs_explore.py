@@ -25,8 +25,8 @@ pytest.importorskip("sphinx")
 pytest.importorskip("numpydoc")
 pytest.importorskip("myst_parser")
 
-from browser import chromium
 from sphinx.cmd.build import build_main  # noqa: E402
+from system_programs import chromium
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 PAGE = "explorer-momentum.html"

@@ -20,7 +20,7 @@ import mpmath
 import numpy as np
 import pytest
 import sympy as sp
-from browser import chromium
+from system_programs import chromium
 
 from depthdyn import from_rule, momentum, periodic, residual, smooth, stability_conditions
 from depthdyn.explore import evaluate, page
@@ -292,7 +292,7 @@ def test_every_registered_family_opens_and_agrees_at_its_start(browser, tmp_path
 
 
 def test_the_docs_page_runs_and_agrees_with_depthdyn(browser, tmp_path):
-    """The page the docs embed, written as their build writes it (docs/explore_page.py), as a reader opens it."""
+    """The page the docs embed, written as their build writes it (docs/explore_page.py)."""
     import runpy
     from pathlib import Path
 
