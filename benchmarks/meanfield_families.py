@@ -10,7 +10,8 @@ Usage::
 * ``harness``: ``simulate_kernel`` at width 1024, depth 100, 16 seeds, with weight matrices
   through depthdyn's torch blocks (``method="weights"``) and by Gaussian conditioning
   (``method="gaussian"``); floor: drawing the 100 x 16 weight matrices alone. Target: <= 60 s
-  of CPU time for the weights method.
+  of CPU time for the weights method. ``--device cuda`` runs the harness on a GPU (seconds there
+  are wall time between synchronisations).
 
 Times are CPU seconds of this process (``time.process_time``), so a loaded machine changes
 them less than wall-clock times; the load average is printed before and after. BLAS runs on
@@ -73,22 +74,39 @@ def kernels(act: str, depth: int) -> None:
         print(f"{label:<34} {seconds:8.3f} {seconds / floor:7.2f}{note}")
 
 
-def harness(act: str, depth: int, families) -> None:
+def harness(act: str, depth: int, families, device: str = "cpu") -> None:
     import torch
 
     from depthdyn.meanfield.montecarlo import simulate_kernel
 
-    gen = torch.Generator().manual_seed(0)
-    floor, _ = _cpu(lambda: [torch.randn(16, 1024, 1024, generator=gen) for _ in range(depth)])
-    print(f"floor: {depth} x 16 random 1024 x 1024 float32 matrices: {floor:.2f} s")
-    print(f"{'family':<34} {'weights [s]':>11} {'ratio':>6} {'gaussian [s]':>12}  target <= 60 s")
+    gpu = device != "cpu"
+
+    def timed(fn):
+        """CPU seconds on the CPU; on a GPU wall seconds between synchronisations (the GPU's time)."""
+        if not gpu:
+            return _cpu(fn)
+        torch.cuda.synchronize()
+        t = time.perf_counter()
+        out = fn()
+        torch.cuda.synchronize()
+        return time.perf_counter() - t, out
+
+    gen = torch.Generator(device=device).manual_seed(0)
+    if gpu:
+        timed(lambda: torch.randn(16, 1024, 1024, generator=gen, device=device))  # warm-up
+    draw = lambda: torch.randn(16, 1024, 1024, generator=gen, device=device)  # noqa: E731
+    floor, _ = timed(lambda: [draw() for _ in range(depth)])
+    unit = "wall [s]" if gpu else "[s]"
+    print(f"floor on {device}: {depth} x 16 random 1024 x 1024 float32 matrices: {floor:.2f} s")
+    print(f"{'family':<34} {'weights ' + unit:>11} {'ratio':>6} {'gaussian ' + unit:>12}  target <= 60 s")
     for family, params in families:
-        kw = dict(depth=depth, width=1024, seeds=16, q0=1.0, c0=0.3, family=family, every=10, **params)
+        kw = dict(depth=depth, width=1024, seeds=16, q0=1.0, c0=0.3, family=family, every=10, device=device,
+                  **params)
         sw2 = 0.5 if family in ("residual", "full_residual", "rezero") else 1.0
-        w, _ = _cpu(partial(simulate_kernel, act, sw2, 0.05, method="weights", **kw))
-        g, _ = _cpu(partial(simulate_kernel, act, sw2, 0.05, method="gaussian", **kw))
+        w, _ = timed(partial(simulate_kernel, act, sw2, 0.05, method="weights", **kw))
+        g, _ = timed(partial(simulate_kernel, act, sw2, 0.05, method="gaussian", **kw))
         label = family + "".join(f" {k}={v}" for k, v in params.items())
-        print(f"{label:<34} {w:11.2f} {w / floor:6.2f} {g:12.3f}")
+        print(f"{label:<34} {w:11.2f} {w / floor:6.2f} {g:12.3f}", flush=True)
 
 
 def main() -> None:
@@ -96,6 +114,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="depth 10^3 and three harness families")
     parser.add_argument("--only", choices=("kernels", "harness"))
     parser.add_argument("--act", default="erf", help="activations, comma-separated (default erf)")
+    parser.add_argument("--device", default="cpu", help="the harness's device: cpu, cuda (wall time there)")
     args = parser.parse_args()
     print(f"load average before: {os.getloadavg()}")
     for act in args.act.split(","):
@@ -103,7 +122,7 @@ def main() -> None:
             kernels(act, 1000 if args.quick else 10_000)
         if args.only in (None, "harness"):
             chosen = FAMILIES[1:4] if args.quick else FAMILIES
-            harness(act, 100, chosen)
+            harness(act, 100, chosen, args.device)
     print(f"load average after: {os.getloadavg()}")
 
 

@@ -23,8 +23,10 @@ Cases (random weights, float32, each in a fresh subprocess so that its peak resi
   the default analysis, float32): ``gpt2-256`` and ``gpt2-1024`` (GPT-2 small, 12 layers,
   d = 768, T = 256 / 1024; targets 60 s and 4 GB / 180 s), ``llama-256`` (a LLaMA of 8 layers
   at width 2048, T = 256; 120 s), ``bert-128`` (BERT-base, T = 128), ``vit-224`` (ViT-B/16 at
-  224 pixels) and ``resnet50-224`` (60 s each). ``sv_rel`` / ``rho_rel`` are the largest
-  error bounds relative to the smallest value they bound: ``<= tol`` means the bounds were reached.
+  224 pixels) and ``resnet50-224`` (60 s each); on a GPU, ``llama3-8b``: a random model of
+  Llama-3-8B's shape (32 layers at width 4096, T = 256, float32; 20 s on an H100).
+  ``sv_rel`` / ``rho_rel`` are the largest error bounds relative to the smallest value they
+  bound: ``<= tol`` means the bounds were reached.
 
 Each time is also given as a multiple of one plain forward pass of the same model on the same
 inputs, on the same device (``--device``, default the CPU), timed in the same process: on a
@@ -58,17 +60,25 @@ def _cpu() -> float:
 
 
 #: Real-size models from their libraries' configuration objects (random weights).
-SHIPPED = ("gpt2-256", "gpt2-1024", "llama-256", "bert-128", "vit-224", "resnet50-224")
+SHIPPED = ("gpt2-256", "gpt2-1024", "llama-256", "bert-128", "vit-224", "resnet50-224", "llama3-8b")
 
 
-def _shipped(name: str):
+def _shipped(name: str, device: str = "cpu"):
     """(model, inputs, layers) of a real-size case: default configurations, random weights."""
     import torch
     import transformers as tf
 
     torch.manual_seed(0)
     layers = None
-    if name.startswith("gpt2"):
+    if name == "llama3-8b":
+        # Llama-3-8B's shape (32 layers, width 4096, GQA 32/8 heads): initialised on the device
+        # itself, since 8e9 random numbers take minutes on a CPU
+        cfg = tf.LlamaConfig(hidden_size=4096, intermediate_size=14336, num_hidden_layers=32,
+                             num_attention_heads=32, num_key_value_heads=8, vocab_size=128256)
+        with torch.device(device):
+            model = tf.LlamaModel(cfg)
+        inputs = {"input_ids": torch.randint(0, 128256, (1, 256)), "use_cache": False}
+    elif name.startswith("gpt2"):
         model = tf.GPT2Model(tf.GPT2Config())
         inputs = {"input_ids": torch.randint(0, 50257, (1, int(name.split("-")[1]))), "use_cache": False}
     elif name == "llama-256":
@@ -179,7 +189,7 @@ def _case(name: str, steps: int, tol: float, device: str = "cpu") -> dict:
         else:
             ins = inspect(stack, x, k=5, steps=steps, tol=tol, dense_max=0)
     elif name in SHIPPED:
-        model, inputs, layers = _shipped(name)
+        model, inputs, layers = _shipped(name, device)
         info["forward_seconds"] = forward_time(model, inputs)
         t0, c0 = time.perf_counter(), _cpu()
         ins = inspect(model, inputs, layers, k=5, steps=steps, tol=tol)
