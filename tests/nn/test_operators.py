@@ -135,6 +135,49 @@ def test_arnoldi_stops_at_its_tolerance_on_a_known_spectrum():
     np.testing.assert_allclose(r2.values[:, 0], 2.5, rtol=1e-8)
 
 
+def test_arnoldi_keeps_each_problems_value_from_the_test_it_passed(monkeypatch):
+    """A problem that meets ``tol`` early keeps that test's value and bound (no further Ritz
+    work for it); the others go on, tests spaced by the residual's trend, not every 8 steps."""
+    from depthdyn.nn.analysis import krylov
+
+    g = torch.Generator().manual_seed(2)
+    n = 301
+    easy = torch.diag(torch.cat((torch.tensor([3.0]), torch.rand(n - 1, generator=g) - 0.5))).double()
+    # hard: 1 beside 150 complex pairs of modulus up to 0.98 all round the circle (slow Arnoldi)
+    hard = torch.zeros(n, n, dtype=torch.float64)
+    hard[0, 0] = 1.0
+    phi = torch.rand(150, generator=g, dtype=torch.float64) * torch.pi
+    rad = 0.9 + 0.08 * torch.rand(150, generator=g, dtype=torch.float64)
+    for i in range(150):
+        c, sn = rad[i] * torch.cos(phi[i]), rad[i] * torch.sin(phi[i])
+        block = torch.stack((torch.stack((c, -sn)), torch.stack((sn, c))))
+        hard[1 + 2 * i : 3 + 2 * i, 1 + 2 * i : 3 + 2 * i] = block
+    S = torch.randn(2, n, n, generator=g, dtype=torch.float64) / n**0.5 + torch.eye(n, dtype=torch.float64)
+    J = S @ torch.stack((easy, hard)) @ torch.linalg.inv(S)
+    sizes, plain = [], krylov._dominant
+
+    def counted(H, s):
+        sizes.append((H.shape[0], s))
+        return plain(H, s)
+
+    monkeypatch.setattr(krylov, "_dominant", counted)
+    r = spectral_radius_estimate(_linear(J), steps=250, tol=1e-6)
+    steps = int(r.method.split("(")[1].split()[0])
+    np.testing.assert_allclose(r.values[:, 0], [3.0, 1.0], rtol=1e-4)
+    assert np.all(r.accuracy[:, 0] <= 1e-6 * r.values[:, 0])
+    # the easy problem left after the first test; the hard one was tested alone afterwards
+    assert sizes[0] == (2, 8) and all(p == 1 for p, _ in sizes[1:])
+    assert len(sizes) < steps // 8
+    # each value within its bound of the dominant eigenvalue (backward error of a diagonalisable J,
+    # amplified at most by the condition number of its eigenvectors)
+    cond = np.linalg.cond(S.numpy())
+    assert np.all(np.abs(r.values[:, 0] - [3.0, 1.0]) <= cond * r.accuracy[:, 0] + 1e-12)
+    # a wrong premise: with the easy problem made hard as well, it is tested again after step 8
+    sizes.clear()
+    spectral_radius_estimate(_linear(J[[1, 1]]), steps=250, tol=1e-6)
+    assert sizes[1][0] == 2
+
+
 def test_ritz_residuals_from_inverse_iteration_match_full_eigenvectors():
     """The checkpoint's residual ``h_{s+1,s} |y_s|``, with ``y`` by inverse iteration at the
     dominant Ritz value, is the one a full ``eig`` gives (a wrong eigenvector would not be)."""
