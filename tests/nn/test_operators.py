@@ -153,7 +153,8 @@ def test_arnoldi_keeps_each_problems_value_from_the_test_it_passed(monkeypatch):
         block = torch.stack((torch.stack((c, -sn)), torch.stack((sn, c))))
         hard[1 + 2 * i : 3 + 2 * i, 1 + 2 * i : 3 + 2 * i] = block
     S = torch.randn(2, n, n, generator=g, dtype=torch.float64) / n**0.5 + torch.eye(n, dtype=torch.float64)
-    J = S @ torch.stack((easy, hard)) @ torch.linalg.inv(S)
+    # numpy's inverse: torch's threaded MKL LU has returned invalid pivots at this size
+    J = S @ torch.stack((easy, hard)) @ torch.from_numpy(np.linalg.inv(S.numpy()))
     sizes, plain = [], krylov._dominant
 
     def counted(H, s):
