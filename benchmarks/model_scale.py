@@ -101,27 +101,30 @@ def _shipped(name: str, device: str = "cpu"):
 
 
 def _timed_products(info: dict):
-    """Count and time the Jacobian products (``J^T v``, ``J w``) of every operator: where the time
-    of an analysis goes, beside the recording, the checks and the small dense work."""
+    """Count and time the Jacobian products (``J^T v``, ``J w``) of every operator (one layer's,
+    or several layers' stacked): where the time of an analysis goes, beside the recording, the
+    checks and the small dense work."""
     from depthdyn.nn.analysis.operators import LayerOperator
+    from depthdyn.nn.analysis.stacked import StackedOperator
 
     for method in ("rmatvec", "matvec"):
-        plain = getattr(LayerOperator, method)
         info[f"{method}_calls"] = info[f"{method}_vectors"] = 0
         info[f"{method}_seconds"] = 0.0
+        for cls in (LayerOperator, StackedOperator):
+            plain = getattr(cls, method)
 
-        def timed(self, V, plain=plain, method=method):
-            t = time.perf_counter()
-            out = plain(self, V)
-            info[f"{method}_seconds"] += time.perf_counter() - t
-            info[f"{method}_calls"] += 1
-            info[f"{method}_vectors"] += V.shape[0]
-            return out
+            def timed(self, V, plain=plain, method=method):
+                t = time.perf_counter()
+                out = plain(self, V)
+                info[f"{method}_seconds"] += time.perf_counter() - t
+                info[f"{method}_calls"] += 1
+                info[f"{method}_vectors"] += V.shape[0]
+                return out
 
-        setattr(LayerOperator, method, timed)
+            setattr(cls, method, timed)
 
 
-def _case(name: str, steps: int, tol: float, device: str = "cpu") -> dict:
+def _case(name: str, steps: int, tol: float, device: str = "cpu", stack: int | None = None) -> dict:
     import numpy as np
     import torch
 
@@ -130,7 +133,7 @@ def _case(name: str, steps: int, tol: float, device: str = "cpu") -> dict:
     from depthdyn.nn.experiments.zoo import GPT2Style, ResidualMLP
 
     torch.manual_seed(0)
-    info: dict = {"case": name, "device": device, "load_start": os.getloadavg()[0]}
+    info: dict = {"case": name, "device": device, "load_start": os.getloadavg()[0], "stack": stack}
     _timed_products(info)
     dev = torch.device(device)
 
@@ -192,7 +195,7 @@ def _case(name: str, steps: int, tol: float, device: str = "cpu") -> dict:
         model, inputs, layers = _shipped(name, device)
         info["forward_seconds"] = forward_time(model, inputs)
         t0, c0 = time.perf_counter(), _cpu()
-        ins = inspect(model, inputs, layers, k=5, steps=steps, tol=tol)
+        ins = inspect(model, inputs, layers, k=5, steps=steps, tol=tol, stack=stack)
     else:
         raise SystemExit(f"unknown case {name}")
     info["seconds"] = time.perf_counter() - t0
@@ -209,6 +212,7 @@ def _case(name: str, steps: int, tol: float, device: str = "cpu") -> dict:
         rho = np.nanmin(ins.spectral_radius, axis=1)
         info["rho_rel"] = float(np.nanmax(np.where(np.isnan(rho), 0, ins.accuracy["spectral_radius"] / rho)))
         info["estimate_seconds"] = ins.estimate_seconds
+        info["stacked"] = [n for n in ins.notes if "analysed together" in n]
         # the steps whose Krylov iterations stopped at the step cap short of the tolerance, by how much
         sv_step = ins.accuracy["singular_values"] / np.nanmin(ins.top_singular_values, axis=(1, 2))
         with np.errstate(invalid="ignore"):
@@ -219,6 +223,8 @@ def _case(name: str, steps: int, tol: float, device: str = "cpu") -> dict:
             if sv_step[i] > tol or np.nan_to_num(rho_step[i]) > tol
         ]
     info["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    if dev.type == "cuda":
+        info["gpu_peak_mb"] = torch.cuda.max_memory_allocated(dev) / 2**20
     info["load_end"] = os.getloadavg()[0]
     return info
 
@@ -230,6 +236,7 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=200)
     parser.add_argument("--tol", type=float, default=1e-3)
     parser.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N (the forward pass timed there)")
+    parser.add_argument("--stack", type=int, help="inspect's stack (default: layers together on a GPU)")
     parser.add_argument("--case")
     parser.add_argument("--only", nargs="*", default=["vector", "causal", "dense-small", "inspect-small"])
     args = parser.parse_args()
@@ -237,7 +244,7 @@ def main() -> None:
         import torch
 
         torch.set_num_threads(args.threads)
-        print(json.dumps(_case(args.case, args.steps, args.tol, args.device)))
+        print(json.dumps(_case(args.case, args.steps, args.tol, args.device, args.stack)))
         return
     rows = []
     for name in args.only:
@@ -254,7 +261,7 @@ def main() -> None:
             str(args.tol),
             "--device",
             args.device,
-        ]
+        ] + (["--stack", str(args.stack)] if args.stack else [])
         proc = subprocess.run(cmd, capture_output=True, text=True)
         if proc.returncode:
             why = proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else proc.returncode
@@ -275,6 +282,8 @@ def main() -> None:
         print(
             f"{name:<14} {r['seconds']:8.1f} s (cpu {r['cpu_seconds']:7.1f} s) = {fw:8.0f} forward passes"
             f" (in CPU time {fw_cpu:.0f}) on {r['device']}  peak {r['peak_rss_mb']:6.0f} MB{extra}\n"
+            f"{'':<14} {'; '.join(r.get('stacked') or ['layers one by one'])}"
+            f"{'; GPU peak {:.0f} MB'.format(r['gpu_peak_mb']) if 'gpu_peak_mb' in r else ''}\n"
             f"{'':<14} time in products: J^T v {r['rmatvec_seconds']:.1f} s ({r['rmatvec_calls']} calls, "
             f"{r['rmatvec_vectors']} vectors), J w {r['matvec_seconds']:.1f} s ({r['matvec_calls']} calls, "
             f"{r['matvec_vectors']} vectors); recording, checks, dense and Ritz work "

@@ -325,6 +325,18 @@ def _device_note(model: nn.Module, device: torch.device) -> tuple[str, str]:
     return str(device), ""
 
 
+def _stack_size(stack: int | None, device: torch.device, module: nn.Module) -> int:
+    """Steps per pass (see ``stack`` of :func:`inspect`): as given, else on a GPU as many copies
+    of one layer's weights as a quarter of its free memory holds, else 1."""
+    if stack is not None:
+        return stack
+    if device.type != "cuda":
+        return 1
+    free, _ = torch.cuda.mem_get_info(device)
+    size = sum(t.numel() * t.element_size() for t in (*module.parameters(), *module.buffers()))
+    return max(1, int(free // 4 // max(size, 1)))
+
+
 def _position(module: nn.Module, state: torch.Tensor) -> torch.Tensor:
     """``x_l`` of a state: a depthdyn block reads it from its state slots; else the state."""
     return module.position(state) if isinstance(module, DepthBlock) else state
@@ -359,6 +371,7 @@ def inspect(
     streams=None,
     split=False,
     progress: bool = False,
+    stack: int | None = None,
     seed: int = 0,
 ) -> Inspection:
     """Depth profile and per-step Jacobian spectra of ``model`` at ``inputs``.
@@ -414,6 +427,13 @@ def inspect(
         :data:`~depthdyn.nn.analysis.steps.SPLITS`; a mapping adds others).
     progress : bool
         A cost estimate (from one timed product) and a progress bar (tqdm) on stderr.
+    stack : int, optional
+        At most this many consecutive same-shaped token-local steps analysed together, their
+        products in one pass (``vmap`` over their stacked weights, :mod:`~.stacked`): on a GPU,
+        where a product of one layer is bound by latency, several cost about as much as one.
+        Default: on a GPU as many as a quarter of its free memory holds copies of, else 1 (one
+        by one; on a CPU a product's cost grows with the layers it carries). The values are
+        the same up to the Krylov bounds (other start vectors).
     seed : int
 
     Returns
@@ -431,7 +451,8 @@ def inspect(
     ShapeError
         An empty batch; a layer's state is not a floating tensor with the batch first.
     """
-    for name, v, lo in (("k", k, 1), ("steps", steps, 1), ("dense_max", dense_max, 0), ("probes", probes, 2)):
+    checked = [("k", k, 1), ("steps", steps, 1), ("dense_max", dense_max, 0), ("probes", probes, 2)]
+    for name, v, lo in checked + ([("stack", stack, 1)] if stack is not None else []):
         if isinstance(v, bool) or not isinstance(v, int) or v < lo:
             raise ParameterError(f"{name} must be an integer >= {lo}, got {v!r}")
     check_tol(tol)
@@ -440,13 +461,14 @@ def inspect(
     check_model(model, offloaded_names(model))
     check_inputs(inputs)
     opts = dict(k=k, tokens=tokens, causal=causal, steps=steps, tol=tol, dense_max=dense_max, probes=probes,
-                loss_fn=loss_fn, streams=streams, split=_splits(split), progress=progress, seed=seed)
+                loss_fn=loss_fn, streams=streams, split=_splits(split), progress=progress, stack=stack,
+                seed=seed)
     with grad_on(), _full_precision():  # also under a caller's no_grad / inference_mode
         return _inspect(model, inputs, layers, dtype, **opts)
 
 
 def _inspect(model, inputs, layers, dtype, *, k, tokens, causal, steps, tol, dense_max, probes, loss_fn,
-             streams, split, progress, seed) -> Inspection:
+             streams, split, progress, stack, seed) -> Inspection:
     notes = []
     spread = dispatched(model)
     if spread:  # a copy in another dtype would load every weight at once
@@ -542,8 +564,9 @@ def _inspect(model, inputs, layers, dtype, *, k, tokens, causal, steps, tol, den
     picked = token_sample(xg.shape[1], tokens) if causal else None
     pairs = [(b, t) for t in picked for b in range(G)] if causal else [(b, -1) for b in range(G)]
     blocks = np.array(pairs)
+    most = 1 if spread else _stack_size(stack, device, gsteps[0].module)
     opt = dict(k=k, steps=steps, tol=tol, dense_max=dense_max, probes=probes, seed=seed, progress=progress,
-               release=spread, around=around)
+               release=spread, around=around, stack=most)
     spectra = step_spectra(gsteps, blocks, picked, notes, opt)
     return Inspection(
         names=tuple(s.name for s in gsteps), kinds=tuple(s.kind for s in gsteps),

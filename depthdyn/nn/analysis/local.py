@@ -19,18 +19,25 @@ maps the sampled tokens of each sample, gathered into a short sequence of their 
 These are *candidates*: :class:`~depthdyn.nn.analysis.operators.LayerOperator` takes one only
 where it reproduces the recorded outputs at the sampled tokens and a random product of the
 whole-sequence operator, and otherwise computes on prefixes or the whole sequence.
+
+Same-shaped layers (one class, the same parameter names and shapes, arguments of one layout)
+have token-local functions that differ only in tensors: their weights, their recorded keys and
+values, and any argument that differs. :class:`Stack` runs several as one function, ``vmap``
+over those tensors stacked (:mod:`~depthdyn.nn.analysis.stacked`).
 """
 
 from __future__ import annotations
 
 import inspect as pyinspect
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import torch
+from torch.utils._pytree import tree_flatten, tree_unflatten
 
 from .record import detached, first_tensor
 
-__all__ = ["cached_attention", "tokenwise"]
+__all__ = ["Stack", "TokenLocalSpec", "cached_attention", "tokenwise"]
 
 #: Keyword names under which Hugging Face layers take their key/value cache.
 CACHE_KEYWORDS = ("cache", "past_key_values")
@@ -167,10 +174,120 @@ def _token_local(call, recorded, tokens) -> Callable | None:
     mask = _key_mask(kwargs.get("attention_mask"), B, T, t_idx, x.dtype)
     if mask is None:
         return None
-    local = {k: _at(v, B, T, t_idx) for k, v in kwargs.items() if k not in (state, "cache_position")}
-    local.update({"attention_mask": mask.to(x.device), kw: _Prefix(keys, values)})
+    local = {k: _at(v, B, T, t_idx) for k, v in kwargs.items() if k not in (state, kw, "cache_position")}
+    local["attention_mask"] = mask.to(x.device)
+    cache = _Prefix(keys, values)
 
     def fn(entries: torch.Tensor) -> torch.Tensor:
-        return first_tensor(module(**local, **{state: entries.clone()}))
+        return first_tensor(module(**local, **{kw: cache, state: entries.clone()}))
 
+    fn.spec = TokenLocalSpec(module, local, kw, state, keys, values)
     return fn
+
+
+@dataclass(frozen=True, eq=False)
+class TokenLocalSpec:
+    """What a cached-attention token-local function is made of: the layer, its other arguments
+    at the sampled tokens (the mask included), the names of its cache and state arguments, and
+    the recorded keys and values the cache holds."""
+
+    module: torch.nn.Module
+    kwargs: dict
+    cache: str
+    state: str
+    keys: torch.Tensor
+    values: torch.Tensor
+
+
+def _layout(module: torch.nn.Module) -> list:
+    return [(n, tuple(t.shape), t.dtype) for n, t in (*module.named_parameters(), *module.named_buffers())]
+
+
+class Stack:
+    """The weights and recorded keys of same-shaped layers, stacked once: :meth:`function` makes
+    the function of all their entries at once, ``(G, B, R, d) -> (G, B, R, d)``, from the layers'
+    token-local functions (for one count of entries; masks and positions depend on it).
+
+    :meth:`of` returns None where the layers do not fit: another class, other parameter shapes,
+    arguments of another layout, or a function that is not a cached-attention one.
+    """
+
+    def __init__(self, specs: list[TokenLocalSpec]):
+        from torch.func import stack_module_state
+
+        params, buffers = stack_module_state([s.module for s in specs])
+        # constants of the products (no gradient is taken with respect to them)
+        self.params = {k: v.detach() for k, v in params.items()}
+        self.buffers = {k: v.detach() for k, v in buffers.items()}
+        self.keys = torch.stack([s.keys for s in specs])
+        self.values = torch.stack([s.values for s in specs])
+        self.base, self.cache, self.state = specs[0].module, specs[0].cache, specs[0].state
+        self.size = len(specs)
+
+    @classmethod
+    def of(cls, fns: list) -> Stack | None:
+        specs = [getattr(f, "spec", None) for f in fns]
+        if len(specs) < 2 or any(not isinstance(s, TokenLocalSpec) for s in specs):
+            return None
+        first = specs[0]
+        if any(type(s.module) is not type(first.module) or (s.cache, s.state) != (first.cache, first.state)
+               or _layout(s.module) != _layout(first.module) or s.keys.shape != first.keys.shape
+               or s.values.shape != first.values.shape for s in specs):
+            return None
+        return cls(specs) if _split_arguments(specs) is not None else None
+
+    def function(self, fns: list) -> Callable | None:
+        """The stacked function of the layers' token-local functions ``fns`` (one per layer, in
+        the order of the stack, for the same entries), or None where their arguments differ in
+        layout."""
+        specs = [getattr(f, "spec", None) for f in fns]
+        if len(specs) != self.size or any(not isinstance(s, TokenLocalSpec) for s in specs):
+            return None
+        split = _split_arguments(specs)
+        if split is None:
+            return None
+        leaves, spec, varying = split
+        stacked = [torch.stack([tree_flatten(s.kwargs)[0][i] for s in specs]) for i in varying]
+
+        def one(params, buffers, keys, values, tensors, entries):
+            held = list(leaves)
+            for i, t in zip(varying, tensors, strict=True):
+                held[i] = t
+            kwargs = tree_unflatten(held, spec)
+            kwargs.update({self.cache: _Prefix(keys, values), self.state: entries.clone()})
+            out = torch.func.functional_call(self.base, (params, buffers), args=(), kwargs=kwargs)
+            return first_tensor(out)
+
+        def fn(entries: torch.Tensor) -> torch.Tensor:
+            return torch.func.vmap(one)(self.params, self.buffers, self.keys, self.values, stacked, entries)
+
+        return fn
+
+
+def _split_arguments(specs: list[TokenLocalSpec]):
+    """The layers' other arguments as one layout: ``(leaves, treespec, varying)`` with the first
+    layer's leaves, and the indices of the tensor leaves that differ between layers (stacked and
+    mapped over); None where the layouts, or a leaf that is not a tensor, differ."""
+    flat = [tree_flatten(s.kwargs) for s in specs]
+    leaves, spec = flat[0]
+    if any(f[1] != spec for f in flat):
+        return None
+    varying = []
+    for i, leaf in enumerate(leaves):
+        others = [f[0][i] for f in flat[1:]]
+        if isinstance(leaf, torch.Tensor):
+            if any(not isinstance(o, torch.Tensor) or o.shape != leaf.shape or o.dtype != leaf.dtype
+                   for o in others):
+                return None
+            if not all(o is leaf or torch.equal(o, leaf) for o in others):
+                varying.append(i)
+        elif any(o is not leaf and (isinstance(o, torch.Tensor) or not _same(o, leaf)) for o in others):
+            return None
+    return leaves, spec, varying
+
+
+def _same(a, b) -> bool:
+    try:
+        return bool(a == b)
+    except Exception:  # noqa: BLE001 - an object that cannot say: not the same
+        return False

@@ -32,7 +32,7 @@ import torch
 
 from ...errors import ParameterError, ShapeError
 
-__all__ = ["LayerOperator", "math_attention", "quiet"]
+__all__ = ["JacobianProducts", "LayerOperator", "math_attention", "quiet"]
 
 
 def quiet(fn):
@@ -65,10 +65,11 @@ def math_attention(fn):
             return fn(x)
 
     wrapped.math_attention = True
+    wrapped.spec = getattr(fn, "spec", None)  # what :func:`~.local.stack` reads
     return wrapped
 
 
-class _Products:
+class JacobianProducts:
     """``v -> J^T v`` and ``w -> J w`` of ``fn`` at ``x`` (``y = fn(x)``), on lanes ``(K, *x.shape)``."""
 
     def __init__(self, fn: Callable, x: torch.Tensor, y: torch.Tensor):
@@ -219,7 +220,7 @@ class LayerOperator:
         else:
             self.n_in, self.n_out = x[0].numel(), self.y[0].numel()
         self.problems = self.B * (1 if self.tokens is None else len(self.tokens))
-        self._full = _Products(fn, self.x, self.y)
+        self._full = JacobianProducts(fn, self.x, self.y)
         self._prefix = self._local = None
         if self.tokens is not None and local is not None:
             self._local = self._token_local(local)
@@ -263,7 +264,7 @@ class LayerOperator:
             piece.release()
 
     def _prefixes(self):
-        """One :class:`_Products` per sampled token on its prefix, or None where the check fails."""
+        """One :class:`JacobianProducts` per sampled token on its prefix, or None where the check fails."""
         T, eps = self.x.shape[1], torch.finfo(self.y.dtype).eps
         tol = 1e3 * eps * (1.0 + float(self.y.abs().max()))
         pieces = []
@@ -281,7 +282,7 @@ class LayerOperator:
                 return None
             if float((ys - self.y[:, : t + 1]).abs().max()) > tol:
                 return None
-            pieces.append(_Products(self.fn, xs, ys))
+            pieces.append(JacobianProducts(self.fn, xs, ys))
         self._prefix = pieces
         gen = torch.Generator().manual_seed(54321)
         V = torch.randn(1, self.problems, self.n_out, generator=gen, dtype=self.y.dtype).to(self.y.device)
@@ -294,19 +295,20 @@ class LayerOperator:
         scale = float(whole.abs().max()) + float(V.abs().max())
         return float((short - whole).abs().max()) <= 1e3 * eps * scale
 
-    def _entries(self, t: torch.Tensor, lanes: int = 1) -> torch.Tensor:
+    def entries(self, t: torch.Tensor, lanes: int = 1) -> torch.Tensor:
         """``(B, T, d)`` -> the sampled tokens of each sample as a sequence of their own,
         ``lanes`` times over: ``(B, lanes * m, d)``, entry ``k * m + i`` token ``t_i`` (the layout
         of the token-local functions)."""
         tok = torch.tensor(self.tokens, device=t.device)
         return t[:, tok].repeat(1, lanes, 1)
 
-    def _to_entries(self, V: torch.Tensor) -> torch.Tensor:
+    def to_entries(self, V: torch.Tensor) -> torch.Tensor:
         """``(K, P, d)`` vectors (token-major problems) -> ``(B, K * m, d)``."""
         K, m = V.shape[0], len(self.tokens)
         return V.reshape(K, m, self.B, -1).permute(2, 0, 1, 3).reshape(self.B, K * m, -1)
 
-    def _from_entries(self, E: torch.Tensor, K: int) -> torch.Tensor:
+    def from_entries(self, E: torch.Tensor, K: int) -> torch.Tensor:
+        """Inverse of :meth:`to_entries`: ``(B, K * m, d)`` -> ``(K, P, d)``."""
         m = len(self.tokens)
         return E.reshape(self.B, K, m, -1).permute(1, 2, 0, 3).reshape(K, self.problems, -1)
 
@@ -331,7 +333,7 @@ class LayerOperator:
         Products with ``K`` vectors at once run on ``K`` copies of the entries in one sequence
         (:meth:`_piece`): no entry moves another, so the layer's matrix products take all vectors
         in one pass, where ``vmap`` over the vectors would repeat the pass."""
-        X, Y = self._entries(self.x), self._entries(self.y)
+        X, Y = self.entries(self.x), self.entries(self.y)
         eps = torch.finfo(self.y.dtype).eps
         tol = 1e3 * eps * (1.0 + float(self.y.abs().max()))
         gen = torch.Generator().manual_seed(54321)
@@ -348,8 +350,8 @@ class LayerOperator:
                     continue
                 if float((Ys - Y).abs().max()) > tol:
                     continue
-                piece = _Products(fn, X, Ys)
-                short = self._from_entries(piece.rvec(self._to_entries(V)[None])[0], 1)
+                piece = JacobianProducts(fn, X, Ys)
+                short = self.from_entries(piece.rvec(self.to_entries(V)[None])[0], 1)
             except Exception:  # noqa: BLE001
                 continue
             whole = self._whole_at(V, ends) if whole is None else whole
@@ -360,16 +362,22 @@ class LayerOperator:
                 return {1: piece}
         return None
 
-    def _piece(self, K: int) -> _Products:
+    def token_function(self, K: int = 1) -> Callable | None:
+        """The verified token-local function of the layer on ``K`` copies of the sampled tokens
+        (entries ``(B, K * m, d)``, laid out as :meth:`entries`), or None where the operator is not
+        token-local."""
+        return self._make(K) if self._local else None
+
+    def _piece(self, K: int) -> JacobianProducts:
         """The token-local products of ``K`` copies of the entries: those of one vector, of a
         block (:attr:`block`) and of a block with an Arnoldi vector beside it
         (:func:`~.krylov.singular_values_and_radius`) are kept, others (probes, dense columns)
         recorded when asked, so that their graphs do not pile up."""
         if K in self._local:
             return self._local[K]
-        fn, X = self._make(K), self._entries(self.x, K)
+        fn, X = self._make(K), self.entries(self.x, K)
         with torch.no_grad():
-            piece = _Products(fn, X, fn(X))
+            piece = JacobianProducts(fn, X, fn(X))
         if K in (self.block, self.block + 1):
             self._local[K] = piece
         return piece
@@ -415,7 +423,7 @@ class LayerOperator:
 
     def _per_row(self, V: torch.Tensor, product) -> torch.Tensor:
         K = V.shape[0]
-        return self._from_entries(product(self._piece(K), self._to_entries(V)[None])[0], K)
+        return self.from_entries(product(self._piece(K), self.to_entries(V)[None])[0], K)
 
     def rmatvec(self, V: torch.Tensor) -> torch.Tensor:
         """``J^T v`` for ``V`` of shape ``(K, P, n_out)``: returns ``(K, P, n_in)``."""
@@ -424,9 +432,9 @@ class LayerOperator:
 
     def _rmatvec(self, V: torch.Tensor) -> torch.Tensor:
         if self._local:
-            return self._per_row(V.to(self.y.dtype), _Products.rvec)
+            return self._per_row(V.to(self.y.dtype), JacobianProducts.rvec)
         if self._prefix is not None:
-            return self._per_prefix(V.to(self.y.dtype), _Products.rvec)
+            return self._per_prefix(V.to(self.y.dtype), JacobianProducts.rvec)
         return self._whole_rmatvec(V)
 
     def matvec(self, W: torch.Tensor) -> torch.Tensor:
@@ -436,9 +444,9 @@ class LayerOperator:
 
     def _matvec(self, W: torch.Tensor) -> torch.Tensor:
         if self._local:
-            return self._per_row(W.to(self.x.dtype), _Products.fvec)
+            return self._per_row(W.to(self.x.dtype), JacobianProducts.fvec)
         if self._prefix is not None:
-            return self._per_prefix(W.to(self.x.dtype), _Products.fvec)
+            return self._per_prefix(W.to(self.x.dtype), JacobianProducts.fvec)
         lanes = self._lanes(W.to(self.x.dtype), self.x.shape[1:])
         return self._unlanes(self._full.fvec(lanes), W.shape[0])
 

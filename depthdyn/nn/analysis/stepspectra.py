@@ -20,6 +20,7 @@ from .checks import ModelSetupError
 from .krylov import hutchinson_trace, singular_values_and_radius, top_singular_values
 from .operators import LayerOperator, quiet
 from .readonly import frozen
+from .stacked import StackedOperator, stack_groups
 
 __all__ = ["estimate_cost", "is_causal", "step_spectra", "token_sample"]
 
@@ -68,17 +69,40 @@ def step_spectra(gsteps, blocks, picked, notes: list, opt: dict) -> dict:
     ``blocks`` the ``(N, 2)`` (state, token) problems, ``picked`` the sampled tokens of causal
     steps (``None``: whole-state Jacobians); ``opt`` holds ``k``, ``steps``, ``tol``,
     ``dense_max``, ``probes``, ``seed``, ``progress``, ``release`` (free each step's graphs once
-    its figures are computed) and ``around`` (``around(module)``: the context a step's work runs
-    in). Appends to ``notes``; returns the :class:`~.inspection.Inspection` fields it computed and
-    the step operators.
+    its figures are computed), ``around`` (``around(module)``: the context a step's work runs
+    in) and ``stack`` (at most this many same-shaped token-local steps analysed together,
+    :mod:`.stacked`; 1: one by one). Appends to ``notes``; returns the
+    :class:`~.inspection.Inspection` fields it computed and the step operators.
     """
     L, N, k = len(gsteps), blocks.shape[0], opt["k"]
     sv, rho, tr = np.full((L, N, k), np.nan), np.full((L, N), np.nan), np.full((L, N), np.nan)
     names = ("singular_values", "spectral_radius", "jacobian_trace", "recording")
     acc = {name: np.zeros(L) for name in names}
-    ops, methods, estimate = [], [], float("nan")
+    ops, methods, estimate = [], [""] * L, float("nan")
     bar = _progress(opt["progress"], L)
     around = opt.get("around") or (lambda module: contextlib.nullcontext())
+    most, deferred = opt.get("stack", 1), set()
+
+    def store(idx: list, op, dense: bool, label: str = "") -> None:
+        """The figures of ``op`` (one step's, or a stack's: problems layer-major) into rows ``idx``."""
+        figs = _figures(op, dense, opt)
+        G = len(idx)
+        for name, value in figs.items():
+            if name == "method":
+                for i in idx:
+                    methods[i] = value + label
+                continue
+            value = value.reshape(G, -1, *value.shape[1:])
+            for g, i in enumerate(idx):
+                if name == "sv":
+                    sv[i, :, : value.shape[-1]] = value[g]
+                elif name in ("rho", "tr"):
+                    (rho if name == "rho" else tr)[i] = value[g]
+                else:
+                    acc[name][i] = value[g].max()
+        if bar is not None:
+            bar.update(G)
+
     for i, st in enumerate(gsteps):
         with around(st.module):  # a layer with offloaded weights: loaded once for all its products
             op = LayerOperator(st.function, st.state, tokens=picked, local=st.local,
@@ -102,35 +126,30 @@ def step_spectra(gsteps, blocks, picked, notes: list, opt: dict) -> dict:
                         f"{estimate:.0f} s (the iterations usually stop earlier)",
                         file=sys.stderr,
                     )
-            if dense:
-                J = op.dense()
-                s = torch.linalg.svdvals(J.double()).cpu().numpy()
-                kk = min(k, s.shape[1])
-                sv[i, :, :kk] = s[:, :kk]
-                if op.square:
-                    rho[i] = torch.linalg.eigvals(J.double()).abs().amax(dim=1).cpu().numpy()
-                    tr[i] = torch.diagonal(J, dim1=1, dim2=2).sum(-1).double().cpu().numpy()
-                methods.append("dense")
+            if most <= 1 or dense:
+                store([i], op, dense)
+                if opt.get("release"):  # weights loaded on demand: keep one layer's in memory at a time
+                    op.release()
             else:
-                krylov = dict(steps=opt["steps"], tol=opt["tol"], seed=opt["seed"])
-                if op.square:  # Arnoldi's J^T products ride along with those of block Lanczos
-                    top, r = singular_values_and_radius(op, k, **krylov)
-                else:
-                    top = top_singular_values(op, k, **krylov)
-                sv[i, :, : top.values.shape[1]] = top.values
-                acc["singular_values"][i] = top.accuracy.max()
-                method = top.method
-                if op.square:
-                    rho[i] = r.values[:, 0]
-                    acc["spectral_radius"][i] = r.accuracy.max()
-                    tr[i], terr = hutchinson_trace(op, probes=opt["probes"], seed=opt["seed"])
-                    acc["jacobian_trace"][i] = terr.max()
-                    method += f", {r.method}, hutchinson ({opt['probes']} probes)"
-                methods.append(method)
-            if opt.get("release"):  # weights loaded on demand: keep one layer's in memory at a time
-                op.release()
-        if bar is not None:
-            bar.update(1)
+                deferred.add(i)
+    if deferred:
+        stacked = 0
+        for idx in stack_groups(ops, [st.module for st in gsteps], most):
+            if idx[0] not in deferred:  # a group is of one shape: dense (done above) or not
+                continue
+            sop = StackedOperator.of([ops[i] for i in idx]) if len(idx) > 1 else None
+            if sop is None:
+                for i in idx:
+                    store([i], ops[i], False)
+                continue
+            store(idx, sop, False, f" (with {len(idx) - 1} other layers in one pass)")
+            sop.release()
+            stacked += len(idx)
+        if stacked:
+            notes.append(
+                f"{stacked} same-shaped token-local steps analysed together, up to {most} in one pass "
+                "(vmap over their stacked weights; each checked against its own products)"
+            )
     if bar is not None:
         bar.close()
     if any(op.token_local or "math" in (op.forward_mode or "") for op in ops):
@@ -148,6 +167,37 @@ def step_spectra(gsteps, blocks, picked, notes: list, opt: dict) -> dict:
         estimate_seconds=estimate,
         _operators=tuple(ops),
     )
+
+
+def _figures(op, dense: bool, opt: dict) -> dict:
+    """Top singular values, spectral radius and ``tr J`` of one operator, per problem, with
+    their error bounds (``singular_values``, ``spectral_radius``, ``jacobian_trace``: per
+    problem) and how they were found (``method``)."""
+    k, P = opt["k"], op.problems
+    out = {"rho": np.full(P, np.nan), "tr": np.full(P, np.nan), "spectral_radius": np.zeros(P),
+           "jacobian_trace": np.zeros(P)}
+    if dense:
+        J = op.dense()
+        s = torch.linalg.svdvals(J.double()).cpu().numpy()
+        out["sv"], out["singular_values"] = s[:, : min(k, s.shape[1])], np.zeros(P)
+        if op.square:
+            out["rho"] = torch.linalg.eigvals(J.double()).abs().amax(dim=1).cpu().numpy()
+            out["tr"] = torch.diagonal(J, dim1=1, dim2=2).sum(-1).double().cpu().numpy()
+        out["method"] = "dense"
+        return out
+    krylov = dict(steps=opt["steps"], tol=opt["tol"], seed=opt["seed"])
+    if op.square:  # Arnoldi's J^T products ride along with those of block Lanczos
+        top, r = singular_values_and_radius(op, k, **krylov)
+    else:
+        top = top_singular_values(op, k, **krylov)
+    out["sv"], out["singular_values"] = top.values, top.accuracy.max(axis=1)
+    method = top.method
+    if op.square:
+        out["rho"], out["spectral_radius"] = r.values[:, 0], r.accuracy[:, 0]
+        out["tr"], out["jacobian_trace"] = hutchinson_trace(op, probes=opt["probes"], seed=opt["seed"])
+        method += f", {r.method}, hutchinson ({opt['probes']} probes)"
+    out["method"] = method
+    return out
 
 
 def estimate_cost(op: LayerOperator, L: int, dense: bool, opt: dict) -> float:
