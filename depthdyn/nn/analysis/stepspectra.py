@@ -133,7 +133,7 @@ def step_spectra(gsteps, blocks, picked, notes: list, opt: dict) -> dict:
             else:
                 deferred.add(i)
     if deferred:
-        stacked = 0
+        stacked, widest = 0, 0
         for idx in stack_groups(ops, [st.module for st in gsteps], most):
             if idx[0] not in deferred:  # a group is of one shape: dense (done above) or not
                 continue
@@ -144,10 +144,10 @@ def step_spectra(gsteps, blocks, picked, notes: list, opt: dict) -> dict:
                 continue
             store(idx, sop, False, f" (with {len(idx) - 1} other layers in one pass)")
             sop.release()
-            stacked += len(idx)
+            stacked, widest = stacked + len(idx), max(widest, len(idx))
         if stacked:
             notes.append(
-                f"{stacked} same-shaped token-local steps analysed together, up to {most} in one pass "
+                f"{stacked} same-shaped token-local steps analysed together, up to {widest} in one pass "
                 "(vmap over their stacked weights; each checked against its own products)"
             )
     if bar is not None:
