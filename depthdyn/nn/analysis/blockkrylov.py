@@ -23,6 +23,7 @@ from __future__ import annotations
 import torch
 
 from .schedule import solo
+from .smalldense import per_matrix
 
 __all__ = ["block_lanczos", "block_singular_values"]
 
@@ -79,7 +80,7 @@ def block_lanczos(op, k: int, b: int, steps: int, tol: float, seed: int):
         if m >= k and _due(m, last, cap):
             last = m
             Wm = W[:, :m].double()
-            mu, Y = torch.linalg.eigh(Wm @ Wm.mT)
+            mu, Y = per_matrix(torch.linalg.eigh, Wm @ Wm.mT)
             mu, Y = mu.flip(-1)[:, :k].clamp(min=0), Y.flip(-1)[..., :k]  # (P, k), (P, m, k)
             Yt = Y.mT.to(Z.dtype)
             R = torch.bmm(Yt, Z[:, :m]) - mu[..., None].to(Z.dtype) * torch.bmm(Yt, Q[:, :m])

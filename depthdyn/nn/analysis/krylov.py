@@ -24,6 +24,7 @@ from ...errors import ParameterError, ShapeError
 from ...records import Record
 from .blockkrylov import block_lanczos, block_singular_values
 from .schedule import solo, together
+from .smalldense import per_matrix
 
 __all__ = [
     "KrylovEstimate", "check_tol", "top_singular_values", "spectral_radius_estimate",
@@ -175,7 +176,7 @@ def top_singular_values(
             B = torch.diag_embed(alpha[:, : j + 1]) + torch.diag_embed(beta[:, :j], offset=1)
             # left singular vectors of B as eigenvectors of B B^T: 3x cheaper than an SVD, and
             # the top k (all that is kept) lose nothing by the squaring (relative error eps s_1^2/s_k^2)
-            ev, X = torch.linalg.eigh(B @ B.mT)
+            ev, X = per_matrix(torch.linalg.eigh, B @ B.mT)
             sig, X = ev.flip(-1)[:, :k].clamp(min=0).sqrt(), X.flip(-1)
             resid = beta[:, j, None] * X[:, j, :k].abs()
             if j + 1 == s or bool((resid <= tol * sig).all()):
@@ -268,7 +269,7 @@ def _dominant(H: np.ndarray, s: int) -> tuple[np.ndarray, np.ndarray]:
     """
     # torch's LAPACK: numpy's threaded BLAS crawls on a shared machine (10-60x here)
     Hs = torch.from_numpy(np.ascontiguousarray(H[:, :s, :]))
-    lam = torch.linalg.eigvals(Hs)
+    lam = per_matrix(torch.linalg.eigvals, Hs)
     theta = lam[torch.arange(lam.shape[0]), lam.abs().argmax(dim=1)]
     y = _eigenvector(Hs, theta)
     return theta.abs().numpy(), np.abs(H[:, s, s - 1] * y[:, -1].numpy())
@@ -357,7 +358,7 @@ def ritz_values(op, *, steps: int = 40, seed: int = 0) -> np.ndarray:
     extreme values converge first.
     """
     H, s = _arnoldi(op, steps, seed)
-    return torch.linalg.eigvals(torch.from_numpy(np.ascontiguousarray(H[:, :s, :]))).numpy()
+    return per_matrix(torch.linalg.eigvals, torch.from_numpy(np.ascontiguousarray(H[:, :s, :]))).numpy()
 
 
 def hutchinson_trace(op, *, probes: int = 16, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
