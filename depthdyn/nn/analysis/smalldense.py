@@ -6,7 +6,10 @@ threads do not pay at that size and can cost far more than they give: on a share
 machine a batch of 96 symmetric 120 x 120 problems took 0.14 s on one thread and 1.7 s on two.
 So each matrix runs on one thread, and a batch is spread over torch's threads instead (1.8x on
 two cores for the nonsymmetric eigenvalues of Arnoldi; on a GPU's host, with its many cores and
-the products on the GPU, this work is most of what is left of an analysis).
+the products on the GPU, this work is most of what is left of an analysis). Batches on a GPU
+come to the CPU for this: CUDA's batched symmetric solver serves matrices of at most 32 rows,
+larger ones go through a loop of one solver call per matrix (pytorch/pytorch#175585), each
+slower than the CPU's on matrices of this size.
 """
 
 from __future__ import annotations
@@ -21,11 +24,12 @@ __all__ = ["per_matrix"]
 
 def per_matrix(fn: Callable, X: torch.Tensor, *, spread_from: int = 32):
     """``fn(X)`` for a batch ``X`` ``(P, s, s)`` (a tensor or a tuple of tensors, batched along
-    the first axis): on the CPU LAPACK on one thread per matrix, batches of matrices of
-    ``spread_from`` rows or more spread over ``torch.get_num_threads()`` threads; elsewhere (a
-    GPU's solvers) ``fn(X)`` as it is."""
+    the first axis), on ``X``'s device: computed on the CPU, LAPACK on one thread per matrix,
+    batches of matrices of ``spread_from`` rows or more spread over ``torch.get_num_threads()``
+    threads."""
     if X.device.type != "cpu":
-        return fn(X)
+        out = per_matrix(fn, X.cpu(), spread_from=spread_from)
+        return out.to(X.device) if isinstance(out, torch.Tensor) else type(out)(o.to(X.device) for o in out)
     threads = torch.get_num_threads()
     workers = min(threads, X.shape[0])
     torch.set_num_threads(1)
