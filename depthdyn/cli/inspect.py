@@ -91,6 +91,11 @@ def add_arguments(parser) -> None:
     parser.add_argument("--split", action="store_true", help="attention and MLP as separate depth steps")
     parser.add_argument("--streams", type=int, help="batch rows per state (default: detected)")
     parser.add_argument(
+        "--stack", type=int,
+        help="at most this many same-shaped layers analysed in one pass (default: on a GPU as many as "
+        "fit in a quarter of its free memory, on a CPU 1)",
+    )
+    parser.add_argument(
         "--family", default="residual", help="family to place the measured lam on (default residual)"
     )
     parser.add_argument(
@@ -384,6 +389,7 @@ def _analyse(args, model, inputs, layers, dtype, params) -> int:
         dtype=dtype,
         split=args.split,
         streams=args.streams,
+        stack=args.stack,
         progress=not args.quiet,
         seed=args.seed,
     )

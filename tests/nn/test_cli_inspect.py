@@ -3,6 +3,7 @@
 
 import json
 
+import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch", reason="depthdyn inspect needs the optional torch extra")
@@ -75,6 +76,7 @@ def test_figure_is_written(user_file, tmp_path, capsys):
         (["inspect", "{file}:make", "--family", "momentum", "-p", "m=0.9"], "missing"),
         (["inspect", "{file}:make", "--out", "fig.txt"], ".png, .svg or .pdf"),
         (["inspect", "{file}:make", "--steps", "0"], "--steps"),
+        (["inspect", "{file}:make", "--stack", "0"], "stack"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(user_file, capsys, argv, message):
@@ -105,6 +107,18 @@ def test_hugging_face_config_file_with_random_weights(tmp_path, capsys):
     report = json.loads(capsys.readouterr().out)
     assert report["names"] == ["h.0.attention", "h.0.mlp", "h.1.attention", "h.1.mlp"]
     assert report["causal"] is True and len(report["blocks"]) == 2
+    # the two layers in one pass (--stack 2): the note says so, the figures are the same to their bounds
+    argv = ["inspect", str(cfg), "--seq", "6", "--tokens", "2", "--dense-max", "0", "--steps", "4", "--json",
+            "--quiet"]
+    assert main(argv) == 0
+    alone = json.loads(capsys.readouterr().out)
+    assert main(argv + ["--stack", "2"]) == 0
+    together = json.loads(capsys.readouterr().out)
+    assert any("2 same-shaped token-local steps analysed together" in n for n in together["notes"])
+    assert not any("analysed together" in n for n in alone["notes"])
+    gap = np.abs(np.array(together["top_singular_values"]) - np.array(alone["top_singular_values"]))
+    bound = np.maximum(together["accuracy"]["singular_values"], alone["accuracy"]["singular_values"])
+    assert np.all(gap <= 2 * np.array(bound)[:, None, None] + 1e-12)
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"n_layer": 2}))
     assert main(["inspect", str(bad), "--quiet"]) == 2
