@@ -32,6 +32,8 @@ Each time is also given as a multiple of one plain forward pass of the same mode
 inputs, on the same device (``--device``, default the CPU), timed in the same process: on a
 shared machine the load changes the seconds, much less the ratio; with ``--threads 1`` the
 multiple in CPU seconds (the analysis's over the forward pass's) is the one the load moves least.
+With ``--device cuda`` the host's cores are all used (``--threads``): the small dense
+eigenproblems of the Krylov tests run there, spread one matrix per thread.
 Where the time goes is printed beside it: the seconds, calls and vectors of the Jacobian
 products (``J^T v``, ``J w``), and the rest (recording, checks, dense and Ritz work).
 The 60 s / 4 GB target of the model-scale cases is reported, never asserted.
@@ -237,7 +239,8 @@ def _case(name: str, steps: int, tol: float, device: str = "cpu", stack: int | N
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", type=Path)
-    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--threads", type=int,
+                        help="torch CPU threads (default 2 on the CPU, all the host's cores with a GPU)")
     parser.add_argument("--steps", type=int, default=200)
     parser.add_argument("--tol", type=float, default=1e-3)
     parser.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N (the forward pass timed there)")
@@ -245,6 +248,8 @@ def main() -> None:
     parser.add_argument("--case")
     parser.add_argument("--only", nargs="*", default=["vector", "causal", "dense-small", "inspect-small"])
     args = parser.parse_args()
+    if args.threads is None:  # a GPU's host does the small dense work: its cores are part of the machine
+        args.threads = 2 if args.device == "cpu" else os.cpu_count() or 1
     if args.case:
         import torch
 
