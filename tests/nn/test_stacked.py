@@ -130,3 +130,16 @@ def test_layers_that_differ_do_not_stack():
 def test_stack_must_be_a_positive_integer(bad):
     with pytest.raises(ParameterError, match="stack"):
         inspect(_model("gpt2"), _inputs(), stack=bad)
+
+
+def test_a_stack_that_cannot_run_falls_back_to_one_by_one(monkeypatch):
+    # vmap refusing an op of the layer (or weights on several devices) must not end the analysis
+    def refuses(self, fns):
+        raise RuntimeError("vmap: no batching rule")
+
+    monkeypatch.setattr(local_mod.Stack, "function", refuses)
+    model, inputs = _model("gpt2"), _inputs()
+    ins = inspect(model, inputs, k=3, tokens=list(TOKENS), dense_max=0, steps=32, tol=0, stack=3)
+    assert not any("other layers" in m for m in ins.methods)
+    D = _dense_blocks(model, inputs)[1]
+    np.testing.assert_allclose(ins.top_singular_values[1], torch.linalg.svdvals(D)[:, :3], rtol=1e-9)

@@ -47,16 +47,17 @@ class StackedOperator:
         first = ops[0]
         if len(ops) < 2 or any(
             not op.token_local or op.tokens != first.tokens or op.x.shape != first.x.shape
-            or op.block != first.block for op in ops
+            or op.x.dtype != first.x.dtype or op.x.device != first.x.device or op.block != first.block
+            for op in ops
         ):
             return None
-        stack = Stack.of([op.token_function(1) for op in ops])
-        if stack is None:
-            return None
-        stacked = cls(ops, stack)
-        try:
+        try:  # weights on several devices, a layer vmap cannot map over: analysed one by one
+            stack = Stack.of([op.token_function(1) for op in ops])
+            if stack is None:
+                return None
+            stacked = cls(ops, stack)
             piece = stacked._piece(1)
-        except Exception:  # noqa: BLE001 - a layer vmap cannot map over: analysed one by one
+        except Exception:  # noqa: BLE001
             return None
         eps = torch.finfo(first.y.dtype).eps
         want = torch.stack([op.entries(op.y) for op in ops])
