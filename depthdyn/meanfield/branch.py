@@ -10,6 +10,7 @@ series of the difference or Price's theorem, so that ``1 - c`` keeps its digits.
 
 from __future__ import annotations
 
+import math
 from functools import cache
 
 import numpy as np
@@ -123,25 +124,31 @@ def branch_moments(act, gain2, bias2, qd, QP, QD):
     r = qd.size
     if r == 1 and qd[0] > 0:
         return single_branch_moments(act, gain2, bias2, float(qd[0]), float(QD[0, 0]))
-    eps = _unit(QD.diagonal() / (2 * qd))
     if r == 1:
-        second, difference = _diagonal(act, qd, eps)
+        second, difference = _diagonal(act, qd, _unit(QD.diagonal() / (2 * qd)))
         return gain2 * float(second.sum()) + bias2, 2 * gain2 * float(difference.sum())
     iu, first, second = _pairs(r)
-    qi, qj = qd[iu[0]], qd[iu[1]]
-    root = np.sqrt(qi * qj)
-    eps_p = _unit(1 - QP[iu] / root)
-    delta = QD[iu] / (2 * root)
+    if qd.min() > 0:  # the pairs' covariances as floats (a few lags: NumPy's cost per call dominates)
+        q, P, D = qd.tolist(), QP.tolist(), QD.tolist()
+        roots = [math.sqrt(q[i] * q[j]) for i, j in zip(iu[0].tolist(), iu[1].tolist(), strict=True)]
+        pairs = list(zip(iu[0].tolist(), iu[1].tolist(), roots, strict=True))
+        eps = np.array([min(max(D[i][i] / (2 * q[i]), 0.0), 2.0) for i in range(r)])
+        eps_p = np.array([min(max(1 - P[i][j] / root, 0.0), 2.0) for i, j, root in pairs])
+        delta = np.array([D[i][j] / (2 * root) for i, j, root in pairs])
+    else:
+        root = np.sqrt(qd[iu[0]] * qd[iu[1]])
+        eps = _unit(QD.diagonal() / (2 * qd))
+        eps_p, delta = _unit(1 - QP[iu] / root), QD[iu] / (2 * root)
     eps_s = _unit(eps_p + delta)
-    m = qi.size
+    m = iu[0].size
     if getattr(act, "closed_form", False):
         # one call for the diagonal's E[phi^2] and both covariances (the per-call overhead dominates)
         every = act.cross_moment(qd[first], qd[second], eps=np.concatenate((0 * qd, eps_p, eps_s)))
         sum_p, both = float(every[:r].sum()), every[r:]
         if hasattr(act, "layer_moments"):  # the lags' difference moments one by one, as floats (erf)
             sum_d = 0.0
-            for q, e in zip(qd.tolist(), eps.tolist(), strict=True):
-                sum_d += act.layer_moments(q, e)[1]
+            for q_i, e_i in zip(qd.tolist(), eps.tolist(), strict=True):
+                sum_d += act.layer_moments(q_i, e_i)[1]
         else:
             sum_d = float(_difference(act, qd, eps).sum())
     else:
@@ -150,8 +157,8 @@ def branch_moments(act, gain2, bias2, qd, QP, QD):
         # lag by lag as floats (a few lags: NumPy's cost per call on short arrays would dominate)
         if _series(act) and qd.min() > 0:
             sum_p = sum_d = 0.0
-            for q, e in zip(qd.tolist(), eps.tolist(), strict=True):
-                second_q, difference_q = _single_diagonal(act, q, e)
+            for q_i, e_i in zip(qd.tolist(), eps.tolist(), strict=True):
+                second_q, difference_q = _single_diagonal(act, q_i, e_i)
                 sum_p += second_q
                 sum_d += difference_q
         else:
@@ -160,7 +167,7 @@ def branch_moments(act, gain2, bias2, qd, QP, QD):
     mp, diff = both[:m], both[:m] - both[m:]
     small = np.abs(delta) < _SMALL
     if small.any():
-        diff = np.where(small, _small_difference(act, qi, qj, eps_p, delta), diff)
+        diff = np.where(small, _small_difference(act, qd[iu[0]], qd[iu[1]], eps_p, delta), diff)
     sum_p += 2 * float(mp.sum())
     sum_d += 2 * float(diff.sum())
     return gain2 * sum_p + bias2 * r * r, 2 * gain2 * sum_d

@@ -462,26 +462,12 @@ def iterate_family(
     D = 2 * eps0 * P
     layers = _one_input_layers if spec.R.shape[0] == 1 else _layers
     Ps, Ds, stopped, reason = layers(act, spec, sw2, sb2, P, D, depth, q_min, q_max)
-    Ps, Ds = np.array(Ps).reshape(-1, spec.k, spec.k), np.array(Ds).reshape(-1, spec.k, spec.k)
+    Ps, Ds = np.asarray(Ps), np.asarray(Ds)
     q = Ps[:, 0, 0].copy()
     eps = np.clip(Ds[:, 0, 0] / (2 * q), 0.0, 2.0)
     name = getattr(act, "name", None) or type(act).__name__
-    return KernelTrajectory(
-        family,
-        str(name),
-        sw2,
-        sb2,
-        depth,
-        q,
-        1 - eps,
-        eps,
-        Ps,
-        Ds,
-        spec.states,
-        dict(params),
-        stopped,
-        reason,
-    )
+    return KernelTrajectory(family, str(name), sw2, sb2, depth, q, 1 - eps, eps, Ps, Ds, spec.states,
+                            dict(params), stopped, reason)
 
 
 def _stop_reason(q: float, q_min: float, q_max: float) -> str:
@@ -496,24 +482,39 @@ def _overflow_reason(q: float) -> str:
 
 
 def _layers(act, spec, sw2, sb2, P, D, depth, q_min, q_max):
-    """The layers of :func:`iterate_family` by :func:`kernel_step`: ``(Ps, Ds, stopped_at, reason)``."""
-    Ps, Ds = [P], [D]
+    """The layers of :func:`iterate_family` for a branch with several inputs: :func:`kernel_step`'s
+    operations on the stack ``[P, D]``; returns ``(Ps, Ds, stopped_at, reason)``."""
+    C, CT, ee, reads_all = spec.C, spec.C.T, spec.ee, spec.reads_all
+    gain2, bias2 = (spec.sv2, spec.sa2) if spec.branch == "two" else (sw2, sb2)
+    state = np.stack((P, D))
+    states = [state]
     for layer in range(depth):
-        qd = spec.branch_inputs(P).diagonal()
-        if spec.norm != "pre" and (qd.max() > q_max or qd.min() < q_min):
-            return Ps, Ds, layer, _stop_reason(qd.max() if qd.max() > q_max else qd.min(), q_min, q_max)
+        Q = state if reads_all else spec.R @ state @ spec.R.T  # the branch inputs' [QP, QD]
+        qd = Q[0].diagonal().copy()
+        top, low = float(qd.max()), float(qd.min())
+        if spec.norm != "pre" and (top > q_max or low < q_min):
+            reason = _stop_reason(top if top > q_max else low, q_min, q_max)
+            return _split(states, spec.k, False) + (layer, reason)
+        QP, QD = Q
+        if spec.norm == "pre":
+            nu = 1 / np.sqrt(qd + LN_EPS)
+            QP, QD, qd = QP * np.outer(nu, nu), QD * np.outer(nu, nu), qd * nu**2
+        if spec.branch == "two":
+            QP, QD, qd = sw2 * QP + sb2, sw2 * QD, sw2 * qd + sb2
         try:
-            P, D, _ = kernel_step(act, spec, sw2, sb2, P, D)
+            GP, GD = branch_moments(act, gain2, bias2, qd, QP, QD)
         except DomainError:
-            return Ps, Ds, layer, _overflow_reason(qd.max())
-        # one sum each: an inf or NaN anywhere makes it non-finite (entries stay far below overflow)
-        if not (math.isfinite(P.sum()) and math.isfinite(D.sum())):
-            return Ps, Ds, layer + 1, "exploding phase: the covariance overflowed"
-        Ps.append(P)
-        Ds.append(D)
-        if P[0, 0] > q_max and spec.norm == "pre":
-            return Ps, Ds, layer + 1, f"exploding phase: q > q_max = {q_max:g}"
-    return Ps, Ds, None, ""
+            return _split(states, spec.k, False) + (layer, _overflow_reason(top))
+        state = C @ state @ CT + np.array([GP, GD])[:, None, None] * ee
+        if spec.norm == "post":
+            state = state * (1 / (state[0, 0, 0] + LN_EPS))
+        # one sum: an inf or NaN anywhere makes it non-finite (entries stay far below overflow)
+        if not math.isfinite(state.sum()):
+            return _split(states, spec.k, False) + (layer + 1, "exploding phase: the covariance overflowed")
+        states.append(state)
+        if state[0, 0, 0] > q_max and spec.norm == "pre":
+            return _split(states, spec.k, False) + (layer + 1, f"exploding phase: q > q_max = {q_max:g}")
+    return _split(states, spec.k, False) + (None, "")
 
 
 def _one_input_layers(act, spec, sw2, sb2, P, D, depth, q_min, q_max):

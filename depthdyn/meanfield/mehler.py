@@ -248,11 +248,9 @@ def _half(n: int, levels: int, parity: int) -> tuple[np.ndarray, np.ndarray, np.
 
 @cache
 def _half_rule(levels: int, odd: int, rows: int):
-    """Both rules' nodes ``z > 0`` and a trailing 0, the 20-node rule's count of them, and block
-    matrices for one product each: ``W`` (nodes x 2: each rule's weights) and, up to 48 rows,
-    ``T`` (nodes x ``2 rows``: the 20-node rule's first ``rows`` rows of its table of this
-    parity, then the 14-node rule's; more rows are read as two products, the zero blocks would
-    double the memory read)."""
+    """Both rules' nodes ``z > 0`` and a trailing 0, how many are the 20-node rule's, and block matrices
+    for one product each: ``W`` (each rule's weights) and up to 48 rows ``T`` (each rule's ``rows``
+    rows of its table; more are two products, as zero blocks would double the memory read)."""
     (z_hi, w_hi, t_hi), (z_lo, w_lo, t_lo) = _half(_HI, levels, odd), _half(_LO, levels, odd)
     cut, size = z_hi.size, z_hi.size + z_lo.size
     W = np.zeros((size + 1, 2))
