@@ -183,3 +183,29 @@ def test_erf_layer_moments_are_its_array_formulas():
             assert difference == float(act.difference_moment(np.array([q]), eps=np.array([e]))[0])
     # the mutant: a neighbouring correlation
     assert act.layer_moments(1.0, 0.3)[1] != act.layer_moments(1.0, 0.3 * (1 + 1e-15))[1]
+
+
+@pytest.mark.parametrize("name", ["erf", "tanh"])
+def test_branch_sums_of_several_lags_are_the_pairs_moments(name):
+    # a dense layer's sums written out pair by pair with the activation's own cross moment
+    from depthdyn.meanfield.branch import branch_moments
+
+    act = get_activation(name)
+    q = np.array([1.1, 1.4, 0.8])
+    corr = np.array([[1.0, 0.6, 0.3], [0.6, 1.0, 0.5], [0.3, 0.5, 1.0]])
+    QP = corr * np.sqrt(np.outer(q, q))
+    S = 0.4 * QP  # the two inputs' cross-covariance
+    QD = 2 * (QP - S)
+    GP, GD = branch_moments(act, SW2, SB2, q, QP, QD)
+    expected_p = expected_d = 0.0
+    for i in range(3):
+        for j in range(3):
+            root = math.sqrt(q[i] * q[j])
+            m_p = float(act.cross_moment(q[i], q[j], QP[i, j] / root))
+            m_s = float(act.cross_moment(q[i], q[j], S[i, j] / root))
+            expected_p += SW2 * m_p + SB2
+            expected_d += 2 * SW2 * (m_p - m_s)
+    assert GP == pytest.approx(expected_p, rel=1e-12) and GD == pytest.approx(expected_d, rel=1e-11)
+    # the mutant: a cross-covariance larger by a part in 10^6
+    wrong = branch_moments(act, SW2, SB2, q, QP, 2 * (QP - 0.4 * (1 + 1e-6) * QP))[1]
+    assert wrong != pytest.approx(expected_d, rel=1e-11)
