@@ -462,7 +462,6 @@ def iterate_family(
     D = 2 * eps0 * P
     layers = _one_input_layers if spec.R.shape[0] == 1 else _layers
     Ps, Ds, stopped, reason = layers(act, spec, sw2, sb2, P, D, depth, q_min, q_max)
-    Ps, Ds = np.asarray(Ps), np.asarray(Ds)
     q = Ps[:, 0, 0].copy()
     eps = np.clip(Ds[:, 0, 0] / (2 * q), 0.0, 2.0)
     name = getattr(act, "name", None) or type(act).__name__
@@ -585,4 +584,4 @@ def _read(state: np.ndarray, j: int | None, R: np.ndarray, RT: np.ndarray) -> li
 def _split(states: list, k: int, scalar: bool) -> tuple[np.ndarray, np.ndarray]:
     """``(P, D)`` of shape ``(layers + 1, k, k)`` from :func:`_one_input_layers`' states."""
     both = np.array(states).reshape(len(states), 2, k, k)
-    return both[:, 0], both[:, 1]
+    return np.ascontiguousarray(both[:, 0]), np.ascontiguousarray(both[:, 1])
