@@ -63,7 +63,8 @@ class Activation:
     #: each side of the origin (the coefficients' panels meet there).
     growth: tuple[float, float, float] | None = None
     #: ``"odd"`` or ``"even"`` where ``phi(-u) = -phi(u)`` or ``phi(u)``: the Hermite coefficients of the
-    #: other parity vanish, and those of the series are sums over half the quadrature nodes.
+    #: other parity vanish, and those of the series are sums over half the quadrature nodes. It holds
+    #: for the ``phi`` of the class that declares it (see :meth:`phi_parity`).
     parity: str | None = None
 
     def __init__(self, **params):
@@ -79,6 +80,14 @@ class Activation:
     def diff(self, u: np.ndarray, h: np.ndarray) -> np.ndarray:
         """``phi(u + h) - phi(u)``; subclasses compute it without cancellation for small ``h``."""
         return self.phi(u + h) - self.phi(u)
+
+    def phi_parity(self) -> str | None:
+        """:attr:`parity` where it holds for this ``phi``: set on the instance, or declared by the class
+        that defines ``phi`` (a subclass that redefines ``phi`` without declaring one has none)."""
+        if "parity" in vars(self):
+            return self.parity
+        owner = next(cls for cls in type(self).__mro__ if "phi" in vars(cls))
+        return vars(owner).get("parity")
 
     def __call__(self, u):
         return self.phi(np.asarray(u, dtype=float))

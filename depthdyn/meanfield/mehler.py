@@ -266,7 +266,7 @@ def _project(act, q: np.ndarray, order: int, levels: int):
     """Both rules' projections of ``phi(sqrt(q) z)``: ``b``, ``E[phi^2]``, ``q E[phi'^2]`` (20-node rule,
     then 14-node rule), and ``phi(0)``. An activation that declares a ``parity`` (tanh is odd) is
     evaluated on the nodes ``z > 0`` only, against the table's rows of its parity."""
-    odd = {"odd": 1, "even": 0}.get(getattr(act, "parity", None))
+    odd = {"odd": 1, "even": 0}.get(act.phi_parity() if hasattr(act, "phi_parity") else None)
     if odd is not None:
         return _project_half(act, q, order, levels, odd)
     (_, w_hi, table_hi), (_, w_lo, table_lo) = _tables(_HI, levels), _tables(_LO, levels)

@@ -209,3 +209,23 @@ def test_branch_sums_of_several_lags_are_the_pairs_moments(name):
     # the mutant: a cross-covariance larger by a part in 10^6
     wrong = branch_moments(act, SW2, SB2, q, QP, 2 * (QP - 0.4 * (1 + 1e-6) * QP))[1]
     assert wrong != pytest.approx(expected_d, rel=1e-11)
+
+
+def test_a_subclass_that_redefines_phi_loses_the_parity():
+    class Shifted(type(get_activation("tanh"))):  # tanh(u) + 0.1 is neither odd nor even
+        name = "shifted tanh"
+
+        def phi(self, u):
+            return np.tanh(u) + 0.1
+
+    act = Shifted()
+    assert get_activation("tanh").phi_parity() == "odd" and act.phi_parity() is None
+    value, bound, ok = mehler.cross_moment(act, np.array([0.7]), np.array([1.4]), np.array([0.4]))
+    reference = expect2(lambda x: math.tanh(x) + 0.1, lambda x: math.tanh(x) + 0.1, 0.7, 1.4, 0.4)
+    assert ok[0] and abs(value[0] - reference) <= bound[0] + 1e-14
+    # the mutant: the inherited declaration trusted, the even coefficients (the 0.1) are lost
+    act.parity = "odd"
+    _fresh()
+    wrong = mehler.cross_moment(act, np.array([0.7]), np.array([1.4]), np.array([0.4]))[0][0]
+    _fresh()
+    assert abs(wrong - reference) > 1e-3
