@@ -29,10 +29,11 @@ tail is ``|rho|^(N+1) T0``; the smaller bound is taken, and a call uses only as 
 its correlations need (``|rho|^N`` below ``RTOL / 100``; 48 at ``|rho| = 0.3``).
 
 The coefficients come from composite Gauss-Legendre rules (20 and 14 nodes on panels of
-width 1/2, the two next to the origin graded dyadically for ``q > Q_GRADED``) on
-``[-12, 12]``: their difference, a rounding term and the window's share, bounded by
-Cauchy-Schwarz as ``sqrt(E[phi^2; |z| > 12])`` from the activation's growth bound, make each
-coefficient's error bound; ``T0`` and ``T1`` are over-estimated by the same errors.
+width 1/2, the two next to the origin graded dyadically for ``q > Q_GRADED``) on ``[-12, 12]``
+(for an odd or even ``phi``, sums over the nodes ``z > 0``): their difference, a rounding term
+and the window's share, bounded by Cauchy-Schwarz as ``sqrt(E[phi^2; |z| > 12])`` from the
+activation's growth bound, make each coefficient's error bound; ``T0`` and ``T1`` are
+over-estimated by the same errors.
 
 The series converges geometrically where ``phi(sqrt(q) z)`` is analytic in a strip of fixed
 width (tanh: poles at ``z = i pi / (2 sqrt(q))``). A point is accepted when its bound is
@@ -259,7 +260,7 @@ def _half_rule(levels: int, odd: int, rows: int):
     if rows <= 48:
         T = np.zeros((size + 1, 2 * rows))
         T[:cut, :rows], T[cut:size, rows:] = t_hi[:rows].T, t_lo[:rows].T
-    return np.concatenate([z_hi, z_lo, [0.0]]), cut, T, W
+    return np.concatenate([z_hi, z_lo, [0.0]])[None, :], cut, T, W
 
 
 def _project(act, q: np.ndarray, order: int, levels: int):
@@ -282,11 +283,10 @@ def _project(act, q: np.ndarray, order: int, levels: int):
 
 
 def _project_half(act, q: np.ndarray, order: int, levels: int, odd: int):
-    """:func:`_project` of an activation of one parity (``odd``: 1 for odd ``phi``, 0 for even), each
-    rule's sums in one matrix product (a kernel layer's cost is mostly NumPy's per call)."""
+    """:func:`_project` of an activation of one parity (``odd``: 1 for odd ``phi``, 0 for even)."""
     rows = (order + 1 - odd + 1) // 2  # the degrees of this parity up to the order
     z, cut, T, W = _half_rule(levels, odd, rows)
-    u = np.sqrt(q)[:, None] * z
+    u = z * math.sqrt(q[0]) if q.size == 1 else np.sqrt(q)[:, None] * z  # z: a row
     with np.errstate(under="ignore", over="ignore"):
         f, g = act.phi(u), act.dphi(u)
     both = np.zeros((q.size, 2, order + 1))
@@ -295,8 +295,10 @@ def _project_half(act, q: np.ndarray, order: int, levels: int, odd: int):
     else:
         both[:, 0, odd::2] = f[:, :cut] @ _half(_HI, levels, odd)[2][:rows].T
         both[:, 1, odd::2] = f[:, cut:-1] @ _half(_LO, levels, odd)[2][:rows].T
-    (m0, m0_lo), (m1, m1_lo) = ((f * f) @ W).T, q * ((g * g) @ W).T
-    return both[:, 0], both[:, 1], m0, m0_lo, m1, m1_lo, f[:, -1]
+    squares = np.concatenate((f, g))
+    squares *= squares
+    (m0, m0_lo), (m1, m1_lo) = (squares @ W).reshape(2, q.size, 2).transpose(0, 2, 1)
+    return both[:, 0], both[:, 1], m0, m0_lo, q * m1, q * m1_lo, f[:, -1]
 
 
 def _compute(act, q: np.ndarray, order: int, levels: int) -> Coefficients:
@@ -324,9 +326,8 @@ def _share(x: float, a: float, b: float) -> float:
 
 
 def _compute_one(act, q: np.ndarray, order: int, levels: int) -> Coefficients:
-    """:func:`_compute` of one variance: the same operations, the per-variance numbers as Python floats
-    (a kernel layer asks for one new variance, and NumPy's per-call cost on one-element arrays would
-    be most of the work)."""
+    """:func:`_compute` of one variance (a kernel layer's call), the per-variance numbers as Python floats:
+    NumPy's cost per call on one-element arrays would be most of the work."""
     b, b_lo, m0, m0_lo, m1, m1_lo, phi0 = _project(act, q, order, levels)
     x, a, slope, d = float(q[0]), *act.growth
     window = min(_share(x, a, slope), _share(x, abs(float(phi0[0])), d))
@@ -347,8 +348,8 @@ def _compute_one(act, q: np.ndarray, order: int, levels: int) -> Coefficients:
     (s_b, n_b), (s_e, n_e) = (b2[0] @ _ones_and_degrees(order)).tolist()
     t0 = s0 - s_b + e0 + s_e + 8 * _ULP * s0
     t1 = s1 - n_b + e1 + n_e + 8 * _ULP * order * s1
-    t0, t1 = np.array([max(t0, 0.0)]), np.array([max(t1, 0.0)])
-    return Coefficients(q, b, b_err, t0, t1, m0, np.array([e0]), b2)
+    t0, t1, e0 = np.array([max(t0, 0.0), max(t1, 0.0), e0])[:, None]  # one array, three rows
+    return Coefficients(q, b, b_err, t0, t1, m0, e0, b2)
 
 
 @cache
@@ -506,11 +507,8 @@ def diagonal_moments(act, q: np.ndarray, eps: np.ndarray):
 
 
 def diagonal_moments_scalar(act, q: float, eps: float) -> tuple[float, bool, float, bool]:
-    """:func:`diagonal_moments` of one variance ``q`` and ``eps = 1 - rho`` (Python floats in and out).
-
-    A kernel layer with one branch input asks for exactly this; the values are those of
-    :func:`diagonal_moments` (the same operations, with the per-variance numbers as floats).
-    """
+    """:func:`diagonal_moments` of one variance ``q`` and ``eps = 1 - rho``, Python floats in and out
+    (what a kernel layer with one branch input asks for)."""
     if not 0.0 < q <= Q_MAX:
         s, s_ok, d, d_ok = diagonal_moments(act, np.array([q]), np.array([eps]))
         return float(s[0]), bool(s_ok[0]), float(d[0]), bool(d_ok[0])
@@ -526,15 +524,18 @@ def _difference_one(co: Coefficients, e: float) -> tuple[float, float]:
     terms = co.b2[0, :, 1:]  # b_n^2 and their bounds, n >= 1
     # (1 - e)^n - 1 = -(1 - rho^n), without cancellation near e = 0
     power = np.expm1(n * math.log1p(-e)) if e < 1.0 else -_one_minus_power(np.array([e]), n)[0]
-    near, near_spread = (-(terms @ power)).tolist()
+    near, near_spread = (terms @ power).tolist()
+    near, near_spread = -near, -near_spread
     t0, t1 = float(co.t0[0]), float(co.t1[0])
     near_err = near_spread + min(2 * t0, e * t1) + 64 * _ULP * near
     if near_err <= RTOL * max(near, 1e-300):
         return near, near_err
     rho, m0, b0, be0 = 1.0 - e, float(co.m0[0]), float(co.b[0, 0]), float(co.b_err[0, 0])
     power += 1.0  # rho^n
-    far = m0 - b0 * b0 - float(terms[0] @ power)
-    far_err = (float(co.m0_err[0]) + (2 * abs(b0) * be0 + be0 * be0) + float(terms[1] @ np.abs(power))
+    far_sum, far_spread = ((terms @ power).tolist() if rho >= 0  # both sums in one product
+                           else (float(terms[0] @ power), float(terms[1] @ np.abs(power))))
+    far = m0 - b0 * b0 - far_sum
+    far_err = (float(co.m0_err[0]) + (2 * abs(b0) * be0 + be0 * be0) + far_spread
                + abs(rho) ** (co.order + 1) * t0 + 64 * _ULP * m0)
     return (far, far_err) if far_err < near_err else (near, near_err)
 
