@@ -24,7 +24,8 @@ __all__ = ["Activation", "variance_array"]
 def variance_array(q, name: str = "q") -> np.ndarray:
     """``q`` as a float array, checked finite and ``>= 0`` (a :class:`DomainError` otherwise)."""
     arr = np.asarray(q, dtype=float)
-    if not np.isfinite(arr).all() or (arr < 0).any():
+    # two reductions: a NaN fails the first comparison, an inf the second
+    if not (arr.min(initial=0.0) >= 0 and arr.max(initial=0.0) < np.inf):
         raise DomainError(f"the variance {name} must be finite and >= 0")
     return arr
 
@@ -61,6 +62,10 @@ class Activation:
     #: bound, and from quadrature elsewhere (``None``: quadrature only). ``phi`` must be analytic on
     #: each side of the origin (the coefficients' panels meet there).
     growth: tuple[float, float, float] | None = None
+    #: ``"odd"`` or ``"even"`` where ``phi(-u) = -phi(u)`` or ``phi(u)``: the Hermite coefficients of the
+    #: other parity vanish, and those of the series are sums over half the quadrature nodes. It holds
+    #: for the ``phi`` of the class that declares it (see :meth:`phi_parity`).
+    parity: str | None = None
 
     def __init__(self, **params):
         self.params = dict(params)
@@ -75,6 +80,14 @@ class Activation:
     def diff(self, u: np.ndarray, h: np.ndarray) -> np.ndarray:
         """``phi(u + h) - phi(u)``; subclasses compute it without cancellation for small ``h``."""
         return self.phi(u + h) - self.phi(u)
+
+    def phi_parity(self) -> str | None:
+        """:attr:`parity` where it holds for this ``phi``: set on the instance, or declared by the class
+        that defines ``phi`` (a subclass that redefines ``phi`` without declaring one has none)."""
+        if "parity" in vars(self):
+            return self.parity
+        owner = next(cls for cls in type(self).__mro__ if "phi" in vars(cls))
+        return vars(owner).get("parity")
 
     def __call__(self, u):
         return self.phi(np.asarray(u, dtype=float))

@@ -10,6 +10,7 @@ series of the difference or Price's theorem, so that ``1 - c`` keeps its digits.
 
 from __future__ import annotations
 
+import math
 from functools import cache
 
 import numpy as np
@@ -17,7 +18,7 @@ import numpy as np
 from . import mehler
 from .activation import Activation
 
-__all__ = ["branch_moments"]
+__all__ = ["branch_moments", "single_branch_moments"]
 
 # Gauss-Legendre nodes on [0, 1] for the covariance integral of a small difference.
 _GL_T, _GL_W = np.polynomial.legendre.leggauss(10)
@@ -77,6 +78,12 @@ def _second(act, q):
     return act.second_moment(q) if hasattr(act, "second_moment") else act.cross_moment(q, q, eps=0 * q)
 
 
+def _series(act) -> bool:
+    """``E[phi^2]`` and the difference moment come from the Hermite series (a growth bound, and no
+    closed form of the q-map)."""
+    return getattr(act, "growth", None) is not None and type(act).second_moment is Activation.second_moment
+
+
 def _diagonal(act, q, eps):
     """``(_second, _difference)`` of the same variances, from one Hermite record where there is one."""
     if getattr(act, "growth", None) is None or type(act).second_moment is not Activation.second_moment:
@@ -115,31 +122,79 @@ def branch_moments(act, gain2, bias2, qd, QP, QD):
     moments, and Price's theorem where the two covariances are close.
     """
     r = qd.size
-    eps = _unit(np.diag(QD) / (2 * qd))
+    if r == 1 and qd[0] > 0:
+        return single_branch_moments(act, gain2, bias2, float(qd[0]), float(QD[0, 0]))
     if r == 1:
-        second, difference = _diagonal(act, qd, eps)
+        second, difference = _diagonal(act, qd, _unit(QD.diagonal() / (2 * qd)))
         return gain2 * float(second.sum()) + bias2, 2 * gain2 * float(difference.sum())
     iu, first, second = _pairs(r)
-    qi, qj = qd[iu[0]], qd[iu[1]]
-    root = np.sqrt(qi * qj)
-    eps_p = _unit(1 - QP[iu] / root)
-    delta = QD[iu] / (2 * root)
+    if qd.min() > 0:  # the pairs' covariances as floats (a few lags: NumPy's cost per call dominates)
+        q, P, D = qd.tolist(), QP.tolist(), QD.tolist()
+        roots = [math.sqrt(q[i] * q[j]) for i, j in zip(iu[0].tolist(), iu[1].tolist(), strict=True)]
+        pairs = list(zip(iu[0].tolist(), iu[1].tolist(), roots, strict=True))
+        eps = np.array([min(max(D[i][i] / (2 * q[i]), 0.0), 2.0) for i in range(r)])
+        eps_p = np.array([min(max(1 - P[i][j] / root, 0.0), 2.0) for i, j, root in pairs])
+        delta = np.array([D[i][j] / (2 * root) for i, j, root in pairs])
+    else:
+        root = np.sqrt(qd[iu[0]] * qd[iu[1]])
+        eps = _unit(QD.diagonal() / (2 * qd))
+        eps_p, delta = _unit(1 - QP[iu] / root), QD[iu] / (2 * root)
     eps_s = _unit(eps_p + delta)
-    m = qi.size
+    m = iu[0].size
     if getattr(act, "closed_form", False):
         # one call for the diagonal's E[phi^2] and both covariances (the per-call overhead dominates)
         every = act.cross_moment(qd[first], qd[second], eps=np.concatenate((0 * qd, eps_p, eps_s)))
         sum_p, both = float(every[:r].sum()), every[r:]
-        sum_d = float(_difference(act, qd, eps).sum())
+        if hasattr(act, "layer_moments"):  # the lags' difference moments one by one, as floats (erf)
+            sum_d = 0.0
+            for q_i, e_i in zip(qd.tolist(), eps.tolist(), strict=True):
+                sum_d += act.layer_moments(q_i, e_i)[1]
+        else:
+            sum_d = float(_difference(act, qd, eps).sum())
     else:
         both = _cross(act, qd[first[r:]], qd[second[r:]], np.concatenate((eps_p, eps_s)))
-        # after the pairs: the diagonal reuses the Hermite coefficients their correlations needed
-        diagonal, difference = _diagonal(act, qd, eps)
-        sum_p, sum_d = float(diagonal.sum()), float(difference.sum())
+        # after the pairs: the diagonal reuses the Hermite coefficients their correlations needed,
+        # lag by lag as floats (a few lags: NumPy's cost per call on short arrays would dominate)
+        if _series(act) and qd.min() > 0:
+            sum_p = sum_d = 0.0
+            for q_i, e_i in zip(qd.tolist(), eps.tolist(), strict=True):
+                second_q, difference_q = _single_diagonal(act, q_i, e_i)
+                sum_p += second_q
+                sum_d += difference_q
+        else:
+            diagonal, difference = _diagonal(act, qd, eps)
+            sum_p, sum_d = float(diagonal.sum()), float(difference.sum())
     mp, diff = both[:m], both[:m] - both[m:]
     small = np.abs(delta) < _SMALL
     if small.any():
-        diff = np.where(small, _small_difference(act, qi, qj, eps_p, delta), diff)
+        diff = np.where(small, _small_difference(act, qd[iu[0]], qd[iu[1]], eps_p, delta), diff)
     sum_p += 2 * float(mp.sum())
     sum_d += 2 * float(diff.sum())
     return gain2 * sum_p + bias2 * r * r, 2 * gain2 * sum_d
+
+
+def single_branch_moments(act, gain2: float, bias2: float, q: float, d: float) -> tuple[float, float]:
+    """:func:`branch_moments` of a branch with one input of variance ``q > 0`` and ``D``-entry ``d``.
+
+    Python floats in and out: most families' layers have one branch input, and NumPy's cost per
+    call on one-element arrays would be most of their work.
+    """
+    second, difference = _single_diagonal(act, q, min(max(d / (2 * q), 0.0), 2.0))
+    return gain2 * second + bias2, 2 * gain2 * difference
+
+
+def _single_diagonal(act, q: float, eps: float) -> tuple[float, float]:
+    """:func:`_diagonal` of one variance (Python floats)."""
+    if q <= 0:
+        return tuple(float(x.reshape(-1)[0]) for x in _diagonal(act, np.array([q]), np.array([eps])))
+    if _series(act):
+        second, second_ok, difference, difference_ok = mehler.diagonal_moments_scalar(act, q, eps)
+        if not second_ok:
+            second = float(act.second_moment(np.array([q]))[0])
+        if not difference_ok:
+            difference = float(act.difference_moment(np.array([q]), eps=np.array([eps]))[0])
+    elif hasattr(act, "layer_moments"):  # closed forms written for one point (erf)
+        second, difference = act.layer_moments(q, eps)
+    else:
+        second, difference = (float(x.reshape(-1)[0]) for x in _diagonal(act, np.array([q]), np.array([eps])))
+    return second, difference

@@ -38,7 +38,8 @@ def _result(value, return_error: bool, scale=None):
 def _pair(q1, q2, c, eps):
     c, eps = correlation_parts(c, eps)
     q1, q2 = variance_array(q1, "q1"), variance_array(q2, "q2")
-    q1, q2, c, eps = np.broadcast_arrays(q1, q2, c, eps)
+    if not q1.shape == q2.shape == c.shape:
+        q1, q2, c, eps = np.broadcast_arrays(q1, q2, c, eps)
     return q1, q2, c, eps, eps * (2.0 - eps)  # 1 - c^2 without cancellation
 
 
@@ -198,6 +199,20 @@ class Erf(Activation):
         near = np.arcsin(np.minimum(np.maximum(a * s2 / denom, -1.0), 1.0))
         far = np.arcsin(a) - np.arcsin(a * c)
         return _result(2 / np.pi * np.where(c >= 0, near, far), return_error)
+
+    def layer_moments(self, q: float, eps: float) -> tuple[float, float]:
+        """:meth:`second_moment` and :meth:`difference_moment` at one ``q > 0`` and ``eps`` (Python floats,
+        the same formulas): what a kernel layer with one branch input needs, without NumPy's cost per call."""
+        a, c, s2 = 2 * q / (1 + 2 * q), 1.0 - eps, eps * (2.0 - eps)
+        second = np.arcsin(min(max(a, -1.0), 1.0)) if a <= 0.5 else (
+            np.pi / 2 - 2 * np.arcsin(math.sqrt(min(max(0.5 * (1 / (1 + 2 * q)), 0.0), 1.0))))
+        one_minus_a2 = (1 + 4 * q) / ((1 + 2 * q) * (1 + 2 * q))
+        if c >= 0:
+            denom = math.sqrt(one_minus_a2 + a * a * s2) + abs(c) * math.sqrt(one_minus_a2)
+            difference = np.arcsin(min(max(a * s2 / denom, -1.0), 1.0))
+        else:
+            difference = np.arcsin(a) - np.arcsin(a * c)
+        return float(2 / np.pi * second), float(2 / np.pi * difference)
 
     def exact_moments(self) -> dict:
         import sympy as sp

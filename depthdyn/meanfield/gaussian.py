@@ -120,11 +120,11 @@ def correlation_parts(c=None, eps=None) -> tuple[np.ndarray, np.ndarray]:
         raise DomainError("give exactly one of the correlation c and eps = 1 - c")
     if eps is None:
         c = np.asarray(c, dtype=float)
-        if not np.isfinite(c).all() or (np.abs(c) > 1).any():
+        if not (c.min(initial=0.0) >= -1 and c.max(initial=0.0) <= 1):  # a NaN fails either comparison
             raise DomainError("the correlation c must lie in [-1, 1]")
         return c, 1.0 - c
     eps = np.asarray(eps, dtype=float)
-    if not np.isfinite(eps).all() or (eps < 0).any() or (eps > 2).any():
+    if not (eps.min(initial=0.0) >= 0 and eps.max(initial=0.0) <= 2):  # a NaN fails either comparison
         raise DomainError("eps = 1 - c must lie in [0, 2]")
     return 1.0 - eps, eps
 

@@ -44,7 +44,7 @@ from ..errors import DomainError, ParameterError, ShapeError, UnknownFamilyError
 from ..families import suggest
 from ..limits import MAX_ORDER, MAX_STREAMS
 from ..records import Record
-from .branch import branch_moments
+from .branch import branch_moments, single_branch_moments
 
 __all__ = [
     "KERNEL_FAMILIES",
@@ -372,7 +372,7 @@ def kernel_step(act, spec: KernelSpec, sw2: float, sb2: float, P: np.ndarray, D:
     an activation object (:func:`resolve_activation`), ``spec`` from :func:`kernel_spec`.
     """
     QP, QD = spec.branch_inputs(P), spec.branch_inputs(D)
-    qd = np.diag(QP).copy()
+    qd = QP.diagonal().copy()
     if spec.norm == "pre":
         nu = 1 / np.sqrt(qd + LN_EPS)
         QP, QD, qd = QP * np.outer(nu, nu), QD * np.outer(nu, nu), qd * nu**2
@@ -460,47 +460,128 @@ def iterate_family(
     spec = kernel_spec(family, depth=depth, sw2=sw2, sb2=sb2, **params)
     P = q0 * spec.P0
     D = 2 * eps0 * P
-    Ps, Ds = [P], [D]
-    stopped, reason = None, ""
-    for layer in range(depth):
-        qd = np.diag(spec.branch_inputs(P))
-        if spec.norm != "pre" and (qd.max() > q_max or qd.min() < q_min):
-            stopped = layer
-            reason = (f"exploding phase: q > q_max = {q_max:g}" if qd.max() > q_max
-                      else f"vanishing phase: q < q_min = {q_min:g}")
-            break
-        try:
-            P, D, _ = kernel_step(act, spec, sw2, sb2, P, D)
-        except DomainError:  # a Gaussian moment past float64 (exp at q > 354): the variance explodes here
-            stopped = layer
-            reason = f"exploding phase: a Gaussian moment overflows float64 at q = {qd.max():.6g}"
-            break
-        # one sum each: an inf or NaN anywhere makes it non-finite (entries stay far below overflow)
-        if not (math.isfinite(P.sum()) and math.isfinite(D.sum())):
-            stopped, reason = layer + 1, "exploding phase: the covariance overflowed"
-            break
-        Ps.append(P)
-        Ds.append(D)
-        if P[0, 0] > q_max and spec.norm == "pre":
-            stopped, reason = layer + 1, f"exploding phase: q > q_max = {q_max:g}"
-            break
-    Ps, Ds = np.array(Ps), np.array(Ds)
+    layers = _one_input_layers if spec.R.shape[0] == 1 else _layers
+    Ps, Ds, stopped, reason = layers(act, spec, sw2, sb2, P, D, depth, q_min, q_max)
     q = Ps[:, 0, 0].copy()
     eps = np.clip(Ds[:, 0, 0] / (2 * q), 0.0, 2.0)
     name = getattr(act, "name", None) or type(act).__name__
-    return KernelTrajectory(
-        family,
-        str(name),
-        sw2,
-        sb2,
-        depth,
-        q,
-        1 - eps,
-        eps,
-        Ps,
-        Ds,
-        spec.states,
-        dict(params),
-        stopped,
-        reason,
-    )
+    return KernelTrajectory(family, str(name), sw2, sb2, depth, q, 1 - eps, eps, Ps, Ds, spec.states,
+                            dict(params), stopped, reason)
+
+
+def _stop_reason(q: float, q_min: float, q_max: float) -> str:
+    if q > q_max:
+        return f"exploding phase: q > q_max = {q_max:g}"
+    return f"vanishing phase: q < q_min = {q_min:g}"
+
+
+def _overflow_reason(q: float) -> str:
+    # a Gaussian moment past float64 (exp at q > 354): the variance explodes here
+    return f"exploding phase: a Gaussian moment overflows float64 at q = {q:.6g}"
+
+
+def _layers(act, spec, sw2, sb2, P, D, depth, q_min, q_max):
+    """The layers of :func:`iterate_family` for a branch with several inputs: :func:`kernel_step`'s
+    operations on the stack ``[P, D]``; returns ``(Ps, Ds, stopped_at, reason)``."""
+    C, CT, ee, reads_all = spec.C, spec.C.T, spec.ee, spec.reads_all
+    gain2, bias2 = (spec.sv2, spec.sa2) if spec.branch == "two" else (sw2, sb2)
+    state = np.stack((P, D))
+    states = [state]
+    for layer in range(depth):
+        Q = state if reads_all else spec.R @ state @ spec.R.T  # the branch inputs' [QP, QD]
+        qd = Q[0].diagonal().copy()
+        top, low = float(qd.max()), float(qd.min())
+        if spec.norm != "pre" and (top > q_max or low < q_min):
+            reason = _stop_reason(top if top > q_max else low, q_min, q_max)
+            return _split(states, spec.k, False) + (layer, reason)
+        QP, QD = Q
+        if spec.norm == "pre":
+            nu = 1 / np.sqrt(qd + LN_EPS)
+            QP, QD, qd = QP * np.outer(nu, nu), QD * np.outer(nu, nu), qd * nu**2
+        if spec.branch == "two":
+            QP, QD, qd = sw2 * QP + sb2, sw2 * QD, sw2 * qd + sb2
+        try:
+            GP, GD = branch_moments(act, gain2, bias2, qd, QP, QD)
+        except DomainError:
+            return _split(states, spec.k, False) + (layer, _overflow_reason(top))
+        state = C @ state @ CT + np.array([GP, GD])[:, None, None] * ee
+        if spec.norm == "post":
+            state = state * (1 / (state[0, 0, 0] + LN_EPS))
+        # one sum: an inf or NaN anywhere makes it non-finite (entries stay far below overflow)
+        if not math.isfinite(state.sum()):
+            return _split(states, spec.k, False) + (layer + 1, "exploding phase: the covariance overflowed")
+        states.append(state)
+        if state[0, 0, 0] > q_max and spec.norm == "pre":
+            return _split(states, spec.k, False) + (layer + 1, f"exploding phase: q > q_max = {q_max:g}")
+    return _split(states, spec.k, False) + (None, "")
+
+
+def _one_input_layers(act, spec, sw2, sb2, P, D, depth, q_min, q_max):
+    """:func:`_layers` for a branch that reads one input, with NumPy's cost per call kept off the layer.
+
+    The branch input's numbers are Python floats, and so is the state when it is one field; a state
+    of ``k`` fields is the stack ``[P, D]`` (one ``2 x k x k`` array, the same products as
+    :func:`kernel_step` for both at once).
+    """
+    gain2, bias2 = (spec.sv2, spec.sa2) if spec.branch == "two" else (sw2, sb2)
+    pre, post, two = spec.norm == "pre", spec.norm == "post", spec.branch == "two"
+    scalar = spec.k == 1
+    if scalar:
+        c, e2 = float(spec.C[0, 0]), float(spec.ee[0, 0])
+        state = [float(P[0, 0]), float(D[0, 0])]
+        q, d = state
+    else:
+        C, CT, ee, R, RT = spec.C, spec.C.T, spec.ee, spec.R, spec.R.T
+        row = np.flatnonzero(R[0])
+        # R picks one state: R X R^T = X_jj
+        j = int(row[0]) if row.size == 1 and R[0, row[0]] == 1.0 else None
+        state = np.stack((P, D))
+        q, d = _read(state, j, R, RT)
+    states = [state]
+    for layer in range(depth):
+        if not pre and (q > q_max or q < q_min):
+            return _split(states, spec.k, scalar) + (layer, _stop_reason(q, q_min, q_max))
+        qb, db = q, d
+        if pre:
+            nu = 1 / math.sqrt(q + LN_EPS)
+            qb, db = qb * (nu * nu), db * (nu * nu)
+        if two:  # hidden pre-activation W y + b of the full residual block
+            qb, db = sw2 * qb + sb2, sw2 * db
+        try:
+            if qb > 0:
+                GP, GD = single_branch_moments(act, gain2, bias2, qb, db)
+            else:
+                GP, GD = branch_moments(act, gain2, bias2, np.array([qb]), np.array([[qb]]), np.array([[db]]))
+        except DomainError:
+            return _split(states, spec.k, scalar) + (layer, _overflow_reason(q))
+        if scalar:
+            p, d = c * state[0] * c + GP * e2, c * state[1] * c + GD * e2
+            if post:
+                scale = 1 / (p + LN_EPS)
+                p, d = p * scale, d * scale
+            state, q, top, finite = [p, d], p, p, math.isfinite(p) and math.isfinite(d)
+        else:
+            state = C @ state @ CT + np.array([GP, GD])[:, None, None] * ee
+            if post:
+                state *= 1 / (state[0, 0, 0] + LN_EPS)
+            q, d = _read(state, j, R, RT)
+            top, finite = float(state[0, 0, 0]), math.isfinite(state.sum())
+        if not finite:
+            return _split(states, spec.k, scalar) + (layer + 1, "exploding phase: the covariance overflowed")
+        states.append(state)
+        if top > q_max and pre:
+            return _split(states, spec.k, scalar) + (layer + 1, f"exploding phase: q > q_max = {q_max:g}")
+    return _split(states, spec.k, scalar) + (None, "")
+
+
+def _read(state: np.ndarray, j: int | None, R: np.ndarray, RT: np.ndarray) -> list[float]:
+    """The branch input's ``(R P R^T, R D R^T)`` from the stack ``[P, D]``."""
+    if j is not None:
+        return state[:, j, j].tolist()
+    return (R @ state @ RT).reshape(2).tolist()
+
+
+def _split(states: list, k: int, scalar: bool) -> tuple[np.ndarray, np.ndarray]:
+    """``(P, D)`` of shape ``(layers + 1, k, k)`` from :func:`_one_input_layers`' states."""
+    both = np.array(states).reshape(len(states), 2, k, k)
+    return np.ascontiguousarray(both[:, 0]), np.ascontiguousarray(both[:, 1])

@@ -29,10 +29,11 @@ tail is ``|rho|^(N+1) T0``; the smaller bound is taken, and a call uses only as 
 its correlations need (``|rho|^N`` below ``RTOL / 100``; 48 at ``|rho| = 0.3``).
 
 The coefficients come from composite Gauss-Legendre rules (20 and 14 nodes on panels of
-width 1/2, the two next to the origin graded dyadically for ``q > Q_GRADED``) on
-``[-12, 12]``: their difference, a rounding term and the window's share, bounded by
-Cauchy-Schwarz as ``sqrt(E[phi^2; |z| > 12])`` from the activation's growth bound, make each
-coefficient's error bound; ``T0`` and ``T1`` are over-estimated by the same errors.
+width 1/2, the two next to the origin graded dyadically for ``q > Q_GRADED``) on ``[-12, 12]``
+(for an odd or even ``phi``, sums over the nodes ``z > 0``): their difference, a rounding term
+and the window's share, bounded by Cauchy-Schwarz as ``sqrt(E[phi^2; |z| > 12])`` from the
+activation's growth bound, make each coefficient's error bound; ``T0`` and ``T1`` are
+over-estimated by the same errors.
 
 The series converges geometrically where ``phi(sqrt(q) z)`` is analytic in a strip of fixed
 width (tanh: poles at ``z = i pi / (2 sqrt(q))``). A point is accepted when its bound is
@@ -56,7 +57,8 @@ import numpy as np
 from scipy.special import erfc
 
 __all__ = ["Q_MAX", "RTOL", "TIERS", "Coefficients", "coefficients", "second_moment", "cross_moment",
-           "difference_moment", "diagonal_moments", "cross_difference", "derivative_cross_moment"]
+           "difference_moment", "diagonal_moments", "diagonal_moments_scalar", "cross_difference",
+           "derivative_cross_moment"]
 
 #: Largest variance the series is tried at; beyond ``Q_GRADED`` the panels next to the origin are
 #: graded dyadically down to a fraction of ``phi(sqrt(q) z)``'s width ``1/sqrt(q)``.
@@ -117,7 +119,8 @@ class Coefficients:
 
     ``t0`` and ``t1`` are upper bounds of the tails ``sum_{n > N} b_n^2`` and
     ``sum_{n > N} n b_n^2``; ``m0`` is ``E[phi(sqrt(q) z)^2]`` from the same rule, ``m0_err``
-    its bound.
+    its bound; ``b2[p, 0] = b[p]^2`` and ``b2[p, 1] = 2 |b| b_err + b_err^2`` (its bound), the
+    terms of the diagonal's sums.
     """
 
     q: np.ndarray
@@ -127,6 +130,7 @@ class Coefficients:
     t1: np.ndarray
     m0: np.ndarray
     m0_err: np.ndarray
+    b2: np.ndarray
 
     @property
     def order(self) -> int:
@@ -164,7 +168,7 @@ def coefficients(act, q, order: int | None = None) -> Coefficients:
     """
     q = np.ascontiguousarray(q, dtype=float).reshape(-1)
     if q.size == 1:  # a kernel layer's usual call: one dictionary look-up per order
-        return _one_variance(act, q, order)
+        return _one_variance(act, float(q[0]), order)
     levels = _levels(float(q.max(initial=0.0)))
     if q.size <= _CACHED_SIZE:  # any order already computed for these variances that is enough
         least = TIERS[0] if order is None else order
@@ -204,9 +208,8 @@ def coefficients(act, q, order: int | None = None) -> Coefficients:
     return joined[2]
 
 
-def _one_variance(act, q: np.ndarray, order: int | None) -> Coefficients:
+def _one_variance(act, x: float, order: int | None) -> Coefficients:
     """:func:`coefficients` of a single variance: the same cache and choice of order, fewer steps."""
-    x = float(q[0])
     levels = _levels(x)
     least = TIERS[0] if order is None else order
     ident = id(act)
@@ -217,7 +220,7 @@ def _one_variance(act, q: np.ndarray, order: int | None) -> Coefficients:
         if row is not None and row[0] is act:
             return row[1]
     order = _tier(x) if order is None else order
-    fresh = _compute(act, q.copy(), order, levels)  # the record keeps a variance of its own
+    fresh = _compute(act, np.array([x]), order, levels)
     _cache[(ident, order, levels, x)] = (act, fresh)
     while len(_cache) > _CACHE_SIZE:
         _cache.popitem(last=False)
@@ -231,9 +234,44 @@ def _nodes(levels: int) -> tuple[np.ndarray, int, np.ndarray]:
     return z, _tables(_HI, levels)[0].size, np.arange(TIERS[-1] + 1)
 
 
-def _compute(act, q: np.ndarray, order: int, levels: int) -> Coefficients:
+@cache
+def _half(n: int, levels: int, parity: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(z, 2 w, 2 A)``: the nodes ``z > 0`` of a rule and the rows of its table of degrees ``parity + 2 i``.
+
+    The panels, their nodes and weights are symmetric about 0 and ``h_k(-z) = (-1)^k h_k(z)``: for
+    ``phi`` of parity ``(-1)^parity`` the coefficients of the other parity vanish and the rest are
+    twice the sums over ``z > 0`` (the doubling is exact).
+    """
+    z, w, table = _tables(n, levels)
+    right = z > 0
+    return z[right], 2.0 * w[right], np.ascontiguousarray(2.0 * table[parity::2][:, right])
+
+
+@cache
+def _half_rule(levels: int, odd: int, rows: int):
+    """Both rules' nodes ``z > 0`` and a trailing 0, how many are the 20-node rule's, and block matrices
+    for one product each: ``W`` (each rule's weights) and up to 48 rows ``T`` (each rule's ``rows``
+    rows of its table; more are two products, as zero blocks would double the memory read)."""
+    (z_hi, w_hi, t_hi), (z_lo, w_lo, t_lo) = _half(_HI, levels, odd), _half(_LO, levels, odd)
+    cut, size = z_hi.size, z_hi.size + z_lo.size
+    W = np.zeros((size + 1, 2))
+    W[:cut, 0], W[cut:size, 1] = w_hi, w_lo
+    T = None
+    if rows <= 48:
+        T = np.zeros((size + 1, 2 * rows))
+        T[:cut, :rows], T[cut:size, rows:] = t_hi[:rows].T, t_lo[:rows].T
+    return np.concatenate([z_hi, z_lo, [0.0]])[None, :], cut, T, W
+
+
+def _project(act, q: np.ndarray, order: int, levels: int):
+    """Both rules' projections of ``phi(sqrt(q) z)``: ``b``, ``E[phi^2]``, ``q E[phi'^2]`` (20-node rule,
+    then 14-node rule), and ``phi(0)``. An activation that declares a ``parity`` (tanh is odd) is
+    evaluated on the nodes ``z > 0`` only, against the table's rows of its parity."""
+    odd = {"odd": 1, "even": 0}.get(act.phi_parity() if hasattr(act, "phi_parity") else None)
+    if odd is not None:
+        return _project_half(act, q, order, levels, odd)
     (_, w_hi, table_hi), (_, w_lo, table_lo) = _tables(_HI, levels), _tables(_LO, levels)
-    z, cut, degrees = _nodes(levels)
+    z, cut, _ = _nodes(levels)
     u = np.sqrt(q)[:, None] * z  # both rules' nodes in one call of phi and of phi'
     with np.errstate(under="ignore", over="ignore"):
         f, g = act.phi(u), act.dphi(u)
@@ -241,18 +279,83 @@ def _compute(act, q: np.ndarray, order: int, levels: int) -> Coefficients:
     b, b_lo = f_hi @ table_hi[: order + 1].T, f_lo @ table_lo[: order + 1].T
     m0, m0_lo = (f_hi * f_hi) @ w_hi, (f_lo * f_lo) @ w_lo
     m1, m1_lo = q * (g2[:, :cut] @ w_hi), q * (g2[:, cut:-1] @ w_lo)
+    return b, b_lo, m0, m0_lo, m1, m1_lo, f[:, -1]
+
+
+def _project_half(act, q: np.ndarray, order: int, levels: int, odd: int):
+    """:func:`_project` of an activation of one parity (``odd``: 1 for odd ``phi``, 0 for even)."""
+    rows = (order + 1 - odd + 1) // 2  # the degrees of this parity up to the order
+    z, cut, T, W = _half_rule(levels, odd, rows)
+    u = z * math.sqrt(q[0]) if q.size == 1 else np.sqrt(q)[:, None] * z  # z: a row
+    with np.errstate(under="ignore", over="ignore"):
+        f, g = act.phi(u), act.dphi(u)
+    both = np.zeros((q.size, 2, order + 1))
+    if T is not None:
+        both[:, :, odd::2] = (f @ T).reshape(q.size, 2, rows)
+    else:
+        both[:, 0, odd::2] = f[:, :cut] @ _half(_HI, levels, odd)[2][:rows].T
+        both[:, 1, odd::2] = f[:, cut:-1] @ _half(_LO, levels, odd)[2][:rows].T
+    squares = np.concatenate((f, g))
+    squares *= squares
+    (m0, m0_lo), (m1, m1_lo) = (squares @ W).reshape(2, q.size, 2).transpose(0, 2, 1)
+    return both[:, 0], both[:, 1], m0, m0_lo, q * m1, q * m1_lo, f[:, -1]
+
+
+def _compute(act, q: np.ndarray, order: int, levels: int) -> Coefficients:
+    if q.size == 1:
+        return _compute_one(act, q, order, levels)
+    b, b_lo, m0, m0_lo, m1, m1_lo, phi0 = _project(act, q, order, levels)
     a, slope, d = act.growth
     # |phi(u)| <= a + b |u|, and <= |phi(0)| + d |u| (mean value): the second keeps small q relative
-    window = np.minimum(_tail_share(q, (a, slope)), _tail_share(q, (abs(float(f[0, -1])), d)))
+    window = np.minimum(_tail_share(q, (a, slope)), _tail_share(q, (abs(float(phi0[0])), d)))
     # rounding: sum_m |f_m A_km| <= sqrt(sum f^2 w) sqrt(sum h_k^2 w) = sqrt(m0) (Cauchy-Schwarz)
     b_err = np.abs(b - b_lo) + window[:, None] + 64 * _ULP * np.sqrt(m0)[:, None]
     m0_err = np.abs(m0 - m0_lo) + window**2 + 64 * _ULP * m0
     m1_err = np.abs(m1 - m1_lo) + q * _tail_share(q, (d, 0.0)) ** 2 + 64 * _ULP * m1
-    n = degrees[: order + 1]
+    n = _nodes(levels)[2][: order + 1]
     bb, spread = b * b, 2 * np.abs(b) * b_err + b_err**2
     t0 = m0 - bb.sum(-1) + m0_err + spread.sum(-1) + 8 * _ULP * m0
     t1 = m1 - bb @ n + m1_err + spread @ n + 8 * _ULP * order * m1
-    return Coefficients(q, b, b_err, np.maximum(t0, 0.0), np.maximum(t1, 0.0), m0, m0_err)
+    return Coefficients(q, b, b_err, np.maximum(t0, 0.0), np.maximum(t1, 0.0), m0, m0_err,
+                        np.stack((bb, spread), axis=1))
+
+
+def _share(x: float, a: float, b: float) -> float:
+    """:func:`_tail_share` of one variance, in Python floats."""
+    return math.sqrt(2.0 * a * a * _OUTSIDE + 2.0 * b * b * x * _Z2_OUTSIDE)
+
+
+def _compute_one(act, q: np.ndarray, order: int, levels: int) -> Coefficients:
+    """:func:`_compute` of one variance (a kernel layer's call), the per-variance numbers as Python floats:
+    NumPy's cost per call on one-element arrays would be most of the work."""
+    b, b_lo, m0, m0_lo, m1, m1_lo, phi0 = _project(act, q, order, levels)
+    x, a, slope, d = float(q[0]), *act.growth
+    window = min(_share(x, a, slope), _share(x, abs(float(phi0[0])), d))
+    s0, s1 = float(m0[0]), float(m1[0])
+    b_err = np.subtract(b, b_lo, out=b_lo)  # in place: each temporary costs as much as its arithmetic
+    np.abs(b_err, out=b_err)
+    b_err += window + 64 * _ULP * math.sqrt(s0)
+    e0 = abs(s0 - float(m0_lo[0])) + window * window + 64 * _ULP * s0
+    tail = _share(x, d, 0.0)
+    e1 = abs(s1 - float(m1_lo[0])) + x * (tail * tail) + 64 * _ULP * s1
+    b2 = np.empty((1, 2, order + 1))
+    square, spread = b2[0]
+    np.multiply(b[0], b[0], out=square)
+    np.abs(b[0], out=spread)
+    spread *= 2.0
+    spread += b_err[0]
+    spread *= b_err[0]  # (2 |b| + b_err) b_err
+    (s_b, n_b), (s_e, n_e) = (b2[0] @ _ones_and_degrees(order)).tolist()
+    t0 = s0 - s_b + e0 + s_e + 8 * _ULP * s0
+    t1 = s1 - n_b + e1 + n_e + 8 * _ULP * order * s1
+    t0, t1, e0 = np.array([max(t0, 0.0), max(t1, 0.0), e0])[:, None]  # one array, three rows
+    return Coefficients(q, b, b_err, t0, t1, m0, e0, b2)
+
+
+@cache
+def _ones_and_degrees(order: int) -> np.ndarray:
+    """The columns ``1`` and ``n`` for ``n = 0..order``: both sums of a row of ``b2`` in one product."""
+    return np.ascontiguousarray(np.stack((np.ones(order + 1), np.arange(order + 1.0)), axis=1))
 
 
 def second_moment(act, q):
@@ -325,8 +428,12 @@ def _one_minus_power(eps: np.ndarray, n: np.ndarray) -> np.ndarray:
 def _far_order(q: np.ndarray, rho: np.ndarray) -> int:
     """The order of a call: the default (what ``c -> 1`` needs at this ``q``), or fewer terms where
     ``|rho|^N`` is below ``RTOL / 100`` (the tail ``|rho|^(N+1) T0`` of ``E[phi^2] - sum b_n^2 rho^n``)."""
-    default = _tier(float(q.max(initial=0.0)))
-    top = float(np.abs(rho).max(initial=0.0))
+    return _order_of(float(q.max(initial=0.0)), float(np.abs(rho).max(initial=0.0)))
+
+
+def _order_of(q_max: float, top: float) -> int:
+    """:func:`_far_order` from the largest variance and the largest ``|rho|`` of a call."""
+    default = _tier(q_max)
     if top >= 1.0:
         return default
     need = math.log(RTOL / 100) / math.log(max(top, 1e-300))
@@ -356,22 +463,21 @@ def difference_moment(act, q, eps):
 
 @cache
 def _degrees(order: int) -> np.ndarray:
-    return np.arange(1, order + 1)
+    return np.arange(1.0, order + 1)
 
 
 def _difference_sums(co: Coefficients, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The value and bound of :func:`difference_moment` from the coefficients, the better sum per point."""
     n = _degrees(co.order)
     weight = _one_minus_power(e, n)
-    b, be = co.b[:, 1:], co.b_err[:, 1:]
-    spread = 2 * np.abs(b) * be + be * be
-    near = (b * b * weight).sum(-1)
+    square, spread = co.b2[:, 0, 1:], co.b2[:, 1, 1:]
+    near = (square * weight).sum(-1)
     near_err = (spread * weight).sum(-1) + np.minimum(2 * co.t0, e * co.t1) + 64 * _ULP * near
     if (near_err <= RTOL * np.maximum(near, 1e-300)).all():
         return near, near_err
     rho = 1.0 - e
     power = np.abs(rho)[:, None] ** n
-    far = co.m0 - co.b[:, 0] ** 2 - (b * b * (1 - weight)).sum(-1)
+    far = co.m0 - co.b[:, 0] ** 2 - (square * (1 - weight)).sum(-1)
     far_err = (co.m0_err + (2 * np.abs(co.b[:, 0]) * co.b_err[:, 0] + co.b_err[:, 0] ** 2)
                + (spread * power).sum(-1) + np.abs(rho) ** (co.order + 1) * co.t0 + 64 * _ULP * co.m0)
     use_far = far_err < near_err
@@ -398,6 +504,40 @@ def diagonal_moments(act, q: np.ndarray, eps: np.ndarray):
     s_ok = co.m0_err <= RTOL * np.maximum(co.m0, 1e-300)
     difference, err = _difference_sums(co, eps)
     return co.m0.copy(), s_ok, difference, err <= RTOL * np.maximum(difference, 1e-300)
+
+
+def diagonal_moments_scalar(act, q: float, eps: float) -> tuple[float, bool, float, bool]:
+    """:func:`diagonal_moments` of one variance ``q`` and ``eps = 1 - rho``, Python floats in and out
+    (what a kernel layer with one branch input asks for)."""
+    if not 0.0 < q <= Q_MAX:
+        s, s_ok, d, d_ok = diagonal_moments(act, np.array([q]), np.array([eps]))
+        return float(s[0]), bool(s_ok[0]), float(d[0]), bool(d_ok[0])
+    co = _one_variance(act, q, _order_of(q, abs(1.0 - eps)))
+    m0, m0_err = float(co.m0[0]), float(co.m0_err[0])
+    difference, err = _difference_one(co, eps)
+    return m0, m0_err <= RTOL * max(m0, 1e-300), difference, err <= RTOL * max(difference, 1e-300)
+
+
+def _difference_one(co: Coefficients, e: float) -> tuple[float, float]:
+    """:func:`_difference_sums` of a one-variance record and a float ``e``: dot products of its squares."""
+    n = _degrees(co.order)
+    terms = co.b2[0, :, 1:]  # b_n^2 and their bounds, n >= 1
+    # (1 - e)^n - 1 = -(1 - rho^n), without cancellation near e = 0
+    power = np.expm1(n * math.log1p(-e)) if e < 1.0 else -_one_minus_power(np.array([e]), n)[0]
+    near, near_spread = (terms @ power).tolist()
+    near, near_spread = -near, -near_spread
+    t0, t1 = float(co.t0[0]), float(co.t1[0])
+    near_err = near_spread + min(2 * t0, e * t1) + 64 * _ULP * near
+    if near_err <= RTOL * max(near, 1e-300):
+        return near, near_err
+    rho, m0, b0, be0 = 1.0 - e, float(co.m0[0]), float(co.b[0, 0]), float(co.b_err[0, 0])
+    power += 1.0  # rho^n
+    far_sum, far_spread = ((terms @ power).tolist() if rho >= 0  # both sums in one product
+                           else (float(terms[0] @ power), float(terms[1] @ np.abs(power))))
+    far = m0 - b0 * b0 - far_sum
+    far_err = (float(co.m0_err[0]) + (2 * abs(b0) * be0 + be0 * be0) + far_spread
+               + abs(rho) ** (co.order + 1) * t0 + 64 * _ULP * m0)
+    return (far, far_err) if far_err < near_err else (near, near_err)
 
 
 def _power_difference(x: np.ndarray, delta: np.ndarray, n: np.ndarray) -> np.ndarray:

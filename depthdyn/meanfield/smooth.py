@@ -51,7 +51,7 @@ def _torch():
 
 
 class Tanh(Activation):
-    name, bounded, smooth, growth = "tanh", True, True, (1.0, 0.0, 1.0)
+    name, bounded, smooth, growth, parity = "tanh", True, True, (1.0, 0.0, 1.0), "odd"
 
     def phi(self, u):
         return np.tanh(u)
