@@ -371,7 +371,16 @@ def kernel_step(act, spec: KernelSpec, sw2: float, sb2: float, P: np.ndarray, D:
     ``z`` is the variance of the read-out before a post-LN (``P'[0, 0]`` otherwise); ``act``
     an activation object (:func:`resolve_activation`), ``spec`` from :func:`kernel_spec`.
     """
-    QP, QD = spec.branch_inputs(P), spec.branch_inputs(D)
+    state = np.stack((P, D))
+    state, z = _advance(act, spec, sw2, sb2, state, spec.branch_inputs(state))
+    return state[0], state[1], z
+
+
+def _advance(act, spec: KernelSpec, sw2: float, sb2: float, state: np.ndarray, Q: np.ndarray):
+    """:func:`kernel_step` on the stack ``state = [P, D]`` (one ``2 x k x k`` array: the same
+    products for both at once), given its branch inputs ``Q = [R P R^T, R D R^T]``; returns the
+    next stack and ``z``."""
+    QP, QD = Q
     qd = QP.diagonal().copy()
     if spec.norm == "pre":
         nu = 1 / np.sqrt(qd + LN_EPS)
@@ -383,14 +392,11 @@ def kernel_step(act, spec: KernelSpec, sw2: float, sb2: float, P: np.ndarray, D:
     else:
         gain2, bias2 = sw2, sb2
     GP, GD = branch_moments(act, gain2, bias2, qd, QP, QD)
-    ee, C = spec.ee, spec.C
-    P = C @ P @ C.T + GP * ee
-    D = C @ D @ C.T + GD * ee
-    z = P[0, 0]
+    state = spec.C @ state @ spec.C.T + np.array([GP, GD])[:, None, None] * spec.ee
+    z = state[0, 0, 0]
     if spec.norm == "post":
-        scale = 1 / (z + LN_EPS)
-        P, D = P * scale, D * scale
-    return P, D, z
+        state = state * (1 / (z + LN_EPS))
+    return state, z
 
 
 def iterate_family(
@@ -481,32 +487,21 @@ def _overflow_reason(q: float) -> str:
 
 
 def _layers(act, spec, sw2, sb2, P, D, depth, q_min, q_max):
-    """The layers of :func:`iterate_family` for a branch with several inputs: :func:`kernel_step`'s
-    operations on the stack ``[P, D]``; returns ``(Ps, Ds, stopped_at, reason)``."""
-    C, CT, ee, reads_all = spec.C, spec.C.T, spec.ee, spec.reads_all
-    gain2, bias2 = (spec.sv2, spec.sa2) if spec.branch == "two" else (sw2, sb2)
+    """The layers of :func:`iterate_family` for a branch with several inputs, on the stack
+    ``[P, D]`` (:func:`_advance`); returns ``(Ps, Ds, stopped_at, reason)``."""
     state = np.stack((P, D))
     states = [state]
     for layer in range(depth):
-        Q = state if reads_all else spec.R @ state @ spec.R.T  # the branch inputs' [QP, QD]
-        qd = Q[0].diagonal().copy()
+        Q = spec.branch_inputs(state)
+        qd = Q[0].diagonal()
         top, low = float(qd.max()), float(qd.min())
         if spec.norm != "pre" and (top > q_max or low < q_min):
             reason = _stop_reason(top if top > q_max else low, q_min, q_max)
             return _split(states, spec.k, False) + (layer, reason)
-        QP, QD = Q
-        if spec.norm == "pre":
-            nu = 1 / np.sqrt(qd + LN_EPS)
-            QP, QD, qd = QP * np.outer(nu, nu), QD * np.outer(nu, nu), qd * nu**2
-        if spec.branch == "two":
-            QP, QD, qd = sw2 * QP + sb2, sw2 * QD, sw2 * qd + sb2
         try:
-            GP, GD = branch_moments(act, gain2, bias2, qd, QP, QD)
+            state, _ = _advance(act, spec, sw2, sb2, state, Q)
         except DomainError:
             return _split(states, spec.k, False) + (layer, _overflow_reason(top))
-        state = C @ state @ CT + np.array([GP, GD])[:, None, None] * ee
-        if spec.norm == "post":
-            state = state * (1 / (state[0, 0, 0] + LN_EPS))
         # one sum: an inf or NaN anywhere makes it non-finite (entries stay far below overflow)
         if not math.isfinite(state.sum()):
             return _split(states, spec.k, False) + (layer + 1, "exploding phase: the covariance overflowed")
