@@ -185,7 +185,7 @@ def top_singular_values(
     return KrylovEstimate(sig.numpy(), resid.numpy(), f"Golub-Kahan-Lanczos ({j + 1} steps, tol {tol:g})")
 
 
-def _arnoldi(op, steps: int, seed: int, tol: float = 0.0) -> tuple[np.ndarray, int]:
+def _arnoldi(op, steps: int, seed: int) -> tuple[np.ndarray, int]:
     """Arnoldi on ``J^T`` (same eigenvalues as ``J``; ``vjp`` only): the ``(P, s + 1, s)``
     Hessenberg matrix in float64 and the number of steps ``s`` taken (all ``steps``: the
     stopping rule of :func:`_radius_steps` is not applied)."""
@@ -194,8 +194,9 @@ def _arnoldi(op, steps: int, seed: int, tol: float = 0.0) -> tuple[np.ndarray, i
 
 def _arnoldi_steps(op, steps: int, seed: int, test=None):
     """:func:`_arnoldi` as an iteration of :mod:`.schedule` (it yields its ``J^T`` products).
-    ``test(H, s)``, where given, is asked after step ``s`` whether to stop (``H`` the
-    ``(P, s + 1, s)`` float64 Hessenberg matrix so far)."""
+    ``test(hessenberg, s)``, where given, is asked after step ``s`` whether to stop
+    (``hessenberg()`` gives the ``(P, s + 1, s)`` float64 Hessenberg matrix so far: a copy to the
+    CPU only where the test is due)."""
     if not op.square:
         raise ShapeError(f"no eigenvalues: the layer maps {op.n_in} numbers to {op.n_out}")
     s = _check_steps(steps, op.n_in, 1)
@@ -232,7 +233,6 @@ def _radius_steps(op, steps: int, seed: int, tol: float):
     theta, resid = np.zeros(P), np.full(P, np.inf)
     open_ = np.ones(P, dtype=bool)
     plan = {"next": 8, "last": None}
-
     whole = _check_steps(steps, op.n_in, 1) >= op.n_in  # the whole space: exact, no test
 
     def test(hessenberg, s: int) -> bool:

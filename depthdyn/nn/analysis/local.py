@@ -33,7 +33,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
-from torch.utils._pytree import tree_flatten, tree_unflatten
+from torch.utils._pytree import tree_flatten, tree_unflatten  # torch.func's own pytrees (no public module)
 
 from .record import detached, first_tensor
 

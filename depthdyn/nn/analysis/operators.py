@@ -32,7 +32,7 @@ import torch
 
 from ...errors import ParameterError, ShapeError
 
-__all__ = ["JacobianProducts", "LayerOperator", "math_attention", "quiet"]
+__all__ = ["JacobianProducts", "LayerOperator", "agree", "math_attention", "probe", "quiet"]
 
 
 def quiet(fn):
@@ -55,6 +55,19 @@ def _first_line(exc: BaseException) -> str:
     return (str(exc).strip().splitlines() or [type(exc).__name__])[0][:160]
 
 
+def agree(a: torch.Tensor, b: torch.Tensor, scale: float) -> bool:
+    """``max |a - b| <= 1e3 eps scale``: the same numbers to rounding, ``scale`` the size of what
+    they were computed from (the check of every shortcut a product takes: prefixes, token-local
+    functions, stacked layers)."""
+    return float((a - b).abs().max()) <= 1e3 * torch.finfo(a.dtype).eps * scale
+
+
+def probe(problems: int, n: int, like: torch.Tensor) -> torch.Tensor:
+    """The fixed random ``(1, problems, n)`` vector those checks compare products on."""
+    gen = torch.Generator().manual_seed(54321)
+    return torch.randn(1, problems, n, generator=gen, dtype=like.dtype).to(like.device)
+
+
 def math_attention(fn):
     """``fn`` with ``scaled_dot_product_attention`` on its math backend: plain differentiable ops,
     with the forward-mode AD and double backward that the fused CPU kernels lack."""
@@ -65,7 +78,7 @@ def math_attention(fn):
             return fn(x)
 
     wrapped.math_attention = True
-    wrapped.spec = getattr(fn, "spec", None)  # what :func:`~.local.stack` reads
+    wrapped.spec = getattr(fn, "spec", None)  # what :class:`~.local.Stack` reads
     return wrapped
 
 
@@ -265,8 +278,7 @@ class LayerOperator:
 
     def _prefixes(self):
         """One :class:`JacobianProducts` per sampled token on its prefix, or None where the check fails."""
-        T, eps = self.x.shape[1], torch.finfo(self.y.dtype).eps
-        tol = 1e3 * eps * (1.0 + float(self.y.abs().max()))
+        T, scale = self.x.shape[1], 1.0 + float(self.y.abs().max())
         pieces = []
         for t in self.tokens:
             if t == T - 1:
@@ -280,20 +292,14 @@ class LayerOperator:
                 return None
             if not isinstance(ys, torch.Tensor) or ys.shape != xs.shape:
                 return None
-            if float((ys - self.y[:, : t + 1]).abs().max()) > tol:
+            if not agree(ys, self.y[:, : t + 1], scale):
                 return None
             pieces.append(JacobianProducts(self.fn, xs, ys))
         self._prefix = pieces
-        gen = torch.Generator().manual_seed(54321)
-        V = torch.randn(1, self.problems, self.n_out, generator=gen, dtype=self.y.dtype).to(self.y.device)
+        V = probe(self.problems, self.n_out, self.y)
         short, whole = self.rmatvec(V), self._whole_rmatvec(V)
         self._prefix = None
-        return pieces if self._agrees(short, whole, V) else None
-
-    def _agrees(self, short: torch.Tensor, whole: torch.Tensor, V: torch.Tensor) -> bool:
-        eps = torch.finfo(self.y.dtype).eps
-        scale = float(whole.abs().max()) + float(V.abs().max())
-        return float((short - whole).abs().max()) <= 1e3 * eps * scale
+        return pieces if agree(short, whole, float(whole.abs().max()) + float(V.abs().max())) else None
 
     def entries(self, t: torch.Tensor, lanes: int = 1) -> torch.Tensor:
         """``(B, T, d)`` -> the sampled tokens of each sample as a sequence of their own,
@@ -302,13 +308,13 @@ class LayerOperator:
         tok = torch.tensor(self.tokens, device=t.device)
         return t[:, tok].repeat(1, lanes, 1)
 
-    def to_entries(self, V: torch.Tensor) -> torch.Tensor:
+    def _to_entries(self, V: torch.Tensor) -> torch.Tensor:
         """``(K, P, d)`` vectors (token-major problems) -> ``(B, K * m, d)``."""
         K, m = V.shape[0], len(self.tokens)
         return V.reshape(K, m, self.B, -1).permute(2, 0, 1, 3).reshape(self.B, K * m, -1)
 
-    def from_entries(self, E: torch.Tensor, K: int) -> torch.Tensor:
-        """Inverse of :meth:`to_entries`: ``(B, K * m, d)`` -> ``(K, P, d)``."""
+    def _from_entries(self, E: torch.Tensor, K: int) -> torch.Tensor:
+        """Inverse of :meth:`_to_entries`: ``(B, K * m, d)`` -> ``(K, P, d)``."""
         m = len(self.tokens)
         return E.reshape(self.B, K, m, -1).permute(1, 2, 0, 3).reshape(K, self.problems, -1)
 
@@ -334,10 +340,8 @@ class LayerOperator:
         (:meth:`_piece`): no entry moves another, so the layer's matrix products take all vectors
         in one pass, where ``vmap`` over the vectors would repeat the pass."""
         X, Y = self.entries(self.x), self.entries(self.y)
-        eps = torch.finfo(self.y.dtype).eps
-        tol = 1e3 * eps * (1.0 + float(self.y.abs().max()))
-        gen = torch.Generator().manual_seed(54321)
-        V = torch.randn(1, self.problems, self.n_out, generator=gen, dtype=self.y.dtype).to(self.y.device)
+        scale = 1.0 + float(self.y.abs().max())
+        V = probe(self.problems, self.n_out, self.y)
         whole, ends = None, sorted({0, len(self.tokens) - 1})
         for which, fn in enumerate(local(self.tokens)):
             # the math backend of attention: plain differentiable ops (the fused CPU kernel's
@@ -348,15 +352,15 @@ class LayerOperator:
                     Ys = fn(X)
                 if not isinstance(Ys, torch.Tensor) or Ys.shape != X.shape:
                     continue
-                if float((Ys - Y).abs().max()) > tol:
+                if not agree(Ys, Y, scale):
                     continue
                 piece = JacobianProducts(fn, X, Ys)
-                short = self.from_entries(piece.rvec(self.to_entries(V)[None])[0], 1)
+                short = self._from_entries(piece.rvec(self._to_entries(V)[None])[0], 1)
             except Exception:  # noqa: BLE001
                 continue
             whole = self._whole_at(V, ends) if whole is None else whole
             short = short.reshape(len(self.tokens), self.B, -1)[ends]
-            if self._agrees(short, whole, V):
+            if agree(short, whole, float(whole.abs().max()) + float(V.abs().max())):
                 self._make = lambda K, local=local, which=which: math_attention(local(self.tokens * K)[which])
                 self._full._vjp = None  # the whole-sequence graph is not needed again: free it
                 return {1: piece}
@@ -423,7 +427,7 @@ class LayerOperator:
 
     def _per_row(self, V: torch.Tensor, product) -> torch.Tensor:
         K = V.shape[0]
-        return self.from_entries(product(self._piece(K), self.to_entries(V)[None])[0], K)
+        return self._from_entries(product(self._piece(K), self._to_entries(V)[None])[0], K)
 
     def rmatvec(self, V: torch.Tensor) -> torch.Tensor:
         """``J^T v`` for ``V`` of shape ``(K, P, n_out)``: returns ``(K, P, n_in)``."""

@@ -19,7 +19,7 @@ from __future__ import annotations
 import torch
 
 from .local import Stack
-from .operators import JacobianProducts, LayerOperator, math_attention
+from .operators import JacobianProducts, LayerOperator, agree, math_attention, probe
 
 __all__ = ["StackedOperator", "stack_groups"]
 
@@ -59,19 +59,14 @@ class StackedOperator:
             piece = stacked._piece(1)
         except Exception:  # noqa: BLE001
             return None
-        eps = torch.finfo(first.y.dtype).eps
         want = torch.stack([op.entries(op.y) for op in ops])
-        scale = 1.0 + float(want.abs().max())
-        if not torch.isfinite(piece.y).all() or float((piece.y - want).abs().max()) > 1e3 * eps * scale:
+        if not torch.isfinite(piece.y).all() or not agree(piece.y, want, 1.0 + float(want.abs().max())):
             return None
-        gen = torch.Generator().manual_seed(54321)
-        V = torch.randn(1, stacked.problems, first.n_out, generator=gen, dtype=first.y.dtype)
-        V = V.to(first.y.device)
+        V = probe(stacked.problems, first.n_out, first.y)
         together = stacked.rmatvec(V)[0].reshape(len(ops), first.problems, -1)
         parts = V[0].reshape(len(ops), first.problems, -1)
         alone = torch.stack([op.rmatvec(v[None])[0] for op, v in zip(ops, parts, strict=True)])
-        scale = float(alone.abs().max()) + float(V.abs().max())
-        if float((together - alone).abs().max()) > 1e3 * eps * scale:
+        if not agree(together, alone, float(alone.abs().max()) + float(V.abs().max())):
             return None
         return stacked
 
@@ -92,12 +87,14 @@ class StackedOperator:
         return piece
 
     def _apply(self, V: torch.Tensor, product) -> torch.Tensor:
-        K, G = V.shape[0], len(self.ops)
-        Vg = V.reshape(K, G, -1, V.shape[-1])
-        E = torch.stack([op.to_entries(Vg[:, g]) for g, op in enumerate(self.ops)])
+        """``product`` on ``V`` ``(K, problems, n)``: every layer's problems laid out as its
+        entries (as :meth:`~.operators.LayerOperator.entries` lays them out, one reshape for all
+        the layers: they share ``B`` and the tokens), through the stacked function, and back."""
+        K, G, B, m = V.shape[0], len(self.ops), self.ops[0].B, len(self.ops[0].tokens)
+        # problem g * P0 + t * B + b  <->  layer g, sample b, entry k * m + t
+        E = V.reshape(K, G, m, B, -1).permute(1, 3, 0, 2, 4).reshape(G, B, K * m, -1)
         out = product(self._piece(K), E[None])[0]
-        back = torch.stack([op.from_entries(out[g], K) for g, op in enumerate(self.ops)], 1)
-        return back.reshape(K, self.problems, -1)
+        return out.reshape(G, B, K, m, -1).permute(2, 0, 3, 1, 4).reshape(K, self.problems, -1)
 
     def rmatvec(self, V: torch.Tensor) -> torch.Tensor:
         """``J^T v`` for ``V`` of shape ``(K, problems, n_out)``."""

@@ -82,24 +82,23 @@ def step_spectra(gsteps, blocks, picked, notes: list, opt: dict) -> dict:
     bar = _progress(opt["progress"], L)
     around = opt.get("around") or (lambda module: contextlib.nullcontext())
     most, deferred = opt.get("stack", 1), set()
+    per_step = {"rho": rho, "tr": tr}
 
     def store(idx: list, op, dense: bool, label: str = "") -> None:
         """The figures of ``op`` (one step's, or a stack's: problems layer-major) into rows ``idx``."""
-        figs = _figures(op, dense, opt)
-        G = len(idx)
+        figs, G = _figures(op, dense, opt), len(idx)
+        method = figs.pop("method")
         for name, value in figs.items():
-            if name == "method":
-                for i in idx:
-                    methods[i] = value + label
-                continue
-            value = value.reshape(G, -1, *value.shape[1:])
+            value = value.reshape(G, -1, *value.shape[1:])  # problems are layer-major
             for g, i in enumerate(idx):
                 if name == "sv":
                     sv[i, :, : value.shape[-1]] = value[g]
-                elif name in ("rho", "tr"):
-                    (rho if name == "rho" else tr)[i] = value[g]
-                else:
+                elif name in per_step:
+                    per_step[name][i] = value[g]
+                else:  # an accuracy: the step's largest bound
                     acc[name][i] = value[g].max()
+        for i in idx:
+            methods[i] = method + label
         if bar is not None:
             bar.update(G)
 
