@@ -135,11 +135,9 @@ def test_arnoldi_stops_at_its_tolerance_on_a_known_spectrum():
     np.testing.assert_allclose(r2.values[:, 0], 2.5, rtol=1e-8)
 
 
-def test_arnoldi_keeps_each_problems_value_from_the_test_it_passed(monkeypatch):
-    """A problem that meets ``tol`` early keeps that test's value and bound (no further Ritz
-    work for it); the others go on, tests spaced by the residual's trend, not every 8 steps."""
-    from depthdyn.nn.analysis import krylov
-
+def _easy_and_hard() -> tuple[torch.Tensor, torch.Tensor]:
+    """Two problems (dominant eigenvalues 3 and 1): one Arnoldi resolves in a few steps, one it
+    needs a few hundred for; and the similarity that hides their spectra."""
     g = torch.Generator().manual_seed(2)
     n = 301
     easy = torch.diag(torch.cat((torch.tensor([3.0]), torch.rand(n - 1, generator=g) - 0.5))).double()
@@ -154,7 +152,15 @@ def test_arnoldi_keeps_each_problems_value_from_the_test_it_passed(monkeypatch):
         hard[1 + 2 * i : 3 + 2 * i, 1 + 2 * i : 3 + 2 * i] = block
     S = torch.randn(2, n, n, generator=g, dtype=torch.float64) / n**0.5 + torch.eye(n, dtype=torch.float64)
     # numpy's inverse: torch's threaded MKL LU has returned invalid pivots at this size
-    J = S @ torch.stack((easy, hard)) @ torch.from_numpy(np.linalg.inv(S.numpy()))
+    return S @ torch.stack((easy, hard)) @ torch.from_numpy(np.linalg.inv(S.numpy())), S
+
+
+def test_arnoldi_keeps_each_problems_value_from_the_test_it_passed(monkeypatch):
+    """A problem that meets ``tol`` early keeps that test's value and bound (no further Ritz
+    work for it); the others go on, tests spaced by the residual's trend, not every 8 steps."""
+    from depthdyn.nn.analysis import krylov
+
+    J, S = _easy_and_hard()
     sizes, plain = [], krylov._dominant
 
     def counted(H, s):
@@ -177,6 +183,43 @@ def test_arnoldi_keeps_each_problems_value_from_the_test_it_passed(monkeypatch):
     sizes.clear()
     spectral_radius_estimate(_linear(J[[1, 1]]), steps=250, tol=1e-6)
     assert sizes[1][0] == 2
+
+
+class _Later:
+    """An executor whose answers come in only when waited for (the slowest host)."""
+
+    def submit(self, fn, *args):
+        return type("Pending", (), {"done": lambda self: False, "result": lambda self: fn(*args)})()
+
+
+class _AtOnce:
+    """An executor whose answers are in before the next step (the fastest host)."""
+
+    def submit(self, fn, *args):
+        out = fn(*args)
+        return type("Done", (), {"done": lambda self: True, "result": lambda self: out})()
+
+
+@pytest.mark.parametrize("executor", [_Later, _AtOnce])
+def test_arnoldi_tests_beside_the_products_give_the_answers_in_order(monkeypatch, executor):
+    """On an accelerator Arnoldi's tests run on the host while the iteration goes on: whenever
+    their answers come in, the steps, values and bounds are those of the tests run in order."""
+    from depthdyn.nn.analysis import krylov
+
+    J, _ = _easy_and_hard()
+    want = spectral_radius_estimate(_linear(J), steps=250, tol=1e-6)
+    capped = spectral_radius_estimate(_linear(J), steps=12, tol=1e-6)  # the cap while a test is out
+    monkeypatch.setattr(krylov, "_background", lambda op: True)
+    monkeypatch.setattr(krylov, "_tests", executor)
+    for steps, ref in ((250, want), (12, capped)):
+        got = spectral_radius_estimate(_linear(J), steps=steps, tol=1e-6)
+        assert got.method == ref.method
+        np.testing.assert_array_equal(got.values, ref.values)
+        np.testing.assert_array_equal(got.accuracy, ref.accuracy)
+    # the steps taken while the last test was out are dropped: with them the values differ
+    taken = int(want.method.split("(")[1].split()[0])
+    later = spectral_radius_estimate(_linear(J), steps=taken + 8, tol=0)
+    assert not np.array_equal(later.values, want.values)
 
 
 def test_ritz_residuals_from_inverse_iteration_match_full_eigenvectors():

@@ -25,7 +25,7 @@ import torch
 from .schedule import solo
 from .smalldense import per_matrix
 
-__all__ = ["block_lanczos", "block_singular_values"]
+__all__ = ["block_lanczos", "block_singular_values", "orthonormal_rows"]
 
 
 def _extend(Z: torch.Tensor, Q: torch.Tensor, m: int, gen: torch.Generator) -> torch.Tensor:
@@ -41,13 +41,39 @@ def _extend(Z: torch.Tensor, Q: torch.Tensor, m: int, gen: torch.Generator) -> t
         for _ in range(2):
             r = r - torch.bmm(torch.bmm(r, Q[:, :m].mT), Q[:, :m])
         Z = torch.where(dead[..., None], r, Z)
-    return torch.linalg.qr(Z.mT).Q.mT
+    return orthonormal_rows(Z)
+
+
+def orthonormal_rows(Z: torch.Tensor) -> torch.Tensor:
+    """Orthonormal rows with the span of each problem's block ``Z`` ``(P, b, n)`` (``b`` small).
+
+    On the CPU, Householder QR (LAPACK's batched QR: 3 ms for 96 problems of 6144 x 4, 7x less
+    than the alternative). On an accelerator, where a QR of the tall ``(n, b)`` matrices runs
+    one solver call per problem (11 ms a call for those 96 on an H200), CholeskyQR2 in float64:
+    two Cholesky factorisations of the ``b x b`` Gram matrix, each followed by a triangular
+    solve, a few batched products. Where the block is too ill-conditioned for that (rows short
+    of orthonormal to ``1e3 eps`` after the second pass, or not finite: a Gram matrix that was
+    not numerically positive definite), Householder QR after all. One look at the result
+    decides, so that the device is waited for once."""
+    return torch.linalg.qr(Z.mT).Q.mT if Z.device.type == "cpu" else _cholesky_qr2(Z)
+
+
+def _cholesky_qr2(Z: torch.Tensor) -> torch.Tensor:
+    """:func:`orthonormal_rows` by CholeskyQR2 (Householder QR where it falls short)."""
+    X = Z.double()
+    for _ in range(2):
+        L, _ = torch.linalg.cholesky_ex(X @ X.mT)
+        X = torch.linalg.solve_triangular(L, X, upper=False)
+    err = (X @ X.mT - torch.eye(Z.shape[1], dtype=X.dtype, device=X.device)).abs().amax()
+    if not float(err) <= 1e3 * torch.finfo(X.dtype).eps:  # NaN included
+        return torch.linalg.qr(Z.mT).Q.mT
+    return X.to(Z.dtype)
 
 
 def _start(P: int, b: int, n: int, like: torch.Tensor, seed: int) -> tuple[torch.Tensor, torch.Generator]:
     gen = torch.Generator().manual_seed(seed)
     v = torch.randn(P, b, n, generator=gen, dtype=like.dtype).to(like.device)
-    return torch.linalg.qr(v.mT).Q.mT, gen
+    return orthonormal_rows(v), gen
 
 
 def _due(m: int, last: int, cap: int) -> bool:

@@ -15,7 +15,9 @@ step.
 from __future__ import annotations
 
 import math
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import cache
 
 import numpy as np
 import torch
@@ -62,7 +64,9 @@ def _check_steps(steps, n: int, k: int) -> int:
 def _orthonormalise(w: torch.Tensor, Q: torch.Tensor, j: int) -> tuple[torch.Tensor, torch.Tensor]:
     """Gram–Schmidt of ``w`` ``(P, n)`` against ``Q[:, :j]``, repeated once where a problem's
     vector lost more than ``1 - 1/sqrt(2)`` of its norm (the Daniel–Gragg–Kaufman–Stewart test:
-    one pass is then not enough for orthogonality to rounding); returns (w, coefficients)."""
+    one pass is then not enough for orthogonality to rounding); returns (w, coefficients).
+    On an accelerator the second pass is always made: it costs less there than the wait for
+    the test's answer, which would stall the host until the device has caught up."""
     h = torch.zeros(w.shape[0], j, dtype=w.dtype, device=w.device)
     for _ in range(2):
         before = w.norm(dim=-1)
@@ -70,7 +74,7 @@ def _orthonormalise(w: torch.Tensor, Q: torch.Tensor, j: int) -> tuple[torch.Ten
         c = torch.bmm(Q[:, :j], w[:, :, None])[:, :, 0]
         w = w - torch.bmm(c[:, None, :], Q[:, :j])[:, 0]
         h = h + c
-        if bool((w.norm(dim=-1) > before / math.sqrt(2)).all()):
+        if w.device.type == "cpu" and bool((w.norm(dim=-1) > before / math.sqrt(2)).all()):
             break
     return w, h
 
@@ -94,11 +98,6 @@ def _start(P: int, n: int, like: torch.Tensor, seed: int) -> tuple[torch.Tensor,
     gen = torch.Generator().manual_seed(seed)
     v = torch.randn(P, n, generator=gen, dtype=like.dtype).to(like.device)
     return v / v.norm(dim=-1, keepdim=True), gen
-
-
-def _orth(Y: torch.Tensor) -> torch.Tensor:
-    """Orthonormal columns per problem: ``(P, n, m)`` -> ``(P, n, m)`` (reduced QR)."""
-    return torch.linalg.qr(Y).Q
 
 
 def check_tol(tol) -> float:
@@ -196,7 +195,8 @@ def _arnoldi_steps(op, steps: int, seed: int, test=None):
     """:func:`_arnoldi` as an iteration of :mod:`.schedule` (it yields its ``J^T`` products).
     ``test(hessenberg, s)``, where given, is asked after step ``s`` whether to stop
     (``hessenberg()`` gives the ``(P, s + 1, s)`` float64 Hessenberg matrix so far: a copy to the
-    CPU only where the test is due)."""
+    CPU only where the test is due); it answers ``None`` to go on, or the step ``t <= s`` whose
+    Krylov space its values came from, which is the space returned."""
     if not op.square:
         raise ShapeError(f"no eigenvalues: the layer maps {op.n_in} numbers to {op.n_out}")
     s = _check_steps(steps, op.n_in, 1)
@@ -211,10 +211,21 @@ def _arnoldi_steps(op, steps: int, seed: int, test=None):
         h[:, j] += 1
         H[:, : j + 1, j] = h
         Q[:, j + 1], H[:, j + 1, j] = _next_basis(w, Q, j + 1, gen)
-        so_far = lambda j=j: H[:, : j + 2, : j + 1].double().cpu().numpy()  # noqa: E731
-        if test is not None and j + 1 < s and test(so_far, j + 1):
-            return so_far(), j + 1
+        so_far = lambda t=j + 1: H[:, : t + 1, :t].double().cpu().numpy()  # noqa: E731
+        if test is not None and j + 1 < s and (t := test(so_far, j + 1)) is not None:
+            return so_far(t), t
     return H.double().cpu().numpy(), s
+
+
+def _background(op) -> bool:
+    """Whether Arnoldi's tests run beside its products: where the products run on an
+    accelerator, the host's cores are otherwise idle while it works."""
+    return op.x.device.type != "cpu"
+
+
+@cache
+def _tests() -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(1, thread_name_prefix="depthdyn-arnoldi-test")
 
 
 def _radius_steps(op, steps: int, seed: int, tol: float):
@@ -228,17 +239,21 @@ def _radius_steps(op, steps: int, seed: int, tol: float):
     problem has. A test costs an ``s x s`` eigenproblem per open problem, dearer than many
     products at ``s`` ~ 100 on a GPU, so tests are spaced by the residual's trend: after 8
     steps, then where the worst open residual, decaying at its rate since the last test, would
-    meet ``tol``, at least 8 steps and at most a quarter of the steps taken later."""
+    meet ``tol``, at least 8 steps and at most a quarter of the steps taken later.
+
+    Where the products run on an accelerator (:func:`_background`), a test runs on the host
+    while the iteration goes on, and is waited for at the latest 8 steps later, before the next
+    test can be due: every decision, value and bound is the one the test gave for its own step
+    (the same as in order), and the steps taken meanwhile, when it says stop, are dropped."""
     P = op.problems
     theta, resid = np.zeros(P), np.full(P, np.inf)
     open_ = np.ones(P, dtype=bool)
-    plan = {"next": 8, "last": None}
+    plan = {"next": 8, "last": None, "pending": None}
     whole = _check_steps(steps, op.n_in, 1) >= op.n_in  # the whole space: exact, no test
+    background = _background(op)
 
-    def test(hessenberg, s: int) -> bool:
-        if tol <= 0 or whole or s < plan["next"]:
-            return False
-        t, r = _dominant(hessenberg()[open_], s)
+    def decide(s: int, t: np.ndarray, r: np.ndarray) -> bool:
+        """Take the test of step ``s``; whether every problem is done."""
         theta[open_], resid[open_] = t, r
         done = r <= tol * t
         open_[np.flatnonzero(open_)[done]] = False
@@ -253,7 +268,27 @@ def _radius_steps(op, steps: int, seed: int, tol: float):
         plan["next"], plan["last"] = s + ahead, (s, worst)
         return False
 
+    def settle(s: int, wait: bool) -> int | None:
+        """The pending test's answer, if it is in (or ``wait``): its step where it says stop."""
+        pending = plan["pending"]
+        if pending is None or not (wait or pending[1].done() or s >= pending[0] + 8):
+            return None
+        plan["pending"] = None
+        return pending[0] if decide(pending[0], *pending[1].result()) else None
+
+    def test(hessenberg, s: int) -> int | None:
+        if (stop := settle(s, wait=False)) is not None:
+            return stop
+        if tol <= 0 or whole or s < plan["next"] or plan["pending"] is not None:
+            return None
+        if background:
+            plan["pending"] = (s, _tests().submit(_dominant, hessenberg()[open_], s))
+            return None
+        return s if decide(s, *_dominant(hessenberg()[open_], s)) else None
+
     H, s = yield from _arnoldi_steps(op, steps, seed, test)
+    if (stop := settle(s, wait=True)) is not None:  # the cap came before the test's answer
+        H, s = H[:, : stop + 1, :stop], stop
     if open_.any():  # the step cap, or the whole space (exact), reached with problems open
         theta[open_], resid[open_] = _dominant(H[open_], s)
     if s >= op.n_in:
@@ -279,29 +314,33 @@ def _eigenvector(Hs: torch.Tensor, theta: torch.Tensor) -> torch.Tensor:
     """Unit eigenvectors ``(P, s)`` of ``Hs`` ``(P, s, s)`` for its eigenvalues ``theta``: inverse
     iteration with the shift moved off ``theta`` by ~1e-10 relative, so that the LU has no exact
     zero pivot; where that still fails (not finite), the eigenvector from a full ``eig``."""
-    P, s = Hs.shape[0], Hs.shape[1]
+    s = Hs.shape[1]
     shift = theta * (1 + 1e-10) + 1e-10 * theta.abs().clamp(min=1)
     M = Hs.to(theta.dtype) - shift[:, None, None] * torch.eye(s, dtype=theta.dtype)
-    y = torch.ones(P, s, 1, dtype=theta.dtype) / math.sqrt(s)
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # MKL's threaded complex LU returned invalid pivots (0) at s = 152
-    try:
-        LU, piv, info = torch.linalg.lu_factor_ex(M)
-    finally:
-        torch.set_num_threads(threads)
-    bad = (info != 0) | (piv < 1).any(dim=1) | (piv > s).any(dim=1)
-    LU = torch.where(bad[:, None, None], torch.eye(s, dtype=LU.dtype), LU)  # their solve is redone below
-    piv = torch.where(bad[:, None], torch.arange(1, s + 1, dtype=piv.dtype), piv)
-    for _ in range(2):
-        y = torch.linalg.lu_solve(LU, piv, y)
-        y = y / torch.linalg.vector_norm(y, dim=1, keepdim=True)
-    y = y[..., 0]
+    # per_matrix runs LAPACK on one thread per matrix: MKL's threaded complex LU returned
+    # invalid pivots (0) at s = 152
+    y, bad = per_matrix(_inverse_iteration, M)
     bad = bad | ~torch.isfinite(y).all(dim=1)
     if bool(bad.any()):
         lam, Y = torch.linalg.eig(Hs[bad])
         top = (lam - theta[bad, None]).abs().argmin(dim=1)
         y[bad] = Y[torch.arange(Y.shape[0]), :, top]
     return y
+
+
+def _inverse_iteration(M: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Two steps of inverse iteration on the shifted matrices ``M`` ``(P, s, s)`` from a flat start:
+    the unit vectors ``(P, s)`` and where the LU failed (``bad``, their vectors to be redone)."""
+    P, s = M.shape[0], M.shape[1]
+    LU, piv, info = torch.linalg.lu_factor_ex(M)
+    bad = (info != 0) | (piv < 1).any(dim=1) | (piv > s).any(dim=1)
+    LU = torch.where(bad[:, None, None], torch.eye(s, dtype=LU.dtype), LU)
+    piv = torch.where(bad[:, None], torch.arange(1, s + 1, dtype=piv.dtype), piv)
+    y = torch.ones(P, s, 1, dtype=M.dtype) / math.sqrt(s)
+    for _ in range(2):
+        y = torch.linalg.lu_solve(LU, piv, y)
+        y = y / torch.linalg.vector_norm(y, dim=1, keepdim=True)
+    return y[..., 0], bad
 
 
 def spectral_radius_estimate(op, *, steps: int = 100, tol: float = 1e-3, seed: int = 0) -> KrylovEstimate:

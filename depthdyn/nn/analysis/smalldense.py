@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from functools import cache
+from threading import Lock
 
 import torch
 
@@ -23,23 +25,33 @@ __all__ = ["per_matrix"]
 
 
 def per_matrix(fn: Callable, X: torch.Tensor, *, spread_from: int = 32):
-    """``fn(X)`` for a batch ``X`` ``(P, s, s)`` (a tensor or a tuple of tensors, batched along
-    the first axis), on ``X``'s device: computed on the CPU, LAPACK on one thread per matrix,
+    """``fn(X)`` for a batch ``X`` ``(P, s, s)`` (its result a tensor or a tuple of tensors,
+    batched along the first axis), on ``X``'s device: computed on the CPU, LAPACK on one thread per matrix,
     batches of matrices of ``spread_from`` rows or more spread over ``torch.get_num_threads()``
     threads."""
     if X.device.type != "cpu":
         out = per_matrix(fn, X.cpu(), spread_from=spread_from)
         return out.to(X.device) if isinstance(out, torch.Tensor) else type(out)(o.to(X.device) for o in out)
-    threads = torch.get_num_threads()
-    workers = min(threads, X.shape[0])
-    torch.set_num_threads(1)
-    try:
-        if workers <= 1 or X.shape[-1] < spread_from:
-            return fn(X)
-        with ThreadPoolExecutor(workers) as pool:
-            parts = list(pool.map(fn, X.chunk(workers)))
-    finally:
-        torch.set_num_threads(threads)
+    with _ONE_AT_A_TIME:  # torch's thread count is global: a second caller would restore a 1
+        threads = torch.get_num_threads()
+        workers = min(threads, X.shape[0])
+        torch.set_num_threads(1)
+        try:
+            if workers <= 1 or X.shape[-1] < spread_from:
+                return fn(X)
+            parts = list(_pool(workers).map(fn, X.chunk(workers)))
+        finally:
+            torch.set_num_threads(threads)
     if isinstance(parts[0], torch.Tensor):
         return torch.cat(parts)
     return type(parts[0])(torch.cat(p) for p in zip(*parts, strict=True))
+
+
+_ONE_AT_A_TIME = Lock()
+
+
+@cache
+def _pool(workers: int) -> ThreadPoolExecutor:
+    """One pool per size, kept: starting its threads anew cost 3 ms a call (16 threads), and an
+    analysis makes a few dozen calls."""
+    return ThreadPoolExecutor(workers, thread_name_prefix="depthdyn-dense")
