@@ -64,9 +64,7 @@ def _check_steps(steps, n: int, k: int) -> int:
 def _orthonormalise(w: torch.Tensor, Q: torch.Tensor, j: int) -> tuple[torch.Tensor, torch.Tensor]:
     """Gram–Schmidt of ``w`` ``(P, n)`` against ``Q[:, :j]``, repeated once where a problem's
     vector lost more than ``1 - 1/sqrt(2)`` of its norm (the Daniel–Gragg–Kaufman–Stewart test:
-    one pass is then not enough for orthogonality to rounding); returns (w, coefficients).
-    On an accelerator the second pass is always made: it costs less there than the wait for
-    the test's answer, which would stall the host until the device has caught up."""
+    one pass is then not enough for orthogonality to rounding); returns (w, coefficients)."""
     h = torch.zeros(w.shape[0], j, dtype=w.dtype, device=w.device)
     for _ in range(2):
         before = w.norm(dim=-1)
@@ -74,7 +72,7 @@ def _orthonormalise(w: torch.Tensor, Q: torch.Tensor, j: int) -> tuple[torch.Ten
         c = torch.bmm(Q[:, :j], w[:, :, None])[:, :, 0]
         w = w - torch.bmm(c[:, None, :], Q[:, :j])[:, 0]
         h = h + c
-        if w.device.type == "cpu" and bool((w.norm(dim=-1) > before / math.sqrt(2)).all()):
+        if bool((w.norm(dim=-1) > before / math.sqrt(2)).all()):
             break
     return w, h
 
