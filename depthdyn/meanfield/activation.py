@@ -66,6 +66,12 @@ class Activation:
     #: other parity vanish, and those of the series are sums over half the quadrature nodes. It holds
     #: for the ``phi`` of the class that declares it (see :meth:`phi_parity`).
     parity: str | None = None
+    #: ``(U, limit, s, d)`` for an odd or even ``phi`` that levels off: for ``u >= U``,
+    #: ``|phi(u) - limit| <= s`` and ``|phi'(u)| <= d``. The Hermite coefficients then take ``limit``
+    #: for ``phi`` beyond ``U`` (precomputed sums, ``s`` and ``d`` in their error bounds), so a large
+    #: variance evaluates ``phi`` on fewer nodes. It holds, as :attr:`parity` does, for the ``phi`` of
+    #: the class that declares it (see :meth:`phi_saturation`).
+    saturation: tuple[float, float, float, float] | None = None
 
     def __init__(self, **params):
         self.params = dict(params)
@@ -84,10 +90,19 @@ class Activation:
     def phi_parity(self) -> str | None:
         """:attr:`parity` where it holds for this ``phi``: set on the instance, or declared by the class
         that defines ``phi`` (a subclass that redefines ``phi`` without declaring one has none)."""
-        if "parity" in vars(self):
-            return self.parity
+        return self._declared("parity")
+
+    def phi_saturation(self) -> tuple[float, float, float, float] | None:
+        """:attr:`saturation` where it holds for this ``phi`` (as :meth:`phi_parity`; it is used only where
+        that gives a parity)."""
+        return self._declared("saturation")
+
+    def _declared(self, name: str):
+        """An attribute set on the instance, or declared by the class that defines ``phi``."""
+        if name in vars(self):
+            return vars(self)[name]
         owner = next(cls for cls in type(self).__mro__ if "phi" in vars(cls))
-        return vars(owner).get("parity")
+        return vars(owner).get(name)
 
     def __call__(self, u):
         return self.phi(np.asarray(u, dtype=float))
