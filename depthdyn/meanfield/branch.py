@@ -11,11 +11,12 @@ series of the difference or Price's theorem, so that ``1 - c`` keeps its digits.
 from __future__ import annotations
 
 import math
+from collections import OrderedDict
 from functools import cache
 
 import numpy as np
 
-from . import mehler
+from . import hermite_rule, layer_series, mehler
 from .activation import Activation
 
 __all__ = ["branch_moments", "single_branch_moments"]
@@ -127,50 +128,112 @@ def branch_moments(act, gain2, bias2, qd, QP, QD):
     if r == 1:
         second, difference = _diagonal(act, qd, _unit(QD.diagonal() / (2 * qd)))
         return gain2 * float(second.sum()) + bias2, 2 * gain2 * float(difference.sum())
+    if qd.min() > 0:  # the lags' numbers as floats (a few lags: NumPy's cost per call dominates)
+        sum_p, sum_d = _lag_sums(act, qd.tolist(), QP.tolist(), QD.tolist())
+        return gain2 * sum_p + bias2 * r * r, 2 * gain2 * sum_d
     iu, first, second = _pairs(r)
-    if qd.min() > 0:  # the pairs' covariances as floats (a few lags: NumPy's cost per call dominates)
-        q, P, D = qd.tolist(), QP.tolist(), QD.tolist()
-        roots = [math.sqrt(q[i] * q[j]) for i, j in zip(iu[0].tolist(), iu[1].tolist(), strict=True)]
-        pairs = list(zip(iu[0].tolist(), iu[1].tolist(), roots, strict=True))
-        eps = np.array([min(max(D[i][i] / (2 * q[i]), 0.0), 2.0) for i in range(r)])
-        eps_p = np.array([min(max(1 - P[i][j] / root, 0.0), 2.0) for i, j, root in pairs])
-        delta = np.array([D[i][j] / (2 * root) for i, j, root in pairs])
-    else:
-        root = np.sqrt(qd[iu[0]] * qd[iu[1]])
-        eps = _unit(QD.diagonal() / (2 * qd))
-        eps_p, delta = _unit(1 - QP[iu] / root), QD[iu] / (2 * root)
+    root = np.sqrt(qd[iu[0]] * qd[iu[1]])
+    eps = _unit(QD.diagonal() / (2 * qd))
+    eps_p, delta = _unit(1 - QP[iu] / root), QD[iu] / (2 * root)
     eps_s = _unit(eps_p + delta)
     m = iu[0].size
     if getattr(act, "closed_form", False):
         # one call for the diagonal's E[phi^2] and both covariances (the per-call overhead dominates)
         every = act.cross_moment(qd[first], qd[second], eps=np.concatenate((0 * qd, eps_p, eps_s)))
         sum_p, both = float(every[:r].sum()), every[r:]
-        if hasattr(act, "layer_moments"):  # the lags' difference moments one by one, as floats (erf)
-            sum_d = 0.0
-            for q_i, e_i in zip(qd.tolist(), eps.tolist(), strict=True):
-                sum_d += act.layer_moments(q_i, e_i)[1]
-        else:
-            sum_d = float(_difference(act, qd, eps).sum())
+        sum_d = float(_difference(act, qd, eps).sum())
     else:
         both = _cross(act, qd[first[r:]], qd[second[r:]], np.concatenate((eps_p, eps_s)))
-        # after the pairs: the diagonal reuses the Hermite coefficients their correlations needed,
-        # lag by lag as floats (a few lags: NumPy's cost per call on short arrays would dominate)
-        if _series(act) and qd.min() > 0:
-            sum_p = sum_d = 0.0
-            for q_i, e_i in zip(qd.tolist(), eps.tolist(), strict=True):
-                second_q, difference_q = _single_diagonal(act, q_i, e_i)
-                sum_p += second_q
-                sum_d += difference_q
-        else:
-            diagonal, difference = _diagonal(act, qd, eps)
-            sum_p, sum_d = float(diagonal.sum()), float(difference.sum())
+        diagonal, difference = _diagonal(act, qd, eps)
+        sum_p, sum_d = float(diagonal.sum()), float(difference.sum())
     mp, diff = both[:m], both[:m] - both[m:]
     small = np.abs(delta) < _SMALL
     if small.any():
         diff = np.where(small, _small_difference(act, qd[iu[0]], qd[iu[1]], eps_p, delta), diff)
-    sum_p += 2 * float(mp.sum())
-    sum_d += 2 * float(diff.sum())
-    return gain2 * sum_p + bias2 * r * r, 2 * gain2 * sum_d
+    return gain2 * (sum_p + 2 * float(mp.sum())) + bias2 * r * r, 2 * gain2 * (sum_d + 2 * float(diff.sum()))
+
+
+#: The moments of the last pairs of lags and of single lags met, by their exact inputs: a dense
+#: network's lags shift by one per layer, so all but the newest lag's pairs were met a layer before.
+_MEMO_SIZE = 256
+_memo: OrderedDict = OrderedDict()
+
+
+def _recall(key, act):
+    entry = _memo.get(key)
+    return entry[1] if entry is not None and entry[0] is act else None
+
+
+def _keep(key, act, value) -> None:
+    _memo[key] = (act, value)  # the entry holds the activation: its id is not reused meanwhile
+    while len(_memo) > _MEMO_SIZE:
+        _memo.popitem(last=False)
+
+
+def _lag_sums(act, q: list, P: list, D: list) -> tuple[float, float]:
+    """``sum_ij M(P_ij)`` and ``sum_ij [M(P_ij) - M(S_ij)]`` over the lags (all ``q > 0``), Python floats.
+
+    A pair's moments depend on ``(q_i, q_j, P_ij, D_ij)`` alone and a lag's on ``(q_i, D_ii)``: those
+    met before (a dense network's older lags) are recalled, the rest computed in one call.
+    """
+    r, ident = len(q), id(act)
+    pairs, pending = [], []
+    for i in range(r):
+        for j in range(i + 1, r):
+            key = (ident, q[i], q[j], P[i][j], D[i][j])
+            pairs.append(_recall(key, act))
+            if pairs[-1] is None:
+                pending.append((i, j, key, len(pairs) - 1))
+    if pending:  # before the lags' own moments: those reuse the coefficients the pairs needed
+        for (_, _, key, k), moments in zip(pending, _pair_moments(act, q, P, D, pending), strict=True):
+            _keep(key, act, moments)
+            pairs[k] = moments
+    sum_p = sum_d = 0.0
+    for mp, diff in pairs:  # in one order, whichever were recalled
+        sum_p, sum_d = sum_p + 2 * mp, sum_d + 2 * diff
+    for i in range(r):
+        key = (ident, q[i], D[i][i])
+        known = _recall(key, act)
+        if known is None:
+            known = _single_diagonal(act, q[i], min(max(D[i][i] / (2 * q[i]), 0.0), 2.0))
+            _keep(key, act, known)
+        sum_p, sum_d = sum_p + known[0], sum_d + known[1]
+    return sum_p, sum_d
+
+
+def _pair_moments(act, q: list, P: list, D: list, pending: list) -> list[tuple[float, float]]:
+    """``(M(P_ij), M(P_ij) - M(S_ij))`` of the pairs ``(i, j, _)`` in ``pending``."""
+    i, j = [p[0] for p in pending], [p[1] for p in pending]
+    roots = [math.sqrt(q[a] * q[b]) for a, b in zip(i, j, strict=True)]
+    eps_p = [min(max(1 - P[a][b] / root, 0.0), 2.0) for a, b, root in zip(i, j, roots, strict=True)]
+    delta = [D[a][b] / (2 * root) for a, b, root in zip(i, j, roots, strict=True)]
+    eps = eps_p + [min(max(e + d, 0.0), 2.0) for e, d in zip(eps_p, delta, strict=True)]
+    m, odd = len(pending), layer_series.parity_of(act)
+    if getattr(act, "closed_form", False):
+        both = act.cross_moment(np.array([q[a] for a in i] * 2), np.array([q[b] for b in j] * 2),
+                                eps=np.array(eps)).tolist()
+    elif odd is not None and _series(act):  # every lag's record of its parity's coefficients
+        lags = sorted(set(i + j))
+        place = {lag: k for k, lag in enumerate(lags)}
+        rho = [1.0 - e for e in eps]
+        order = hermite_rule.order_of(max(q[lag] for lag in lags), max(abs(x) for x in rho))
+        both, ok = layer_series.cross_moments(act, [q[lag] for lag in lags], odd, order,
+                                              [place[a] for a in i] * 2, [place[b] for b in j] * 2, rho)
+        for k in (k for k, good in enumerate(ok) if not good):  # the quadrature where the bound fails
+            a, b = (i + i)[k], (j + j)[k]
+            both[k] = float(act.cross_moment(np.array([q[a]]), np.array([q[b]]), eps=np.array([eps[k]]))[0])
+    else:
+        both = _cross(act, np.array([q[a] for a in i] * 2), np.array([q[b] for b in j] * 2),
+                      np.array(eps)).tolist()
+    diff = [both[k] - both[m + k] for k in range(m)]
+    small = [k for k in range(m) if abs(delta[k]) < _SMALL]
+    if small:  # close covariances: their difference without the cancellation
+        qi, qj = np.array([q[i[k]] for k in small]), np.array([q[j[k]] for k in small])
+        near = _small_difference(act, qi, qj, np.array([eps_p[k] for k in small]),
+                                 np.array([delta[k] for k in small]))
+        for k, value in zip(small, near.tolist(), strict=True):
+            diff[k] = value
+    return list(zip(both[:m], diff, strict=True))
 
 
 def single_branch_moments(act, gain2: float, bias2: float, q: float, d: float) -> tuple[float, float]:

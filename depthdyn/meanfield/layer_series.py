@@ -28,7 +28,8 @@ import numpy as np
 
 from . import hermite_rule as rule
 
-__all__ = ["LayerSeries", "project_parity", "layer_series", "derivative_tail", "diagonal", "cross_moments"]
+__all__ = ["LayerSeries", "parity_of", "project_parity", "layer_series", "derivative_tail", "diagonal",
+           "cross_moments"]
 
 _ULP = np.finfo(float).eps
 _CACHE_SIZE = 64
@@ -38,24 +39,38 @@ _cache: OrderedDict = OrderedDict()
 class LayerSeries(NamedTuple):
     """The Hermite coefficients of ``phi(sqrt(q) z)`` at the degrees of ``phi``'s parity, up to ``order``.
 
-    ``b`` and ``b_err`` at those degrees; ``terms`` the rows ``b^2``, ``|b| b_err`` and
-    ``b_err^2``; ``base`` the bound of every coefficient of the other parity (they vanish);
-    ``m0 = E[phi^2]`` and ``m0_err``; ``t0`` the Parseval tail beyond ``order`` (as in
-    :class:`~depthdyn.meanfield.mehler.Coefficients`); ``parts`` what the tail ``t1`` of the
-    derivative needs besides ``x E[phi'^2]`` (:func:`derivative_tail`, computed when asked).
+    ``stack`` the rows ``b``, ``|b|`` and ``b_err`` at those degrees; ``terms`` the rows ``b^2``,
+    ``|b| b_err`` and ``b_err^2``; ``base`` the bound of every coefficient of the other parity
+    (they vanish); ``m0 = E[phi^2]`` and ``m0_err``; ``t0`` the Parseval tail beyond ``order`` (as
+    in :class:`~depthdyn.meanfield.mehler.Coefficients`); ``square_sum`` the sum of ``b^2``;
+    ``parts`` what the tail ``t1`` of the derivative needs besides ``x E[phi'^2]``
+    (:func:`derivative_tail`, computed when asked).
     """
 
     q: float
     order: int
     odd: int
-    b: np.ndarray
-    b_err: np.ndarray
+    stack: np.ndarray
     terms: np.ndarray
     base: float
     m0: float
     m0_err: float
     t0: float
+    square_sum: float
     parts: tuple
+
+    @property
+    def b(self) -> np.ndarray:
+        return self.stack[0]
+
+    @property
+    def b_err(self) -> np.ndarray:
+        return self.stack[2]
+
+
+def parity_of(act) -> int | None:
+    """1 for an odd ``phi``, 0 for an even one, ``None`` for neither or undeclared (``phi_parity``)."""
+    return {"odd": 1, "even": 0}.get(act.phi_parity() if hasattr(act, "phi_parity") else None)
 
 
 @cache
@@ -121,21 +136,23 @@ def _compute(act, x: float, order: int, odd: int) -> LayerSeries:
     window = min(rule.share(x, a, slope), rule.share(x, abs(phi0), d))
     # rounding: sum_m |f_m A_km| <= sqrt(sum f^2 w) sqrt(sum h_k^2 w) = sqrt(m0) (Cauchy-Schwarz)
     base = window + sat_b + 64 * _ULP * math.sqrt(m0)
-    err = np.subtract(b, lo, out=lo)  # in place: each temporary costs as much as its arithmetic
+    stack = np.empty((3, b.size))  # b, |b|, its bound: one array for the pairs of lags
+    stack[0] = b
+    err = np.subtract(b, lo, out=stack[2])  # in place: each temporary costs as much as its arithmetic
     np.abs(err, out=err)
     err += base
     e0 = abs(m0 - m0_lo) + window * window + sat_m0 + 64 * _ULP * m0
     terms = np.empty((3, b.size))
     np.multiply(b, b, out=terms[0])
-    np.abs(b, out=terms[1])
-    terms[1] *= err
+    np.abs(b, out=stack[1])
+    np.multiply(stack[1], err, out=terms[1])
     np.multiply(err, err, out=terms[2])
     (s_b, n_b), (s_x, n_x), (s_e, n_e) = (terms @ _columns(order, odd)[1]).tolist()
     count, total, _, _ = _other(order, odd)
     # the spreads (2 |b| + E) E of every degree, the other parity's base^2 included
     spread, n_spread = 2 * s_x + s_e + count * base * base, 2 * n_x + n_e + total * base * base
     t0 = max(m0 - s_b + e0 + spread + 8 * _ULP * m0, 0.0)
-    return LayerSeries(x, order, odd, b, err, terms, base, m0, e0, t0, (n_b, n_spread))
+    return LayerSeries(x, order, odd, stack, terms, base, m0, e0, t0, s_b, (n_b, n_spread))
 
 
 def derivative_tail(act, series: LayerSeries) -> float:
@@ -225,43 +242,43 @@ def diagonal(act, x: float, e: float, odd: int) -> tuple[float, bool, float, boo
 def cross_moments(act, q: list, odd: int, order: int, i: list, j: list, rho: list):
     """``(values, ok)`` of ``E[phi(u_i) phi(u_j)]`` for pairs of variances ``q[i], q[j]`` (each in
     ``(0, Q_MAX]``) at correlations ``rho`` (lists of one length), from every variance's
-    :class:`LayerSeries` at one common order (at least ``order``).
+    :class:`LayerSeries` cut to ``order``.
 
     Summed as ``sum b_n(q_i) b_n(q_j) rho^n`` with the bound of
     :func:`~depthdyn.meanfield.mehler.cross_moment`: the coefficients' errors, the tail
     ``|rho|^(N+1) sqrt(T0_i T0_j)``, the vanishing parity's ``base_i base_j`` per degree, rounding.
     """
-    records = [layer_series(act, x, order, odd) for x in q]
-    top = max(r.order for r in records)
-    if any(r.order != top for r in records):  # one order for every lag: the others computed again at it
-        records = [r if r.order == top else _exactly(act, r.q, top, odd) for r in records]
-    b, err = np.stack([r.b for r in records]), np.stack([r.b_err for r in records])
-    b1, b2, e1, e2 = b[i], b[j], err[i], err[j]
-    r = np.asarray(rho, dtype=float)
-    power = r[:, None] ** _columns(top, odd)[0]
-    products = b1 * b2
-    values = np.einsum("pn,pn->p", products, power)
-    bound = np.abs(b1) * e2
-    bound += np.abs(b2) * e1
-    bound += e1 * e2
-    bound += 64 * _ULP * np.abs(products)
-    errors = np.einsum("pn,pn->p", bound, np.abs(power)).tolist()
-    count = _other(top, odd)[0]
-    values = values.tolist()
+    rows = (order + 2 - odd) // 2
+    cut = [_cut(layer_series(act, x, order, odd), order, rows) for x in q]
+    stack = np.stack([c[0] for c in cut])
+    first, second = stack[i], stack[j]
+    r = np.array(rho)
+    power = np.power(r[:, None], _columns(order, odd)[0])
+    products = first[:, 0] * second[:, 0]
+    values = (products * power).sum(axis=1).tolist()
+    bound = first[:, 1] * second[:, 2]  # |b_i| E_j + |b_j| E_i + E_i E_j + rounding
+    bound += second[:, 1] * first[:, 2]
+    bound += first[:, 2] * second[:, 2]
+    bound += (64 * _ULP) * (first[:, 1] * second[:, 1])
+    if r.min() < 0:
+        np.abs(power, out=power)
+    errors = (bound * power).sum(axis=1).tolist()
+    count = _other(order, odd)[0]
     ok = []
     for k, (a, c) in enumerate(zip(i, j, strict=True)):
-        ra, rc = records[a], records[c]
-        tail = abs(rho[k]) ** (top + 1) * math.sqrt(ra.t0 * rc.t0) + count * ra.base * rc.base
-        scale = math.sqrt(float(ra.terms[0].sum()) * float(rc.terms[0].sum()))
-        ok.append(errors[k] + tail <= rule.RTOL * max(scale, 1e-300))
+        (_, t0_a, square_a, base_a), (_, t0_c, square_c, base_c) = cut[a], cut[c]
+        tail = abs(rho[k]) ** (order + 1) * math.sqrt(t0_a * t0_c) + count * base_a * base_c
+        ok.append(errors[k] + tail <= rule.RTOL * max(math.sqrt(square_a * square_c), 1e-300))
     return values, ok
 
 
-def _exactly(act, x: float, order: int, odd: int) -> LayerSeries:
-    """The :class:`LayerSeries` of ``x`` at exactly ``order`` (computed afresh if not kept)."""
-    entry = _cache.get((id(act), order, odd, x))
-    if entry is not None and entry[0] is act:
-        return entry[1]
-    record = _compute(act, x, order, odd)
-    _keep((id(act), order, odd, x), (act, record))
-    return record
+def _cut(series: LayerSeries, order: int, rows: int) -> tuple[np.ndarray, float, float, float]:
+    """``(stack, T0, sum b^2, base)`` of ``series`` truncated at ``order <= series.order``: its first
+    ``rows`` columns, and ``T0`` with the dropped degrees' ``b^2`` moved into it (less their spreads,
+    the other parity's ``base^2`` included, as :func:`_compute` would have counted them)."""
+    if series.order == order:
+        return series.stack, series.t0, series.square_sum, series.base
+    d_square, d_cross, d_squares = series.terms[:, rows:].sum(axis=1).tolist()
+    dropped = _other(series.order, series.odd)[0] - _other(order, series.odd)[0]
+    t0 = series.t0 + d_square - 2 * d_cross - d_squares - dropped * series.base * series.base
+    return series.stack[:, :rows], max(t0, 0.0), series.square_sum - d_square, series.base

@@ -167,16 +167,11 @@ def _one_variance(act, x: float, order: int | None) -> Coefficients:
     return fresh
 
 
-def _parity(act) -> int | None:
-    """1 for an odd ``phi``, 0 for an even one, ``None`` for neither or undeclared."""
-    return {"odd": 1, "even": 0}.get(act.phi_parity() if hasattr(act, "phi_parity") else None)
-
-
 def _project(act, q: np.ndarray, order: int, levels: int):
     """Both rules' projections of ``phi(sqrt(q) z)``: ``b``, ``E[phi^2]``, ``q E[phi'^2]`` (20-node rule,
     then 14-node rule), and ``phi(0)``. An activation that declares a ``parity`` (tanh is odd) is
     evaluated on the nodes ``z > 0`` only, against the table's rows of its parity."""
-    odd = _parity(act)
+    odd = layer_series.parity_of(act)
     if odd is not None:
         return _project_half(act, q, order, levels, odd)
     (_, w_hi, table_hi), (_, w_lo, table_lo) = rule.tables(rule.HI, levels), rule.tables(rule.LO, levels)
@@ -230,7 +225,7 @@ def _compute_one(act, q: np.ndarray, order: int, levels: int) -> Coefficients:
     """:func:`_compute` of one variance (a kernel layer's call), the per-variance numbers as Python floats:
     NumPy's cost per call on one-element arrays would be most of the work."""
     x, (a, slope, d) = float(q[0]), act.growth
-    odd = _parity(act)
+    odd = layer_series.parity_of(act)
     b2 = np.empty((1, 2, order + 1))
     square, spread = b2[0]
     if odd is None:
@@ -423,7 +418,7 @@ def diagonal_moments_scalar(act, q: float, eps: float) -> tuple[float, bool, flo
     if not 0.0 < q <= Q_MAX:
         s, s_ok, d, d_ok = diagonal_moments(act, np.array([q]), np.array([eps]))
         return float(s[0]), bool(s_ok[0]), float(d[0]), bool(d_ok[0])
-    odd = _parity(act)
+    odd = layer_series.parity_of(act)
     if odd is not None:  # the record of the parity's degrees, in fewer NumPy calls
         return layer_series.diagonal(act, q, eps, odd)
     co = _one_variance(act, q, rule.order_of(q, abs(1.0 - eps)))
