@@ -12,6 +12,8 @@ correlation ``c``; near ``c = 1`` give ``eps = 1 - c`` instead of ``c``.
 
 from __future__ import annotations
 
+from functools import cache
+
 import numpy as np
 
 from ..errors import DomainError
@@ -19,6 +21,12 @@ from . import mehler
 from .gaussian import correlation_parts, expect, expect2
 
 __all__ = ["Activation", "variance_array"]
+
+
+@cache
+def _phi_owner(cls: type) -> type:
+    """The class in ``cls``'s method resolution order that defines ``phi``."""
+    return next(c for c in cls.__mro__ if "phi" in vars(c))
 
 
 def variance_array(q, name: str = "q") -> np.ndarray:
@@ -99,10 +107,10 @@ class Activation:
 
     def _declared(self, name: str):
         """An attribute set on the instance, or declared by the class that defines ``phi``."""
-        if name in vars(self):
-            return vars(self)[name]
-        owner = next(cls for cls in type(self).__mro__ if "phi" in vars(cls))
-        return vars(owner).get(name)
+        own = vars(self)
+        if name in own:
+            return own[name]
+        return vars(_phi_owner(type(self))).get(name)
 
     def __call__(self, u):
         return self.phi(np.asarray(u, dtype=float))

@@ -203,22 +203,20 @@ def _lag_sums(act, q: list, P: list, D: list) -> tuple[float, float]:
 
 def _pair_moments(act, q: list, P: list, D: list, pending: list) -> list[tuple[float, float]]:
     """``(M(P_ij), M(P_ij) - M(S_ij))`` of the pairs ``(i, j, _)`` in ``pending``."""
-    i, j = [p[0] for p in pending], [p[1] for p in pending]
-    roots = [math.sqrt(q[a] * q[b]) for a, b in zip(i, j, strict=True)]
-    eps_p = [min(max(1 - P[a][b] / root, 0.0), 2.0) for a, b, root in zip(i, j, roots, strict=True)]
-    delta = [D[a][b] / (2 * root) for a, b, root in zip(i, j, roots, strict=True)]
-    eps = eps_p + [min(max(e + d, 0.0), 2.0) for e, d in zip(eps_p, delta, strict=True)]
+    i, j, eps_p, delta, eps_s = [], [], [], [], []
+    for a, b, *_ in pending:
+        root = math.sqrt(q[a] * q[b])
+        e, d = min(max(1 - P[a][b] / root, 0.0), 2.0), D[a][b] / (2 * root)
+        i.append(a), j.append(b), eps_p.append(e), delta.append(d), eps_s.append(min(max(e + d, 0.0), 2.0))
+    eps = eps_p + eps_s
     m, odd = len(pending), layer_series.parity_of(act)
     if getattr(act, "closed_form", False):
         both = act.cross_moment(np.array([q[a] for a in i] * 2), np.array([q[b] for b in j] * 2),
                                 eps=np.array(eps)).tolist()
     elif odd is not None and _series(act):  # every lag's record of its parity's coefficients
-        lags = sorted(set(i + j))
-        place = {lag: k for k, lag in enumerate(lags)}
         rho = [1.0 - e for e in eps]
-        order = hermite_rule.order_of(max(q[lag] for lag in lags), max(abs(x) for x in rho))
-        both, ok = layer_series.cross_moments(act, [q[lag] for lag in lags], odd, order,
-                                              [place[a] for a in i] * 2, [place[b] for b in j] * 2, rho)
+        order = hermite_rule.order_of(max(q), max(max(rho), -min(rho)))
+        both, ok = layer_series.cross_moments(act, q, odd, order, i + i, j + j, rho)
         for k in (k for k, good in enumerate(ok) if not good):  # the quadrature where the bound fails
             a, b = (i + i)[k], (j + j)[k]
             both[k] = float(act.cross_moment(np.array([q[a]]), np.array([q[b]]), eps=np.array([eps[k]]))[0])

@@ -240,36 +240,42 @@ def diagonal(act, x: float, e: float, odd: int) -> tuple[float, bool, float, boo
 
 
 def cross_moments(act, q: list, odd: int, order: int, i: list, j: list, rho: list):
-    """``(values, ok)`` of ``E[phi(u_i) phi(u_j)]`` for pairs of variances ``q[i], q[j]`` (each in
-    ``(0, Q_MAX]``) at correlations ``rho`` (lists of one length), from every variance's
-    :class:`LayerSeries` cut to ``order``.
+    """``(values, ok)`` of ``E[phi(u_i) phi(u_j)]`` for pairs of the variances ``q`` (each in
+    ``(0, Q_MAX]``; ``i, j`` their indices) at correlations ``rho`` (lists of one length), from every
+    variance's :class:`LayerSeries` cut to ``order``.
 
     Summed as ``sum b_n(q_i) b_n(q_j) rho^n`` with the bound of
     :func:`~depthdyn.meanfield.mehler.cross_moment`: the coefficients' errors, the tail
     ``|rho|^(N+1) sqrt(T0_i T0_j)``, the vanishing parity's ``base_i base_j`` per degree, rounding.
     """
     rows = (order + 2 - odd) // 2
-    cut = [_cut(layer_series(act, x, order, odd), order, rows) for x in q]
-    stack = np.stack([c[0] for c in cut])
-    first, second = stack[i], stack[j]
+    cut = {x: _cut(layer_series(act, q[x], order, odd), order, rows) for x in sorted(set(i + j))}
+    lag = {x: k for k, x in enumerate(cut)}
+    stack = np.stack([c[0] for c in cut.values()])  # (lags, 3, rows): b, |b|, E
+    first, second = stack[[lag[x] for x in i]], stack[[lag[x] for x in j]]
     r = np.array(rho)
-    power = np.power(r[:, None], _columns(order, odd)[0])
-    products = first[:, 0] * second[:, 0]
-    values = (products * power).sum(axis=1).tolist()
-    bound = first[:, 1] * second[:, 2]  # |b_i| E_j + |b_j| E_i + E_i E_j + rounding
-    bound += second[:, 1] * first[:, 2]
-    bound += first[:, 2] * second[:, 2]
-    bound += (64 * _ULP) * (first[:, 1] * second[:, 1])
-    if r.min() < 0:
-        np.abs(power, out=power)
-    errors = (bound * power).sum(axis=1).tolist()
+    n = _columns(order, odd)[0]
+    if min(rho) > 0:  # |rho|^n = exp(n log rho): off by at most (1 + 1/e) ulp of the largest power
+        power = np.exp(n * np.log(r)[:, None])
+        signed = power
+    else:
+        signed = np.power(r[:, None], n)
+        power = np.abs(signed)
+    # every product of the rows b, |b|, E of the two lags, summed with the weights |rho|^n: one product
+    values = None if signed is power else (first[:, 0] * second[:, 0] * signed).sum(axis=1).tolist()
+    first *= power[:, None, :]
+    sums = np.matmul(first, second.transpose(0, 2, 1)).tolist()
     count = _other(order, odd)[0]
-    ok = []
+    out, ok = [], []
     for k, (a, c) in enumerate(zip(i, j, strict=True)):
         (_, t0_a, square_a, base_a), (_, t0_c, square_c, base_c) = cut[a], cut[c]
-        tail = abs(rho[k]) ** (order + 1) * math.sqrt(t0_a * t0_c) + count * base_a * base_c
-        ok.append(errors[k] + tail <= rule.RTOL * max(math.sqrt(square_a * square_c), 1e-300))
-    return values, ok
+        m = sums[k]  # m[x][y] = sum_n row_x(b_a) row_y(b_c) |rho|^n
+        # |b_a| E_c + E_a |b_c| + E_a E_c, rounding, the tail and the other parity
+        error = (m[1][2] + m[2][1] + m[2][2] + 64 * _ULP * m[1][1]
+                 + abs(rho[k]) ** (order + 1) * math.sqrt(t0_a * t0_c) + count * base_a * base_c)
+        out.append(m[0][0] if values is None else values[k])
+        ok.append(error <= rule.RTOL * max(math.sqrt(square_a * square_c), 1e-300))
+    return out, ok
 
 
 def _cut(series: LayerSeries, order: int, rows: int) -> tuple[np.ndarray, float, float, float]:
