@@ -31,7 +31,7 @@ from . import hermite_rule as rule
 __all__ = ["LayerSeries", "parity_of", "project_parity", "layer_series", "derivative_tail", "diagonal",
            "cross_moments"]
 
-_ULP = np.finfo(float).eps
+_ULP = float(np.finfo(float).eps)
 _CACHE_SIZE = 64
 _cache: OrderedDict = OrderedDict()
 
@@ -249,10 +249,7 @@ def cross_moments(act, q: list, odd: int, order: int, i: list, j: list, rho: lis
     ``|rho|^(N+1) sqrt(T0_i T0_j)``, the vanishing parity's ``base_i base_j`` per degree, rounding.
     """
     rows = (order + 2 - odd) // 2
-    cut = {x: _cut(layer_series(act, q[x], order, odd), order, rows) for x in sorted(set(i + j))}
-    lag = {x: k for k, x in enumerate(cut)}
-    stack = np.stack([c[0] for c in cut.values()])  # (lags, 3, rows): b, |b|, E
-    first, second = stack[[lag[x] for x in i]], stack[[lag[x] for x in j]]
+    cut = {x: _cut(layer_series(act, q[x], order, odd), order, rows) for x in set(i + j)}
     r = np.array(rho)
     n = _columns(order, odd)[0]
     if min(rho) > 0:  # |rho|^n = exp(n log rho): off by at most (1 + 1/e) ulp of the largest power
@@ -261,30 +258,43 @@ def cross_moments(act, q: list, odd: int, order: int, i: list, j: list, rho: lis
     else:
         signed = np.power(r[:, None], n)
         power = np.abs(signed)
-    # every product of the rows b, |b|, E of the two lags, summed with the weights |rho|^n: one product
-    values = None if signed is power else (first[:, 0] * second[:, 0] * signed).sum(axis=1).tolist()
-    first *= power[:, None, :]
+    # the rows b, |b|, E of each point's two variances: (points, 3, rows)
+    second = np.empty((len(j), 3, rows))
+    for k, x in enumerate(j):
+        second[k] = cut[x][0]
+    if len(set(i)) == 1:  # a dense layer's new lag against each older one: no copies of its rows
+        first = cut[i[0]][0] * power[:, None, :]
+    else:
+        first = np.empty((len(i), 3, rows))
+        for k, x in enumerate(i):
+            np.multiply(cut[x][0], power[k], out=first[k])
+    values = None if signed is power else [  # a correlation <= 0: the signed powers for the values
+        float((cut[a][0][0] * cut[c][0][0]) @ signed[k]) for k, (a, c) in enumerate(zip(i, j, strict=True))]
+    # every product of the rows of the two variances, summed with the weights |rho|^n: one product
     sums = np.matmul(first, second.transpose(0, 2, 1)).tolist()
-    count = _other(order, odd)[0]
+    count, rtol, top = _other(order, odd)[0], rule.RTOL, order + 1
     out, ok = [], []
     for k, (a, c) in enumerate(zip(i, j, strict=True)):
-        (_, t0_a, square_a, base_a), (_, t0_c, square_c, base_c) = cut[a], cut[c]
+        (root_a, scale_a, base_a), (root_c, scale_c, base_c) = cut[a][1], cut[c][1]
         m = sums[k]  # m[x][y] = sum_n row_x(b_a) row_y(b_c) |rho|^n
         # |b_a| E_c + E_a |b_c| + E_a E_c, rounding, the tail and the other parity
-        error = (m[1][2] + m[2][1] + m[2][2] + 64 * _ULP * m[1][1]
-                 + abs(rho[k]) ** (order + 1) * math.sqrt(t0_a * t0_c) + count * base_a * base_c)
+        error = (m[1][2] + m[2][1] + m[2][2] + 64 * _ULP * m[1][1] + abs(rho[k]) ** top * root_a * root_c
+                 + count * base_a * base_c)
         out.append(m[0][0] if values is None else values[k])
-        ok.append(error <= rule.RTOL * max(math.sqrt(square_a * square_c), 1e-300))
+        ok.append(error <= rtol * max(scale_a * scale_c, 1e-300))
     return out, ok
 
 
-def _cut(series: LayerSeries, order: int, rows: int) -> tuple[np.ndarray, float, float, float]:
-    """``(stack, T0, sum b^2, base)`` of ``series`` truncated at ``order <= series.order``: its first
-    ``rows`` columns, and ``T0`` with the dropped degrees' ``b^2`` moved into it (less their spreads,
-    the other parity's ``base^2`` included, as :func:`_compute` would have counted them)."""
+def _cut(series: LayerSeries, order: int, rows: int) -> tuple[np.ndarray, tuple[float, float, float]]:
+    """``series`` truncated at ``order <= series.order``: the first ``rows`` columns of its stack, and
+    ``(sqrt(T0), sqrt(sum b^2), base)`` with the dropped degrees' ``b^2`` moved into ``T0`` (less
+    their spreads, the other parity's ``base^2`` included, as :func:`_compute` would count them)."""
     if series.order == order:
-        return series.stack, series.t0, series.square_sum, series.base
+        return series.stack, (math.sqrt(series.t0), math.sqrt(series.square_sum), series.base)
     d_square, d_cross, d_squares = series.terms[:, rows:].sum(axis=1).tolist()
     dropped = _other(series.order, series.odd)[0] - _other(order, series.odd)[0]
     t0 = series.t0 + d_square - 2 * d_cross - d_squares - dropped * series.base * series.base
-    return series.stack[:, :rows], max(t0, 0.0), series.square_sum - d_square, series.base
+    square = max(series.square_sum - d_square, 0.0)
+    return series.stack[:, :rows], (math.sqrt(max(t0, 0.0)), math.sqrt(square), series.base)
+
+
