@@ -210,7 +210,9 @@ def _pair_moments(act, q: list, P: list, D: list, pending: list) -> list[tuple[f
         i.append(a), j.append(b), eps_p.append(e), delta.append(d), eps_s.append(min(max(e + d, 0.0), 2.0))
     eps = eps_p + eps_s
     m, odd = len(pending), layer_series.parity_of(act)
-    if getattr(act, "closed_form", False):
+    if hasattr(act, "pair_moment"):  # closed forms written for one point (erf)
+        both = [act.pair_moment(q[a], q[b], e) for a, b, e in zip(i + i, j + j, eps, strict=True)]
+    elif getattr(act, "closed_form", False):
         both = act.cross_moment(np.array([q[a] for a in i] * 2), np.array([q[b] for b in j] * 2),
                                 eps=np.array(eps)).tolist()
     elif odd is not None and _series(act):  # every lag's record of its parity's coefficients
