@@ -70,19 +70,23 @@ def _rule(n: int, level: int) -> tuple[np.ndarray, np.ndarray]:
     return z, weight * np.exp(-0.5 * z * z) / math.sqrt(2.0 * math.pi)
 
 
-@cache
-def tables(n: int, level: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(z, w, A)`` of the ``n``-node rule with ``A[k, m] = h_k(z_m) w_m`` for ``k <= MAX_DEGREE``.
+def tables(n: int, level: int, degree: int = MAX_DEGREE) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(z, w, A)`` of the ``n``-node rule with ``A[k, m] = h_k(z_m) w_m`` for ``k <= degree``: the
+    table of the lowest of :data:`TIERS` that covers ``degree`` (a cheap look-up at the orders
+    that a call needs, instead of all 384 rows at every graded level)."""
+    return _tables(n, level, next((t for t in TIERS if t >= degree), MAX_DEGREE))
 
-    The recurrence runs on the Hermite functions ``h_k sqrt(density)`` (bounded by 1), so
-    nothing overflows at ``|z| = 12``.
-    """
+
+@cache
+def _tables(n: int, level: int, degree: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`tables` to exactly ``degree``. The recurrence runs on the Hermite functions
+    ``h_k sqrt(density)`` (bounded by 1), so nothing overflows at ``|z| = 12``."""
     z, w = _rule(n, level)
     root = np.sqrt(w)  # sqrt(weight): h_k sqrt(w) stays bounded
-    rows = np.empty((MAX_DEGREE + 1, z.size))
+    rows = np.empty((degree + 1, z.size))
     rows[0] = root
     rows[1] = z * root
-    for k in range(1, MAX_DEGREE):
+    for k in range(1, degree):
         rows[k + 1] = (z * rows[k] - math.sqrt(k) * rows[k - 1]) / math.sqrt(k + 1)
     table = rows * root
     return z, w, np.ascontiguousarray(table)
@@ -92,8 +96,8 @@ def tables(n: int, level: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 def nodes(level: int) -> tuple[np.ndarray, int, np.ndarray]:
     """Both rules' nodes and a trailing 0 (one call of ``phi`` gives ``phi(0)`` too), how many are the
     20-node rule's, and the degrees ``0..MAX_DEGREE``."""
-    z = np.concatenate([tables(HI, level)[0], tables(LO, level)[0], [0.0]])
-    return z, tables(HI, level)[0].size, np.arange(MAX_DEGREE + 1)
+    z = np.concatenate([tables(HI, level, 0)[0], tables(LO, level, 0)[0], [0.0]])
+    return z, tables(HI, level, 0)[0].size, np.arange(MAX_DEGREE + 1)
 
 
 @dataclass(frozen=True, eq=False)
@@ -126,14 +130,14 @@ class ParityRule:
     weight_beyond: tuple[np.ndarray, np.ndarray]
 
 
-def _half(n: int, level: int, parity: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _half(n: int, level: int, parity: int, degree: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(z, 2 w, 2 A^T)``: the nodes ``z > 0`` of a rule and its table's rows of degrees ``parity + 2 i``.
 
     The panels, their nodes and weights are symmetric about 0 and ``h_k(-z) = (-1)^k h_k(z)``: for
     ``phi`` of parity ``(-1)^parity`` the coefficients of the other parity vanish and the rest are
     twice the sums over ``z > 0`` (the doubling is exact).
     """
-    z, w, table = tables(n, level)
+    z, w, table = tables(n, level, degree)
     right = z > 0
     return z[right], 2.0 * w[right], np.ascontiguousarray(2.0 * table[parity::2][:, right].T)
 
@@ -148,7 +152,8 @@ def _suffix_sums(a: np.ndarray) -> np.ndarray:
 @cache
 def parity_rule(level: int, parity: int, rows: int) -> ParityRule:
     """The :class:`ParityRule` of ``rows`` degrees of parity ``parity`` (1: odd ``phi``, 0: even)."""
-    (z_hi, w_hi, t_hi), (z_lo, w_lo, t_lo) = _half(HI, level, parity), _half(LO, level, parity)
+    degree = parity + 2 * (rows - 1)
+    (z_hi, w_hi, t_hi), (z_lo, w_lo, t_lo) = (_half(n, level, parity, degree) for n in (HI, LO))
     t_hi, t_lo = np.ascontiguousarray(t_hi[:, :rows]), np.ascontiguousarray(t_lo[::-1, :rows])
     n_lo = z_lo.size
     z = np.concatenate([z_lo[::-1], [0.0], z_hi])

@@ -174,7 +174,7 @@ def _project(act, q: np.ndarray, order: int, levels: int):
     odd = layer_series.parity_of(act)
     if odd is not None:
         return _project_half(act, q, order, levels, odd)
-    (_, w_hi, table_hi), (_, w_lo, table_lo) = rule.tables(rule.HI, levels), rule.tables(rule.LO, levels)
+    (_, w_hi, table_hi), (_, w_lo, table_lo) = (rule.tables(n, levels, order) for n in (rule.HI, rule.LO))
     z, cut, _ = rule.nodes(levels)
     u = np.sqrt(q)[:, None] * z  # both rules' nodes in one call of phi and of phi'
     with np.errstate(under="ignore", over="ignore"):
