@@ -124,7 +124,8 @@ def project_parity(act, x: float, order: int, level: int, odd: int, derivative: 
         hi += limit * half.hi_beyond[m_hi]
         lo += limit * half.lo_beyond[start]
         square = limit * limit
-        m0, m0_lo = m0 + square * half.weight_beyond[0][m_hi], m0_lo + square * half.weight_beyond[1][start]
+        m0 += square * float(half.weight_beyond[0][m_hi])
+        m0_lo += square * float(half.weight_beyond[1][start])
         errors = (3 * s, 3 * (2 * abs(limit) + s) * s, 3 * x * d * d)
     return hi, lo, m0, m0_lo, x * m1, x * m1_lo, float(f[m_lo]), errors
 

@@ -158,3 +158,44 @@ def test_erf_pair_moment_is_the_arcsine_kernel():
         assert abs(value - float(act.cross_moment(q1, q2, eps=eps))) <= 32 * np.finfo(float).eps
     # the mutant: the correlation's sign flipped
     assert act.pair_moment(1.0, 2.0, 0.3) != pytest.approx(float(_williams(1.0, 2.0, -0.7)), rel=1e-6)
+
+
+class _TanhSquared(type(get_activation("tanh"))):
+    """``tanh(u)^2``: even, levels off at 1 (``1 - tanh^2 = sech^2 <= 4 exp(-2u)``)."""
+
+    name, parity, growth = "tanh^2", "even", (1.0, 0.0, 1.0)
+    saturation = (20.0, 1.0, 2e-17, 4e-17)
+
+    def phi(self, u):
+        return np.tanh(u) ** 2
+
+    def dphi(self, u):
+        return 2 * np.tanh(u) / np.cosh(u) ** 2
+
+
+def _tanh2(x):
+    return math.tanh(x) ** 2
+
+
+@pytest.mark.parametrize("q, eps", [(0.5, 0.6), (0.4, 1e-8), (12.0, 0.5), (40.0, 1.3)])
+def test_an_even_activation_keeps_its_degree_zero(q, eps):
+    act = _TanhSquared()
+    assert act.phi_parity() == "even" and layer_series.parity_of(act) == 0
+    _fresh()
+    second, second_ok, difference, difference_ok = layer_series.diagonal(act, q, eps, 0)
+    expected_second = expect1(lambda x: _tanh2(x) ** 2, q)
+    assert second_ok and second == pytest.approx(expected_second, rel=1e-11, abs=0)
+    if eps < 1e-6:  # Price's expansion, phi' = 2 tanh sech^2, phi'' = 2 sech^2 (1 - 3 tanh^2)
+        d1 = expect1(lambda x: (2 * math.tanh(x) / math.cosh(x) ** 2) ** 2, q)
+        d2 = expect1(lambda x: (2 / math.cosh(x) ** 2 * (1 - 3 * math.tanh(x) ** 2)) ** 2, q)
+        expected = q * eps * d1 - (q * eps) ** 2 / 2 * d2
+    else:
+        expected = expected_second - expect2(_tanh2, _tanh2, q, q, 1 - eps)
+    assert difference_ok and difference == pytest.approx(expected, rel=1e-10, abs=0)
+    values, ok = layer_series.cross_moments(act, [q, 0.8 * q], 0, 96, [0], [1], [1 - eps / 2])
+    if ok[0]:
+        assert abs(values[0] - expect2(_tanh2, _tanh2, q, 0.8 * q, 1 - eps / 2)) <= 2e-12
+    # the mutant: declared odd, the even coefficients (all there are) are lost
+    act.parity = "odd"
+    _fresh()
+    assert layer_series.diagonal(act, q, eps, 1)[2] != pytest.approx(expected, rel=1e-6)
