@@ -77,8 +77,9 @@ class Activation:
     #: ``(U, limit, s, d)`` for an odd or even ``phi`` that levels off: for ``u >= U``,
     #: ``|phi(u) - limit| <= s`` and ``|phi'(u)| <= d``. The Hermite coefficients then take ``limit``
     #: for ``phi`` beyond ``U`` (precomputed sums, ``s`` and ``d`` in their error bounds), so a large
-    #: variance evaluates ``phi`` on fewer nodes. It holds, as :attr:`parity` does, for the ``phi`` of
-    #: the class that declares it (see :meth:`phi_saturation`).
+    #: variance evaluates ``phi`` on fewer nodes (and ``phi``, ``phi'`` only on ``[0, U)``, where they
+    #: must not overflow). It holds, as :attr:`parity` does, for the ``phi`` of the class that declares
+    #: it (see :meth:`phi_saturation`).
     saturation: tuple[float, float, float, float] | None = None
 
     def __init__(self, **params):

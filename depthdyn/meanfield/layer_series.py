@@ -110,10 +110,13 @@ def project_parity(act, x: float, order: int, level: int, odd: int, derivative: 
     start, stop = mid - m_lo, mid + 1 + m_hi
     u = half.z[start:stop] * root
     squares = np.empty((2 if derivative else 1, stop - start))
-    with np.errstate(under="ignore", over="ignore"):
-        f = act.phi(u)
-        if derivative:
-            np.multiply(g := act.dphi(u), g, out=squares[1])
+    if saturation is None:
+        with np.errstate(under="ignore", over="ignore"):
+            f, g = act.phi(u), act.dphi(u) if derivative else None
+    else:  # only u in [0, U) is evaluated: nothing to guard (NumPy's errstate costs as much as phi)
+        f, g = act.phi(u), act.dphi(u) if derivative else None
+    if derivative:
+        np.multiply(g, g, out=squares[1])
     hi, lo = f[m_lo + 1:] @ half.t_hi[:m_hi], f[:m_lo] @ half.t_lo[start:mid]
     np.multiply(f, f, out=squares[0])
     (m0, m0_lo), *rest = (squares @ half.weights[start:stop]).tolist()
