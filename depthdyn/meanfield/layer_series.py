@@ -159,15 +159,18 @@ def _compute(act, x: float, order: int, odd: int) -> LayerSeries:
     return LayerSeries(x, order, odd, stack, terms, base, m0, e0, t0, s_b, (n_b, n_spread))
 
 
-def derivative_tail(act, series: LayerSeries) -> float:
+def derivative_tail(act, series: LayerSeries, known: bool = False) -> float | None:
     """``T1``: the Parseval tail beyond the order of ``d/dz phi(sqrt(q) z)``, whose coefficients are
     ``sqrt(n) b_n`` (``q E[phi'^2] - sum n b_n^2`` with its bounds). Computed only when a bound asks
-    for it (a correlation near 1), from a second pass over the nodes, and kept."""
+    for it (a correlation near 1), from a second pass over the nodes, and kept; with ``known``, the
+    kept value or ``None``."""
     x, order, odd = series.q, series.order, series.odd
     key = (id(act), order, odd, x, "t1")
     entry = _cache.get(key)
     if entry is not None and entry[0] is act:
         return entry[1]
+    if known:
+        return None
     _, _, _, _, m1, m1_lo, _, (_, _, sat_m1) = project_parity(act, x, order, rule.levels(x), odd)
     tail = rule.share(x, act.growth[2], 0.0)
     e1 = abs(m1 - m1_lo) + x * (tail * tail) + sat_m1 + 64 * _ULP * m1
@@ -222,7 +225,11 @@ def diagonal(act, x: float, e: float, odd: int) -> tuple[float, bool, float, boo
     _, _, count, total = _other(order, odd)
     # 0 <= 1 - rho^n <= min(2, n e): the other parity's share, and the tail
     near_err = 2 * cross + squares + base * base * min(2.0 * count, e * total) + 64 * _ULP * near
-    if near_err + 2 * t0 <= rule.RTOL * max(near, 1e-300):
+    limit = rule.RTOL * max(near, 1e-300)
+    if near_err + 2 * t0 <= limit:
+        return m0, m0_ok, near, True
+    t1 = derivative_tail(act, series, known=True)  # kept from a layer before (a converged q)
+    if t1 is not None and near_err + e * t1 <= limit:
         return m0, m0_ok, near, True
     rho = 1.0 - e
     power += 1.0  # rho^n
