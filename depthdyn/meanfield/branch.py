@@ -128,8 +128,9 @@ def branch_moments(act, gain2, bias2, qd, QP, QD):
     if r == 1:
         second, difference = _diagonal(act, qd, _unit(QD.diagonal() / (2 * qd)))
         return gain2 * float(second.sum()) + bias2, 2 * gain2 * float(difference.sum())
-    if qd.min() > 0:  # the lags' numbers as floats (a few lags: NumPy's cost per call dominates)
-        sum_p, sum_d = _lag_sums(act, qd.tolist(), QP.tolist(), QD.tolist())
+    q = qd.tolist()
+    if min(q) > 0:  # the lags' numbers as floats (a few lags: NumPy's cost per call dominates)
+        sum_p, sum_d = _lag_sums(act, q, QP.tolist(), QD.tolist())
         return gain2 * sum_p + bias2 * r * r, 2 * gain2 * sum_d
     iu, first, second = _pairs(r)
     root = np.sqrt(qd[iu[0]] * qd[iu[1]])
