@@ -43,6 +43,10 @@ from ``c = 1``: every ``q`` up to ``Q_MAX``); every other point (``c`` near 1 at
 algebraically; ``q = 0``; activations without a growth bound) is left to the
 graded two-dimensional quadrature of :mod:`depthdyn.meanfield.gaussian`, which integrates
 ``phi(u2) - phi(u1)`` itself.
+
+The rules and orders live in :mod:`depthdyn.meanfield.hermite_rule`; a kernel layer's records of
+one variance of an odd or even ``phi`` (Python floats, the parity's degrees only) in
+:mod:`depthdyn.meanfield.layer_series`, which :func:`diagonal_moments_scalar` uses.
 """
 
 from __future__ import annotations
@@ -62,6 +66,8 @@ __all__ = ["Q_MAX", "RTOL", "TIERS", "Coefficients", "coefficients", "second_mom
            "difference_moment", "diagonal_moments", "diagonal_moments_scalar", "cross_difference",
            "derivative_cross_moment"]
 
+#: The largest variance tried, the acceptance threshold and the truncation orders
+#: (:mod:`depthdyn.meanfield.hermite_rule`, with the quadrature rules).
 Q_MAX, RTOL, TIERS = rule.Q_MAX, rule.RTOL, rule.TIERS
 _ULP = np.finfo(float).eps
 _CACHE_SIZE = 64
