@@ -25,6 +25,7 @@ __all__ = ["branch_moments", "single_branch_moments"]
 _GL_T, _GL_W = np.polynomial.legendre.leggauss(10)
 _GL_T, _GL_W = (_GL_T + 1) / 2, _GL_W / 2
 _SMALL = 1e-3
+_ULP = float(np.finfo(float).eps)
 
 
 def _unit(eps):
@@ -178,51 +179,65 @@ def _lag_sums(act, q: list, P: list, D: list) -> tuple[float, float]:
     met before (a dense network's older lags) are recalled, the rest computed in one call.
     """
     r, ident = len(q), id(act)
-    pairs, pending = [], []
+    pairs, pending, lags, fresh = [], [], [], []
     for i in range(r):
         for j in range(i + 1, r):
             key = (ident, q[i], q[j], P[i][j], D[i][j])
             pairs.append(_recall(key, act))
             if pairs[-1] is None:
                 pending.append((i, j, key, len(pairs) - 1))
-    if pending:  # before the lags' own moments: those reuse the coefficients the pairs needed
-        for (_, _, key, k), moments in zip(pending, _pair_moments(act, q, P, D, pending), strict=True):
+    for i in range(r):
+        key = (ident, q[i], D[i][i])
+        lags.append(_recall(key, act))
+        if lags[-1] is None:
+            fresh.append((i, key))
+    if pending or fresh:
+        new_pairs, new_lags = _new_moments(act, q, P, D, [p[:2] for p in pending], [i for i, _ in fresh])
+        for (_, _, key, k), moments in zip(pending, new_pairs, strict=True):
             _keep(key, act, moments)
             pairs[k] = moments
+        for (i, key), moments in zip(fresh, new_lags, strict=True):
+            _keep(key, act, moments)
+            lags[i] = moments
     sum_p = sum_d = 0.0
     for mp, diff in pairs:  # in one order, whichever were recalled
         sum_p, sum_d = sum_p + 2 * mp, sum_d + 2 * diff
-    for i in range(r):
-        key = (ident, q[i], D[i][i])
-        known = _recall(key, act)
-        if known is None:
-            known = _single_diagonal(act, q[i], min(max(D[i][i] / (2 * q[i]), 0.0), 2.0))
-            _keep(key, act, known)
-        sum_p, sum_d = sum_p + known[0], sum_d + known[1]
+    for second, difference in lags:
+        sum_p, sum_d = sum_p + second, sum_d + difference
     return sum_p, sum_d
 
 
-def _pair_moments(act, q: list, P: list, D: list, pending: list) -> list[tuple[float, float]]:
-    """``(M(P_ij), M(P_ij) - M(S_ij))`` of the pairs ``(i, j, _)`` in ``pending``."""
+def _new_moments(act, q: list, P: list, D: list, pairs: list, lags: list):
+    """``[(M(P_ij), M(P_ij) - M(S_ij))]`` of the ``pairs`` ``(i, j)`` and ``[(E[phi^2], difference)]`` of
+    the ``lags``: an odd or even activation's in one call of the series (a lag's difference as
+    ``E[phi^2] - E[phi(u) phi(u')]`` where that is within its bound), the rest one by one."""
     i, j, eps_p, delta, eps_s = [], [], [], [], []
-    for a, b, *_ in pending:
+    for a, b in pairs:
         root = math.sqrt(q[a] * q[b])
         e, d = min(max(1 - P[a][b] / root, 0.0), 2.0), D[a][b] / (2 * root)
         i.append(a), j.append(b), eps_p.append(e), delta.append(d), eps_s.append(min(max(e + d, 0.0), 2.0))
-    eps = eps_p + eps_s
-    m, odd = len(pending), layer_series.parity_of(act)
-    if hasattr(act, "pair_moment"):  # closed forms written for one point (erf)
+    eps, eps_lag = eps_p + eps_s, [min(max(D[a][a] / (2 * q[a]), 0.0), 2.0) for a in lags]
+    m, odd, found, both = len(pairs), layer_series.parity_of(act), {}, []
+    if not (m or (odd is not None and _series(act))):
+        pass
+    elif hasattr(act, "pair_moment"):  # closed forms written for one point (erf)
         both = [act.pair_moment(q[a], q[b], e) for a, b, e in zip(i + i, j + j, eps, strict=True)]
     elif getattr(act, "closed_form", False):
         both = act.cross_moment(np.array([q[a] for a in i] * 2), np.array([q[b] for b in j] * 2),
                                 eps=np.array(eps)).tolist()
     elif odd is not None and _series(act):  # every lag's record of its parity's coefficients
-        rho = [1.0 - e for e in eps]
+        rho = [1.0 - e for e in eps + eps_lag]
         order = hermite_rule.order_of(max(q), max(max(rho), -min(rho)))
-        both, ok = layer_series.cross_moments(act, q, odd, order, i + i, j + j, rho)
-        for k in (k for k, good in enumerate(ok) if not good):  # the quadrature where the bound fails
+        both, errors, ok = layer_series.cross_moments(act, q, odd, order, i + i + lags, j + j + lags, rho)
+        for k in (k for k, good in enumerate(ok[: 2 * m]) if not good):  # the quadrature where it fails
             a, b = (i + i)[k], (j + j)[k]
             both[k] = float(act.cross_moment(np.array([q[a]]), np.array([q[b]]), eps=np.array([eps[k]]))[0])
+        for a, value, error in zip(lags, both[2 * m:], errors[2 * m:], strict=True):
+            series = layer_series.layer_series(act, q[a], order, odd)
+            difference = series.m0 - value  # the far sum: E[phi^2] - sum b_n^2 rho^n
+            bound = error + series.m0_err + 64 * _ULP * series.m0
+            if series.m0_err <= mehler.RTOL * series.m0 and bound <= mehler.RTOL * max(difference, 1e-300):
+                found[a] = (series.m0, difference)
     else:
         both = _cross(act, np.array([q[a] for a in i] * 2), np.array([q[b] for b in j] * 2),
                       np.array(eps)).tolist()
@@ -234,7 +249,10 @@ def _pair_moments(act, q: list, P: list, D: list, pending: list) -> list[tuple[f
                                  np.array([delta[k] for k in small]))
         for k, value in zip(small, near.tolist(), strict=True):
             diff[k] = value
-    return list(zip(both[:m], diff, strict=True))
+    # after the pairs: a lag's own moments reuse the coefficients its pairs needed
+    moments = [found[a] if a in found else _single_diagonal(act, q[a], e)
+               for a, e in zip(lags, eps_lag, strict=True)]
+    return list(zip(both[:m], diff, strict=True)), moments
 
 
 def single_branch_moments(act, gain2: float, bias2: float, q: float, d: float) -> tuple[float, float]:

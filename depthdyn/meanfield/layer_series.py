@@ -251,13 +251,14 @@ def diagonal(act, x: float, e: float, odd: int) -> tuple[float, bool, float, boo
 
 
 def cross_moments(act, q: list, odd: int, order: int, i: list, j: list, rho: list):
-    """``(values, ok)`` of ``E[phi(u_i) phi(u_j)]`` for pairs of the variances ``q`` (each in
+    """``(values, errors, ok)`` of ``E[phi(u_i) phi(u_j)]`` for pairs of the variances ``q`` (each in
     ``(0, Q_MAX]``; ``i, j`` their indices) at correlations ``rho`` (lists of one length), from every
     variance's :class:`LayerSeries` cut to ``order``.
 
     Summed as ``sum b_n(q_i) b_n(q_j) rho^n`` with the bound of
     :func:`~depthdyn.meanfield.mehler.cross_moment`: the coefficients' errors, the tail
-    ``|rho|^(N+1) sqrt(T0_i T0_j)``, the vanishing parity's ``base_i base_j`` per degree, rounding.
+    ``|rho|^(N+1) sqrt(T0_i T0_j)``, the vanishing parity's ``base_i base_j`` per degree, rounding;
+    ``ok`` where that is within ``RTOL`` of the scale ``sqrt(E[phi(u_i)^2] E[phi(u_j)^2])``.
     """
     rows = (order + 2 - odd) // 2
     cut = {x: _cut(layer_series(act, q[x], order, odd), order, rows) for x in set(i + j)}
@@ -284,7 +285,7 @@ def cross_moments(act, q: list, odd: int, order: int, i: list, j: list, rho: lis
     # every product of the rows of the two variances, summed with the weights |rho|^n: one product
     sums = np.matmul(first, second.transpose(0, 2, 1)).tolist()
     count, rtol, top = _other(order, odd)[0], rule.RTOL, order + 1
-    out, ok = [], []
+    out, errors, ok = [], [], []
     for k, (a, c) in enumerate(zip(i, j, strict=True)):
         (root_a, scale_a, base_a), (root_c, scale_c, base_c) = cut[a][1], cut[c][1]
         m = sums[k]  # m[x][y] = sum_n row_x(b_a) row_y(b_c) |rho|^n
@@ -292,8 +293,9 @@ def cross_moments(act, q: list, odd: int, order: int, i: list, j: list, rho: lis
         error = (m[1][2] + m[2][1] + m[2][2] + 64 * _ULP * m[1][1] + abs(rho[k]) ** top * root_a * root_c
                  + count * base_a * base_c)
         out.append(m[0][0] if values is None else values[k])
+        errors.append(error)
         ok.append(error <= rtol * max(scale_a * scale_c, 1e-300))
-    return out, ok
+    return out, errors, ok
 
 
 def _cut(series: LayerSeries, order: int, rows: int) -> tuple[np.ndarray, tuple[float, float, float]]:

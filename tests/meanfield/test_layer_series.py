@@ -89,7 +89,7 @@ def test_pairs_of_variances_against_quadrature(order):
     _fresh()
     for q1, q2, rho in PAIRS:
         layer_series.layer_series(act, q1, 384, 1)  # a record of a higher order, cut to `order`
-        values, ok = layer_series.cross_moments(act, [q1, q2], 1, order, [0, 1], [1, 0], [rho, rho])
+        values, _, ok = layer_series.cross_moments(act, [q1, q2], 1, order, [0, 1], [1, 0], [rho, rho])
         reference = expect2(math.tanh, math.tanh, q1, q2, rho)
         for value, good in zip(values, ok, strict=True):
             # accepted points are within 1e-12 of the scale E[phi^2] (<= 1), declined ones say so
@@ -98,7 +98,7 @@ def test_pairs_of_variances_against_quadrature(order):
         if order == 384 and q1 < 3:
             assert ok[0]
     # the mutant: the wrong lag (the first variance twice) misses the reference
-    values, _ = layer_series.cross_moments(act, [1.3, 0.7], 1, order, [0], [0], [0.5])
+    values, _, _ = layer_series.cross_moments(act, [1.3, 0.7], 1, order, [0], [0], [0.5])
     assert abs(values[0] - expect2(math.tanh, math.tanh, 1.3, 0.7, 0.5)) > 1e-6
 
 
@@ -192,7 +192,7 @@ def test_an_even_activation_keeps_its_degree_zero(q, eps):
     else:
         expected = expected_second - expect2(_tanh2, _tanh2, q, q, 1 - eps)
     assert difference_ok and difference == pytest.approx(expected, rel=1e-10, abs=0)
-    values, ok = layer_series.cross_moments(act, [q, 0.8 * q], 0, 96, [0], [1], [1 - eps / 2])
+    values, _, ok = layer_series.cross_moments(act, [q, 0.8 * q], 0, 96, [0], [1], [1 - eps / 2])
     if ok[0]:
         assert abs(values[0] - expect2(_tanh2, _tanh2, q, 0.8 * q, 1 - eps / 2)) <= 2e-12
     # the mutant: declared odd, the even coefficients (all there are) are lost
