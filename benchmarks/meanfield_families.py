@@ -25,30 +25,32 @@ Kernels to depth 10^4, CPU seconds, before (commit 39aa126) and after a kernel l
 Hermite series from parity records in Python floats (tanh's saturation cutting the nodes at a
 large q, tables built to the order needed) and a dense layer recalled its older lags' moments:
 each the least of three runs, the two versions alternating in fresh processes pinned to core 1
-of the shared 2-core machine at a load average of 0.96-0.99 (the benchmark itself):
+of the shared 2-core machine with the other core idle (load average 1.05-1.16, the benchmark
+itself; single runs still differ by up to 30%):
 
 ==================================  ======  ======  ======  ======
 family                              erf     erf     tanh    tanh
                                     before  after   before  after
 ==================================  ======  ======  ======  ======
-plain                               0.08    0.07    0.14    0.12
-residual                            0.03    0.03    0.81    0.34
-residual norm=pre                   0.03    0.03    0.77    0.41
+plain                               0.07    0.07    0.12    0.11
+residual                            0.03    0.03    0.73    0.32
+residual norm=pre                   0.03    0.03    0.68    0.36
 residual norm=post                  0.03    0.03    0.08    0.07
-full_residual                       0.03    0.03    0.61    0.34
-weighted a=0.9                      0.03    0.03    0.12    0.11
-rezero a=0.1                        0.03    0.03    0.57    0.32
-scaled_residual                     0.03    0.03    0.58    0.30
-highway g=0.3                       0.03    0.03    0.08    0.07
-momentum m=0.5 h=0.01               0.09    0.09    0.74    0.45
-smooth k=2 h=0.01                   0.10    0.09    0.69    0.42
-dense k=3 h=0.01                    0.76    0.31    3.22    0.94
-hyper_connection n=4 h=0.01         0.10    0.10    0.85    0.39
+full_residual                       0.03    0.03    0.59    0.32
+weighted a=0.9                      0.03    0.03    0.13    0.12
+rezero a=0.1                        0.03    0.03    0.61    0.33
+scaled_residual                     0.03    0.03    0.58    0.37
+highway g=0.3                       0.03    0.03    0.08    0.08
+momentum m=0.5 h=0.01               0.09    0.09    0.67    0.38
+smooth k=2 h=0.01                   0.09    0.09    0.83    0.49
+dense k=3 h=0.01                    0.69    0.35    2.95    0.93
+hyper_connection n=4 h=0.01         0.10    0.15    0.73    0.44
 ==================================  ======  ======  ======  ======
 
-tanh's dense kernel is at the 1 s target (0.9-1.3 s in runs with the other core busy): every
-layer projects its new lag at order 192 (48-96 once consecutive lags decorrelate) and sums its
-pairs' series, about 90 us of mostly NumPy's per-call cost.
+tanh's dense kernel is at the 1 s target (0.93-1.21 s in the three runs): every layer projects
+its new lag at order 192 (48-96 once consecutive lags decorrelate) and sums its pairs' series,
+about 90 us of mostly NumPy's per-call cost. erf's hyper-connection row is noise (its code path
+is unchanged; 0.10-0.17 s before, 0.15-0.16 s after in these runs).
 """
 
 from __future__ import annotations
