@@ -21,34 +21,36 @@ few MB, and spare BLAS threads only spin on a shared machine.
 ``--act`` takes a comma-separated list (``erf,tanh``): erf has closed-form moments, tanh's come
 from the Hermite series (quadrature where it does not converge).
 
-Kernels to depth 10^4, CPU seconds, before (commit f246411) and after the layer loop kept
-NumPy's per-call cost off the layer (floats for a one-input branch, erf's moments by its scalar
-formulas, tanh's Hermite coefficients on half the nodes): each the minimum of two runs, the two
-versions alternating in fresh processes on the shared 2-core machine at a load average of 1.1-2.1
-(other work on the second core; on an idle core both columns are lower, the ratio about the same):
+Kernels to depth 10^4, CPU seconds, before (commit 39aa126) and after a kernel layer took its
+Hermite series from parity records in Python floats (tanh's saturation cutting the nodes at a
+large q, tables built to the order needed) and a dense layer recalled its older lags' moments:
+each the least of three runs, the two versions alternating in fresh processes pinned to core 1
+of the shared 2-core machine with the other core idle (load average 1.05-1.16, the benchmark
+itself; single runs still differ by up to 30%):
 
 ==================================  ======  ======  ======  ======
 family                              erf     erf     tanh    tanh
                                     before  after   before  after
 ==================================  ======  ======  ======  ======
-plain                               0.76    0.08    0.52    0.11
-residual                            0.70    0.09    2.34    0.86
-residual norm=pre                   0.75    0.10    2.13    0.87
-residual norm=post                  0.69    0.08    0.60    0.13
-full_residual                       0.71    0.07    1.96    0.94
-weighted a=0.9                      0.86    0.11    0.82    0.19
-rezero a=0.1                        1.04    0.09    1.58    0.98
-scaled_residual                     0.96    0.07    2.08    0.72
-highway g=0.3                       0.79    0.08    0.63    0.12
-momentum m=0.5 h=0.01               0.77    0.17    1.72    0.80
-smooth k=2 h=0.01                   0.92    0.09    1.88    0.75
-dense k=3 h=0.01                    1.07    0.69    4.34    2.62
-hyper_connection n=4 h=0.01         0.82    0.16    2.06    0.79
+plain                               0.07    0.07    0.12    0.11
+residual                            0.03    0.03    0.73    0.32
+residual norm=pre                   0.03    0.03    0.68    0.36
+residual norm=post                  0.03    0.03    0.08    0.07
+full_residual                       0.03    0.03    0.59    0.32
+weighted a=0.9                      0.03    0.03    0.13    0.12
+rezero a=0.1                        0.03    0.03    0.61    0.33
+scaled_residual                     0.03    0.03    0.58    0.37
+highway g=0.3                       0.03    0.03    0.08    0.08
+momentum m=0.5 h=0.01               0.09    0.09    0.67    0.38
+smooth k=2 h=0.01                   0.09    0.09    0.83    0.49
+dense k=3 h=0.01                    0.69    0.35    2.95    0.93
+hyper_connection n=4 h=0.01         0.10    0.15    0.73    0.44
 ==================================  ======  ======  ======  ======
 
-tanh's dense kernel misses the target: its consecutive lags are correlated to about 1 - 1e-4,
-where the series needs 192-384 terms at q = 1.5-2.2, so every layer pays a 384-term series at
-six points besides the new lag's coefficients.
+tanh's dense kernel is at the 1 s target (0.93-1.21 s in the three runs): every layer projects
+its new lag at order 192 (48-96 once consecutive lags decorrelate) and sums its pairs' series,
+about 90 us of mostly NumPy's per-call cost. erf's hyper-connection row is noise (its code path
+is unchanged; 0.10-0.17 s before, 0.15-0.16 s after in these runs).
 """
 
 from __future__ import annotations

@@ -12,6 +12,8 @@ correlation ``c``; near ``c = 1`` give ``eps = 1 - c`` instead of ``c``.
 
 from __future__ import annotations
 
+from functools import cache
+
 import numpy as np
 
 from ..errors import DomainError
@@ -19,6 +21,12 @@ from . import mehler
 from .gaussian import correlation_parts, expect, expect2
 
 __all__ = ["Activation", "variance_array"]
+
+
+@cache
+def _phi_owner(cls: type) -> type:
+    """The class in ``cls``'s method resolution order that defines ``phi``."""
+    return next(c for c in cls.__mro__ if "phi" in vars(c))
 
 
 def variance_array(q, name: str = "q") -> np.ndarray:
@@ -66,6 +74,13 @@ class Activation:
     #: other parity vanish, and those of the series are sums over half the quadrature nodes. It holds
     #: for the ``phi`` of the class that declares it (see :meth:`phi_parity`).
     parity: str | None = None
+    #: ``(U, limit, s, d)`` for an odd or even ``phi`` that levels off: for ``u >= U``,
+    #: ``|phi(u) - limit| <= s`` and ``|phi'(u)| <= d``. The Hermite coefficients then take ``limit``
+    #: for ``phi`` beyond ``U`` (precomputed sums, ``s`` and ``d`` in their error bounds), so a large
+    #: variance evaluates ``phi`` on fewer nodes (and ``phi``, ``phi'`` only on ``[0, U)``, where they
+    #: must not overflow). It holds, as :attr:`parity` does, for the ``phi`` of the class that declares
+    #: it (see :meth:`phi_saturation`).
+    saturation: tuple[float, float, float, float] | None = None
 
     def __init__(self, **params):
         self.params = dict(params)
@@ -84,10 +99,19 @@ class Activation:
     def phi_parity(self) -> str | None:
         """:attr:`parity` where it holds for this ``phi``: set on the instance, or declared by the class
         that defines ``phi`` (a subclass that redefines ``phi`` without declaring one has none)."""
-        if "parity" in vars(self):
-            return self.parity
-        owner = next(cls for cls in type(self).__mro__ if "phi" in vars(cls))
-        return vars(owner).get("parity")
+        return self._declared("parity")
+
+    def phi_saturation(self) -> tuple[float, float, float, float] | None:
+        """:attr:`saturation` where it holds for this ``phi`` (as :meth:`phi_parity`; it is used only where
+        that gives a parity)."""
+        return self._declared("saturation")
+
+    def _declared(self, name: str):
+        """An attribute set on the instance, or declared by the class that defines ``phi``."""
+        own = vars(self)
+        if name in own:
+            return own[name]
+        return vars(_phi_owner(type(self))).get(name)
 
     def __call__(self, u):
         return self.phi(np.asarray(u, dtype=float))

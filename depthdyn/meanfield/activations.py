@@ -15,7 +15,8 @@ from types import MappingProxyType
 
 from ..errors import DomainError, ParameterError, UnknownParameterError
 from .activation import Activation
-from .closedform import Cos, Erf, Exp, GaussianBump, PiecewiseLinear, Polynomial, Sin
+from .closedform import Cos, Exp, GaussianBump, PiecewiseLinear, Polynomial, Sin
+from .erf import Erf
 from .smooth import GELU, SELU, CallableActivation, Sigmoid, SiLU, Softplus, SymbolicActivation, Tanh
 
 __all__ = ["ACTIVATIONS", "get_activation", "UnknownActivationError"]

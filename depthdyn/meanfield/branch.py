@@ -11,11 +11,12 @@ series of the difference or Price's theorem, so that ``1 - c`` keeps its digits.
 from __future__ import annotations
 
 import math
+from collections import OrderedDict
 from functools import cache
 
 import numpy as np
 
-from . import mehler
+from . import hermite_rule, layer_series, mehler
 from .activation import Activation
 
 __all__ = ["branch_moments", "single_branch_moments"]
@@ -24,6 +25,7 @@ __all__ = ["branch_moments", "single_branch_moments"]
 _GL_T, _GL_W = np.polynomial.legendre.leggauss(10)
 _GL_T, _GL_W = (_GL_T + 1) / 2, _GL_W / 2
 _SMALL = 1e-3
+_ULP = float(np.finfo(float).eps)
 
 
 def _unit(eps):
@@ -127,50 +129,130 @@ def branch_moments(act, gain2, bias2, qd, QP, QD):
     if r == 1:
         second, difference = _diagonal(act, qd, _unit(QD.diagonal() / (2 * qd)))
         return gain2 * float(second.sum()) + bias2, 2 * gain2 * float(difference.sum())
+    q = qd.tolist()
+    if min(q) > 0:  # the lags' numbers as floats (a few lags: NumPy's cost per call dominates)
+        sum_p, sum_d = _lag_sums(act, q, QP.tolist(), QD.tolist())
+        return gain2 * sum_p + bias2 * r * r, 2 * gain2 * sum_d
     iu, first, second = _pairs(r)
-    if qd.min() > 0:  # the pairs' covariances as floats (a few lags: NumPy's cost per call dominates)
-        q, P, D = qd.tolist(), QP.tolist(), QD.tolist()
-        roots = [math.sqrt(q[i] * q[j]) for i, j in zip(iu[0].tolist(), iu[1].tolist(), strict=True)]
-        pairs = list(zip(iu[0].tolist(), iu[1].tolist(), roots, strict=True))
-        eps = np.array([min(max(D[i][i] / (2 * q[i]), 0.0), 2.0) for i in range(r)])
-        eps_p = np.array([min(max(1 - P[i][j] / root, 0.0), 2.0) for i, j, root in pairs])
-        delta = np.array([D[i][j] / (2 * root) for i, j, root in pairs])
-    else:
-        root = np.sqrt(qd[iu[0]] * qd[iu[1]])
-        eps = _unit(QD.diagonal() / (2 * qd))
-        eps_p, delta = _unit(1 - QP[iu] / root), QD[iu] / (2 * root)
+    root = np.sqrt(qd[iu[0]] * qd[iu[1]])
+    eps = _unit(QD.diagonal() / (2 * qd))
+    eps_p, delta = _unit(1 - QP[iu] / root), QD[iu] / (2 * root)
     eps_s = _unit(eps_p + delta)
     m = iu[0].size
     if getattr(act, "closed_form", False):
         # one call for the diagonal's E[phi^2] and both covariances (the per-call overhead dominates)
         every = act.cross_moment(qd[first], qd[second], eps=np.concatenate((0 * qd, eps_p, eps_s)))
         sum_p, both = float(every[:r].sum()), every[r:]
-        if hasattr(act, "layer_moments"):  # the lags' difference moments one by one, as floats (erf)
-            sum_d = 0.0
-            for q_i, e_i in zip(qd.tolist(), eps.tolist(), strict=True):
-                sum_d += act.layer_moments(q_i, e_i)[1]
-        else:
-            sum_d = float(_difference(act, qd, eps).sum())
+        sum_d = float(_difference(act, qd, eps).sum())
     else:
         both = _cross(act, qd[first[r:]], qd[second[r:]], np.concatenate((eps_p, eps_s)))
-        # after the pairs: the diagonal reuses the Hermite coefficients their correlations needed,
-        # lag by lag as floats (a few lags: NumPy's cost per call on short arrays would dominate)
-        if _series(act) and qd.min() > 0:
-            sum_p = sum_d = 0.0
-            for q_i, e_i in zip(qd.tolist(), eps.tolist(), strict=True):
-                second_q, difference_q = _single_diagonal(act, q_i, e_i)
-                sum_p += second_q
-                sum_d += difference_q
-        else:
-            diagonal, difference = _diagonal(act, qd, eps)
-            sum_p, sum_d = float(diagonal.sum()), float(difference.sum())
+        diagonal, difference = _diagonal(act, qd, eps)
+        sum_p, sum_d = float(diagonal.sum()), float(difference.sum())
     mp, diff = both[:m], both[:m] - both[m:]
     small = np.abs(delta) < _SMALL
     if small.any():
         diff = np.where(small, _small_difference(act, qd[iu[0]], qd[iu[1]], eps_p, delta), diff)
-    sum_p += 2 * float(mp.sum())
-    sum_d += 2 * float(diff.sum())
-    return gain2 * sum_p + bias2 * r * r, 2 * gain2 * sum_d
+    return gain2 * (sum_p + 2 * float(mp.sum())) + bias2 * r * r, 2 * gain2 * (sum_d + 2 * float(diff.sum()))
+
+
+#: The moments of the last pairs of lags and of single lags met, by their exact inputs: a dense
+#: network's lags shift by one per layer, so all but the newest lag's pairs were met a layer before.
+_MEMO_SIZE = 256
+_memo: OrderedDict = OrderedDict()
+
+
+def _recall(key, act):
+    entry = _memo.get(key)
+    return entry[1] if entry is not None and entry[0] is act else None
+
+
+def _keep(key, act, value) -> None:
+    _memo[key] = (act, value)  # the entry holds the activation: its id is not reused meanwhile
+    while len(_memo) > _MEMO_SIZE:
+        _memo.popitem(last=False)
+
+
+def _lag_sums(act, q: list, P: list, D: list) -> tuple[float, float]:
+    """``sum_ij M(P_ij)`` and ``sum_ij [M(P_ij) - M(S_ij)]`` over the lags (all ``q > 0``), Python floats.
+
+    A pair's moments depend on ``(q_i, q_j, P_ij, D_ij)`` alone and a lag's on ``(q_i, D_ii)``: those
+    met before (a dense network's older lags) are recalled, the rest computed in one call.
+    """
+    r, ident = len(q), id(act)
+    pairs, pending, lags, fresh = [], [], [], []
+    for i in range(r):
+        for j in range(i + 1, r):
+            key = (ident, q[i], q[j], P[i][j], D[i][j])
+            pairs.append(_recall(key, act))
+            if pairs[-1] is None:
+                pending.append((i, j, key, len(pairs) - 1))
+    for i in range(r):
+        key = (ident, q[i], D[i][i])
+        lags.append(_recall(key, act))
+        if lags[-1] is None:
+            fresh.append((i, key))
+    if pending or fresh:
+        new_pairs, new_lags = _new_moments(act, q, P, D, [p[:2] for p in pending], [i for i, _ in fresh])
+        for (_, _, key, k), moments in zip(pending, new_pairs, strict=True):
+            _keep(key, act, moments)
+            pairs[k] = moments
+        for (i, key), moments in zip(fresh, new_lags, strict=True):
+            _keep(key, act, moments)
+            lags[i] = moments
+    sum_p = sum_d = 0.0
+    for mp, diff in pairs:  # in one order, whichever were recalled
+        sum_p, sum_d = sum_p + 2 * mp, sum_d + 2 * diff
+    for second, difference in lags:
+        sum_p, sum_d = sum_p + second, sum_d + difference
+    return sum_p, sum_d
+
+
+def _new_moments(act, q: list, P: list, D: list, pairs: list, lags: list):
+    """``[(M(P_ij), M(P_ij) - M(S_ij))]`` of the ``pairs`` ``(i, j)`` and ``[(E[phi^2], difference)]`` of
+    the ``lags``: an odd or even activation's in one call of the series (a lag's difference as
+    ``E[phi^2] - E[phi(u) phi(u')]`` where that is within its bound), the rest one by one."""
+    i, j, eps_p, delta, eps_s = [], [], [], [], []
+    for a, b in pairs:
+        root = math.sqrt(q[a] * q[b])
+        e, d = min(max(1 - P[a][b] / root, 0.0), 2.0), D[a][b] / (2 * root)
+        i.append(a), j.append(b), eps_p.append(e), delta.append(d), eps_s.append(min(max(e + d, 0.0), 2.0))
+    eps, eps_lag = eps_p + eps_s, [min(max(D[a][a] / (2 * q[a]), 0.0), 2.0) for a in lags]
+    m, odd, found, both = len(pairs), layer_series.parity_of(act), {}, []
+    if not (m or (odd is not None and _series(act))):
+        pass
+    elif hasattr(act, "pair_moment"):  # closed forms written for one point (erf)
+        both = [act.pair_moment(q[a], q[b], e) for a, b, e in zip(i + i, j + j, eps, strict=True)]
+    elif getattr(act, "closed_form", False):
+        both = act.cross_moment(np.array([q[a] for a in i] * 2), np.array([q[b] for b in j] * 2),
+                                eps=np.array(eps)).tolist()
+    elif odd is not None and _series(act):  # every lag's record of its parity's coefficients
+        rho = [1.0 - e for e in eps + eps_lag]
+        order = hermite_rule.order_of(max(q), max(max(rho), -min(rho)))
+        both, errors, ok = layer_series.cross_moments(act, q, odd, order, i + i + lags, j + j + lags, rho)
+        for k in (k for k, good in enumerate(ok[: 2 * m]) if not good):  # the quadrature where it fails
+            a, b = (i + i)[k], (j + j)[k]
+            both[k] = float(act.cross_moment(np.array([q[a]]), np.array([q[b]]), eps=np.array([eps[k]]))[0])
+        for a, value, error in zip(lags, both[2 * m:], errors[2 * m:], strict=True):
+            series = layer_series.layer_series(act, q[a], order, odd)
+            difference = series.m0 - value  # the far sum: E[phi^2] - sum b_n^2 rho^n
+            bound = error + series.m0_err + 64 * _ULP * series.m0
+            if series.m0_err <= mehler.RTOL * series.m0 and bound <= mehler.RTOL * max(difference, 1e-300):
+                found[a] = (series.m0, difference)
+    else:
+        both = _cross(act, np.array([q[a] for a in i] * 2), np.array([q[b] for b in j] * 2),
+                      np.array(eps)).tolist()
+    diff = [both[k] - both[m + k] for k in range(m)]
+    small = [k for k in range(m) if abs(delta[k]) < _SMALL]
+    if small:  # close covariances: their difference without the cancellation
+        qi, qj = np.array([q[i[k]] for k in small]), np.array([q[j[k]] for k in small])
+        near = _small_difference(act, qi, qj, np.array([eps_p[k] for k in small]),
+                                 np.array([delta[k] for k in small]))
+        for k, value in zip(small, near.tolist(), strict=True):
+            diff[k] = value
+    # after the pairs: a lag's own moments reuse the coefficients its pairs needed
+    moments = [found[a] if a in found else _single_diagonal(act, q[a], e)
+               for a, e in zip(lags, eps_lag, strict=True)]
+    return list(zip(both[:m], diff, strict=True)), moments
 
 
 def single_branch_moments(act, gain2: float, bias2: float, q: float, d: float) -> tuple[float, float]:

@@ -2,7 +2,7 @@
 
 * piecewise linear ``max(x, alpha x)``: linear (``alpha = 1``), ReLU (``0``), leaky ReLU,
   abs (``-1``); the arc-cosine kernel of Cho & Saul (2009);
-* ``erf``: Williams' arcsine kernel (1997);
+* ``erf``: Williams' arcsine kernel (1997), in :mod:`depthdyn.meanfield.erf`;
 * ``sin``, ``cos``, ``exp`` and the Gaussian bump ``exp(-x^2/2)``: Gaussian integrals of
   exponentials;
 * polynomials (Hermite polynomials among them): Mehler's expansion in the Hermite basis.
@@ -21,12 +21,15 @@ from ..errors import DomainError
 from .activation import Activation, variance_array
 from .gaussian import correlation_parts
 
-__all__ = ["PiecewiseLinear", "Erf", "Sin", "Cos", "Exp", "GaussianBump", "Polynomial"]
+__all__ = ["PiecewiseLinear", "Sin", "Cos", "Exp", "GaussianBump", "Polynomial", "pair_parts",
+           "checked_moment", "arcsin_near_one"]
 
 _ULP = np.finfo(float).eps
 
 
-def _result(value, return_error: bool, scale=None):
+def checked_moment(value, return_error: bool, scale=None):
+    """``value`` as a float array (a :class:`DomainError` where it is not finite), with its rounding bound
+    ``32 ulp`` of ``scale`` (default the value) when ``return_error``."""
     value = np.asarray(value, dtype=float)
     if not np.isfinite(value).all():
         raise DomainError("a Gaussian moment overflows float64 at this variance; use a smaller q")
@@ -35,7 +38,9 @@ def _result(value, return_error: bool, scale=None):
     return value, 32 * _ULP * np.abs(value if scale is None else scale)
 
 
-def _pair(q1, q2, c, eps):
+def pair_parts(q1, q2, c, eps):
+    """``(q1, q2, c, eps, 1 - c^2)`` checked and broadcast; ``1 - c^2 = eps (2 - eps)`` without
+    cancellation."""
     c, eps = correlation_parts(c, eps)
     q1, q2 = variance_array(q1, "q1"), variance_array(q2, "q2")
     if not q1.shape == q2.shape == c.shape:
@@ -53,7 +58,7 @@ def _theta_minus_sin(t):
     return np.where(t < 0.1, series, t - np.sin(t))
 
 
-def _arcsin_near_one(x, one_minus_x):
+def arcsin_near_one(x, one_minus_x):
     """``asin(x)``, with ``1 - x`` given separately: ``pi/2 - 2 asin(sqrt((1 - x)/2))`` for ``x > 1/2``."""
     near = np.pi / 2 - 2 * np.arcsin(np.sqrt(np.minimum(np.maximum(0.5 * one_minus_x, 0.0), 1.0)))
     return np.where(x > 0.5, near, np.arcsin(np.minimum(np.maximum(x, -1.0), 1.0)))
@@ -96,37 +101,37 @@ class PiecewiseLinear(Activation):
         return sp.Piecewise((x, x > 0), (sp.nsimplify(self.alpha) * x, True))
 
     def mean(self, q, *, return_error=False):
-        return _result((1 - self.alpha) * np.sqrt(variance_array(q) / (2 * np.pi)), return_error)
+        return checked_moment((1 - self.alpha) * np.sqrt(variance_array(q) / (2 * np.pi)), return_error)
 
     def second_moment(self, q, *, return_error=False):
-        return _result(variance_array(q) * (1 + self.alpha ** 2) / 2, return_error)
+        return checked_moment(variance_array(q) * (1 + self.alpha ** 2) / 2, return_error)
 
     def derivative_second_moment(self, q, *, return_error=False):
         q = variance_array(q)
-        return _result(np.full_like(q, (1 + self.alpha ** 2) / 2), return_error)
+        return checked_moment(np.full_like(q, (1 + self.alpha ** 2) / 2), return_error)
 
     def second_moment_slope(self, q, *, return_error=False):
         return self.derivative_second_moment(q, return_error=return_error)
 
     def cross_moment(self, q1, q2, c=None, *, eps=None, return_error=False):
-        q1, q2, c, eps, s2 = _pair(q1, q2, c, eps)
+        q1, q2, c, eps, s2 = pair_parts(q1, q2, c, eps)
         t, a = _angle(eps), self.alpha
         root = np.sqrt(q1 * q2)
         relu = root / (2 * np.pi) * (np.sqrt(s2) + (np.pi - t) * c)
-        return _result((1 - a) ** 2 * relu + a * root * c, return_error, root)
+        return checked_moment((1 - a) ** 2 * relu + a * root * c, return_error, root)
 
     def derivative_cross_moment(self, q1, q2, c=None, *, eps=None, return_error=False):
-        q1, q2, c, eps, _ = _pair(q1, q2, c, eps)
+        q1, q2, c, eps, _ = pair_parts(q1, q2, c, eps)
         a = self.alpha
-        return _result(a + (1 - a) ** 2 * (np.pi - _angle(eps)) / (2 * np.pi), return_error, 1.0)
+        return checked_moment(a + (1 - a) ** 2 * (np.pi - _angle(eps)) / (2 * np.pi), return_error, 1.0)
 
     def difference_moment(self, q, c=None, *, eps=None, return_error=False):
-        q, _, c, eps, _ = _pair(q, q, c, eps)
+        q, _, c, eps, _ = pair_parts(q, q, c, eps)
         t, a = _angle(eps), self.alpha
         # relu: q/(2 pi) (pi eps + theta c - sin theta);
         # theta c - sin theta = (theta - sin theta) - theta eps
         relu = q / (2 * np.pi) * (np.pi * eps + _theta_minus_sin(t) - t * eps)
-        return _result((1 - a) ** 2 * relu + a * q * eps, return_error, q * eps)
+        return checked_moment((1 - a) ** 2 * relu + a * q * eps, return_error, q * eps)
 
     def exact_moments(self) -> dict:
         import sympy as sp
@@ -140,91 +145,6 @@ class PiecewiseLinear(Activation):
                 "cross_moment": (1 - a) ** 2 * relu + a * sp.sqrt(q1 * q2) * c,
                 "derivative_second_moment": (1 + a ** 2) / 2,
                 "derivative_cross_moment": a + (1 - a) ** 2 * (sp.pi - t) / (2 * sp.pi)}
-
-
-class Erf(Activation):
-    """``erf(x)``: ``E[erf(u1) erf(u2)] = (2/pi) asin(2 S12 / sqrt((1 + 2 q1)(1 + 2 q2)))``."""
-
-    name, closed_form, bounded = "erf", True, True
-
-    def phi(self, u):
-        from scipy.special import erf
-
-        return erf(u)
-
-    def dphi(self, u):
-        with np.errstate(under="ignore"):
-            return 2 / math.sqrt(math.pi) * np.exp(-u * u)
-
-    def torch(self, x):
-        return _torch().erf(x)
-
-    def expr(self):
-        import sympy as sp
-
-        return sp.erf(sp.Symbol("x"))
-
-    def mean(self, q, *, return_error=False):
-        return _result(np.zeros_like(variance_array(q)), return_error, 1.0)
-
-    def second_moment(self, q, *, return_error=False):
-        q = variance_array(q)
-        return _result(2 / np.pi * _arcsin_near_one(2 * q / (1 + 2 * q), 1 / (1 + 2 * q)), return_error)
-
-    def derivative_second_moment(self, q, *, return_error=False):
-        return _result(4 / np.pi / np.sqrt(1 + 4 * variance_array(q)), return_error)
-
-    def second_moment_slope(self, q, *, return_error=False):
-        q = variance_array(q)  # d/dq (2/pi) asin(2q/(1+2q)) = 4 / (pi (1+2q) sqrt(1+4q))
-        return _result(4 / (np.pi * (1 + 2 * q) * np.sqrt(1 + 4 * q)), return_error)
-
-    def cross_moment(self, q1, q2, c=None, *, eps=None, return_error=False):
-        q1, q2, c, eps, s2 = _pair(q1, q2, c, eps)
-        root, norm = 2 * np.sqrt(q1 * q2), np.sqrt((1 + 2 * q1) * (1 + 2 * q2))
-        arg = root * c / norm
-        # 1 - arg = (norm^2 - root^2 c^2) / (norm (norm + root c)), the numerator without cancellation
-        one_minus = (1 + 2 * q1 + 2 * q2 + root * root * s2) / (norm * (norm + root * np.abs(c)))
-        return _result(2 / np.pi * np.sign(c) * _arcsin_near_one(np.abs(arg), one_minus), return_error, 1.0)
-
-    def derivative_cross_moment(self, q1, q2, c=None, *, eps=None, return_error=False):
-        q1, q2, c, eps, s2 = _pair(q1, q2, c, eps)
-        return _result(4 / np.pi / np.sqrt(1 + 2 * q1 + 2 * q2 + 4 * q1 * q2 * s2), return_error)
-
-    def difference_moment(self, q, c=None, *, eps=None, return_error=False):
-        q, _, c, eps, s2 = _pair(q, q, c, eps)
-        a = 2 * q / (1 + 2 * q)
-        one_minus_a2 = (1 + 4 * q) / (1 + 2 * q) ** 2
-        # asin(a) - asin(a c) = asin(a (1 - c^2) / (sqrt(1 - a^2 c^2) + c sqrt(1 - a^2))) for c >= 0
-        denom = np.sqrt(one_minus_a2 + a * a * s2) + np.abs(c) * np.sqrt(one_minus_a2)
-        near = np.arcsin(np.minimum(np.maximum(a * s2 / denom, -1.0), 1.0))
-        far = np.arcsin(a) - np.arcsin(a * c)
-        return _result(2 / np.pi * np.where(c >= 0, near, far), return_error)
-
-    def layer_moments(self, q: float, eps: float) -> tuple[float, float]:
-        """:meth:`second_moment` and :meth:`difference_moment` at one ``q > 0`` and ``eps`` (Python floats,
-        the same formulas): what a kernel layer with one branch input needs, without NumPy's cost per call."""
-        a, c, s2 = 2 * q / (1 + 2 * q), 1.0 - eps, eps * (2.0 - eps)
-        second = np.arcsin(min(max(a, -1.0), 1.0)) if a <= 0.5 else (
-            np.pi / 2 - 2 * np.arcsin(math.sqrt(min(max(0.5 * (1 / (1 + 2 * q)), 0.0), 1.0))))
-        one_minus_a2 = (1 + 4 * q) / ((1 + 2 * q) * (1 + 2 * q))
-        if c >= 0:
-            denom = math.sqrt(one_minus_a2 + a * a * s2) + abs(c) * math.sqrt(one_minus_a2)
-            difference = np.arcsin(min(max(a * s2 / denom, -1.0), 1.0))
-        else:
-            difference = np.arcsin(a) - np.arcsin(a * c)
-        return float(2 / np.pi * second), float(2 / np.pi * difference)
-
-    def exact_moments(self) -> dict:
-        import sympy as sp
-
-        q, q1, q2 = sp.symbols("q q1 q2", nonnegative=True)
-        c = sp.Symbol("c")
-        return {"second_moment": 2 / sp.pi * sp.asin(2 * q / (1 + 2 * q)),
-                "cross_moment": 2 / sp.pi * sp.asin(2 * sp.sqrt(q1 * q2) * c
-                                                    / sp.sqrt((1 + 2 * q1) * (1 + 2 * q2))),
-                "derivative_second_moment": 4 / (sp.pi * sp.sqrt(1 + 4 * q)),
-                "derivative_cross_moment": 4 / (sp.pi * sp.sqrt((1 + 2 * q1) * (1 + 2 * q2)
-                                                               - 4 * q1 * q2 * c ** 2))}
 
 
 def _exponents(q1, q2, eps):
@@ -281,30 +201,30 @@ class Sin(Activation):
         return sp.sin(sp.Symbol("x"))
 
     def mean(self, q, *, return_error=False):
-        return _result(np.zeros_like(variance_array(q)), return_error, 1.0)
+        return checked_moment(np.zeros_like(variance_array(q)), return_error, 1.0)
 
     def second_moment(self, q, *, return_error=False):
-        return _result(-0.5 * np.expm1(-2 * variance_array(q)), return_error)
+        return checked_moment(-0.5 * np.expm1(-2 * variance_array(q)), return_error)
 
     def derivative_second_moment(self, q, *, return_error=False):
         with np.errstate(under="ignore"):
-            return _result(0.5 * (1 + np.exp(-2 * variance_array(q))), return_error)
+            return checked_moment(0.5 * (1 + np.exp(-2 * variance_array(q))), return_error)
 
     def second_moment_slope(self, q, *, return_error=False):
         with np.errstate(under="ignore"):
-            return _result(np.exp(-2 * variance_array(q)), return_error, 1.0)
+            return checked_moment(np.exp(-2 * variance_array(q)), return_error, 1.0)
 
     def cross_moment(self, q1, q2, c=None, *, eps=None, return_error=False):
-        q1, q2, c, eps, _ = _pair(q1, q2, c, eps)
-        return _result(_sinh_scaled(*_exponents(q1, q2, eps), (q1 + q2) / 2), return_error, 1.0)
+        q1, q2, c, eps, _ = pair_parts(q1, q2, c, eps)
+        return checked_moment(_sinh_scaled(*_exponents(q1, q2, eps), (q1 + q2) / 2), return_error, 1.0)
 
     def derivative_cross_moment(self, q1, q2, c=None, *, eps=None, return_error=False):
-        q1, q2, c, eps, _ = _pair(q1, q2, c, eps)
-        return _result(_cosh_scaled(*_exponents(q1, q2, eps), (q1 + q2) / 2), return_error, 1.0)
+        q1, q2, c, eps, _ = pair_parts(q1, q2, c, eps)
+        return checked_moment(_cosh_scaled(*_exponents(q1, q2, eps), (q1 + q2) / 2), return_error, 1.0)
 
     def difference_moment(self, q, c=None, *, eps=None, return_error=False):
-        q, _, c, eps, _ = _pair(q, q, c, eps)
-        return _result(_trig_difference(q, eps, +1.0), return_error)
+        q, _, c, eps, _ = pair_parts(q, q, c, eps)
+        return checked_moment(_trig_difference(q, eps, +1.0), return_error)
 
     def exact_moments(self) -> dict:
         import sympy as sp
@@ -339,30 +259,30 @@ class Cos(Activation):
 
     def mean(self, q, *, return_error=False):
         with np.errstate(under="ignore"):
-            return _result(np.exp(-variance_array(q) / 2), return_error, 1.0)
+            return checked_moment(np.exp(-variance_array(q) / 2), return_error, 1.0)
 
     def second_moment(self, q, *, return_error=False):
         with np.errstate(under="ignore"):
-            return _result(0.5 * (1 + np.exp(-2 * variance_array(q))), return_error)
+            return checked_moment(0.5 * (1 + np.exp(-2 * variance_array(q))), return_error)
 
     def derivative_second_moment(self, q, *, return_error=False):
-        return _result(-0.5 * np.expm1(-2 * variance_array(q)), return_error)
+        return checked_moment(-0.5 * np.expm1(-2 * variance_array(q)), return_error)
 
     def second_moment_slope(self, q, *, return_error=False):
         with np.errstate(under="ignore"):
-            return _result(-np.exp(-2 * variance_array(q)), return_error, 1.0)
+            return checked_moment(-np.exp(-2 * variance_array(q)), return_error, 1.0)
 
     def cross_moment(self, q1, q2, c=None, *, eps=None, return_error=False):
-        q1, q2, c, eps, _ = _pair(q1, q2, c, eps)
-        return _result(_cosh_scaled(*_exponents(q1, q2, eps), (q1 + q2) / 2), return_error, 1.0)
+        q1, q2, c, eps, _ = pair_parts(q1, q2, c, eps)
+        return checked_moment(_cosh_scaled(*_exponents(q1, q2, eps), (q1 + q2) / 2), return_error, 1.0)
 
     def derivative_cross_moment(self, q1, q2, c=None, *, eps=None, return_error=False):
-        q1, q2, c, eps, _ = _pair(q1, q2, c, eps)
-        return _result(_sinh_scaled(*_exponents(q1, q2, eps), (q1 + q2) / 2), return_error, 1.0)
+        q1, q2, c, eps, _ = pair_parts(q1, q2, c, eps)
+        return checked_moment(_sinh_scaled(*_exponents(q1, q2, eps), (q1 + q2) / 2), return_error, 1.0)
 
     def difference_moment(self, q, c=None, *, eps=None, return_error=False):
-        q, _, c, eps, _ = _pair(q, q, c, eps)
-        return _result(_trig_difference(q, eps, -1.0), return_error)
+        q, _, c, eps, _ = pair_parts(q, q, c, eps)
+        return checked_moment(_trig_difference(q, eps, -1.0), return_error)
 
     def exact_moments(self) -> dict:
         import sympy as sp
@@ -400,29 +320,29 @@ class Exp(Activation):
 
     def mean(self, q, *, return_error=False):
         with np.errstate(over="ignore"):
-            return _result(np.exp(variance_array(q) / 2), return_error)
+            return checked_moment(np.exp(variance_array(q) / 2), return_error)
 
     def second_moment(self, q, *, return_error=False):
         with np.errstate(over="ignore"):
-            return _result(np.exp(2 * variance_array(q)), return_error)
+            return checked_moment(np.exp(2 * variance_array(q)), return_error)
 
     derivative_second_moment = second_moment
 
     def second_moment_slope(self, q, *, return_error=False):
         with np.errstate(over="ignore"):
-            return _result(2 * np.exp(2 * variance_array(q)), return_error)
+            return checked_moment(2 * np.exp(2 * variance_array(q)), return_error)
 
     def cross_moment(self, q1, q2, c=None, *, eps=None, return_error=False):
-        q1, q2, c, eps, _ = _pair(q1, q2, c, eps)
+        q1, q2, c, eps, _ = pair_parts(q1, q2, c, eps)
         with np.errstate(over="ignore"):
-            return _result(np.exp((q1 + q2) / 2 + np.sqrt(q1 * q2) * c), return_error)
+            return checked_moment(np.exp((q1 + q2) / 2 + np.sqrt(q1 * q2) * c), return_error)
 
     derivative_cross_moment = cross_moment
 
     def difference_moment(self, q, c=None, *, eps=None, return_error=False):
-        q, _, c, eps, _ = _pair(q, q, c, eps)
+        q, _, c, eps, _ = pair_parts(q, q, c, eps)
         with np.errstate(over="ignore"):
-            return _result(-np.exp(2 * q) * np.expm1(-q * eps), return_error)
+            return checked_moment(-np.exp(2 * q) * np.expm1(-q * eps), return_error)
 
     def exact_moments(self) -> dict:
         import sympy as sp
@@ -456,33 +376,33 @@ class GaussianBump(Activation):
         return sp.exp(-x ** 2 / 2)
 
     def mean(self, q, *, return_error=False):
-        return _result(1 / np.sqrt(1 + variance_array(q)), return_error)
+        return checked_moment(1 / np.sqrt(1 + variance_array(q)), return_error)
 
     def second_moment(self, q, *, return_error=False):
-        return _result(1 / np.sqrt(1 + 2 * variance_array(q)), return_error)
+        return checked_moment(1 / np.sqrt(1 + 2 * variance_array(q)), return_error)
 
     def derivative_second_moment(self, q, *, return_error=False):
         q = variance_array(q)
-        return _result(q / (1 + 2 * q) ** 1.5, return_error)
+        return checked_moment(q / (1 + 2 * q) ** 1.5, return_error)
 
     def second_moment_slope(self, q, *, return_error=False):
-        return _result(-(1 + 2 * variance_array(q)) ** -1.5, return_error)
+        return checked_moment(-(1 + 2 * variance_array(q)) ** -1.5, return_error)
 
     def _det(self, q1, q2, s2):
         return 1 + q1 + q2 + q1 * q2 * s2
 
     def cross_moment(self, q1, q2, c=None, *, eps=None, return_error=False):
-        q1, q2, c, eps, s2 = _pair(q1, q2, c, eps)
-        return _result(1 / np.sqrt(self._det(q1, q2, s2)), return_error)
+        q1, q2, c, eps, s2 = pair_parts(q1, q2, c, eps)
+        return checked_moment(1 / np.sqrt(self._det(q1, q2, s2)), return_error)
 
     def derivative_cross_moment(self, q1, q2, c=None, *, eps=None, return_error=False):
-        q1, q2, c, eps, s2 = _pair(q1, q2, c, eps)
-        return _result(np.sqrt(q1 * q2) * c / self._det(q1, q2, s2) ** 1.5, return_error, 1.0)
+        q1, q2, c, eps, s2 = pair_parts(q1, q2, c, eps)
+        return checked_moment(np.sqrt(q1 * q2) * c / self._det(q1, q2, s2) ** 1.5, return_error, 1.0)
 
     def difference_moment(self, q, c=None, *, eps=None, return_error=False):
-        q, _, c, eps, s2 = _pair(q, q, c, eps)
+        q, _, c, eps, s2 = pair_parts(q, q, c, eps)
         a, b = 1 + 2 * q, self._det(q, q, s2)
-        return _result(q * q * s2 / (np.sqrt(a * b) * (np.sqrt(a) + np.sqrt(b))), return_error)
+        return checked_moment(q * q * s2 / (np.sqrt(a * b) * (np.sqrt(a) + np.sqrt(b))), return_error)
 
     def exact_moments(self) -> dict:
         import sympy as sp
@@ -548,7 +468,7 @@ class Polynomial(Activation):
             q1 = variance_array(q1)
             return np.zeros(np.broadcast_shapes(np.shape(q1), np.shape(q2), np.shape(c) if c is not None
                                                 else np.shape(eps)))
-        q1, q2, c, eps, _ = _pair(q1, q2, c, eps)
+        q1, q2, c, eps, _ = pair_parts(q1, q2, c, eps)
         b1, b2 = self._hermite(q1, coefficients), self._hermite(q2, coefficients)
         j = np.arange(coefficients.size)
         fact = self._fact[: coefficients.size]
@@ -561,26 +481,26 @@ class Polynomial(Activation):
         return (fact * b1 * b1 * one_minus).sum(axis=-1)
 
     def mean(self, q, *, return_error=False):
-        return _result(self._hermite(q, self.coefficients)[..., 0], return_error)
+        return checked_moment(self._hermite(q, self.coefficients)[..., 0], return_error)
 
     def second_moment(self, q, *, return_error=False):
         b = self._hermite(q, self.coefficients)
-        return _result((self._fact * b * b).sum(axis=-1), return_error)
+        return checked_moment((self._fact * b * b).sum(axis=-1), return_error)
 
     def derivative_second_moment(self, q, *, return_error=False):
         if self._derivative is None:
-            return _result(np.zeros_like(variance_array(q)), return_error, 1.0)
+            return checked_moment(np.zeros_like(variance_array(q)), return_error, 1.0)
         b = self._hermite(q, self._derivative)
-        return _result((self._fact[: b.shape[-1]] * b * b).sum(axis=-1), return_error)
+        return checked_moment((self._fact[: b.shape[-1]] * b * b).sum(axis=-1), return_error)
 
     def cross_moment(self, q1, q2, c=None, *, eps=None, return_error=False):
-        return _result(self._moments(self.coefficients, q1, q2, c, eps, "cross"), return_error, 1.0)
+        return checked_moment(self._moments(self.coefficients, q1, q2, c, eps, "cross"), return_error, 1.0)
 
     def derivative_cross_moment(self, q1, q2, c=None, *, eps=None, return_error=False):
-        return _result(self._moments(self._derivative, q1, q2, c, eps, "cross"), return_error, 1.0)
+        return checked_moment(self._moments(self._derivative, q1, q2, c, eps, "cross"), return_error, 1.0)
 
     def difference_moment(self, q, c=None, *, eps=None, return_error=False):
-        return _result(self._moments(self.coefficients, q, q, c, eps, "difference"), return_error)
+        return checked_moment(self._moments(self.coefficients, q, q, c, eps, "difference"), return_error)
 
     def exact_moments(self) -> dict:
         import sympy as sp

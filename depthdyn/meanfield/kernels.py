@@ -493,8 +493,8 @@ def _layers(act, spec, sw2, sb2, P, D, depth, q_min, q_max):
     states = [state]
     for layer in range(depth):
         Q = spec.branch_inputs(state)
-        qd = Q[0].diagonal()
-        top, low = float(qd.max()), float(qd.min())
+        qd = Q[0].diagonal().tolist()  # a few lags: Python's max and min cost less than two reductions
+        top, low = max(qd), min(qd)
         if spec.norm != "pre" and (top > q_max or low < q_min):
             reason = _stop_reason(top if top > q_max else low, q_min, q_max)
             return _split(states, spec.k, False) + (layer, reason)

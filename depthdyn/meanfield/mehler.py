@@ -43,6 +43,10 @@ from ``c = 1``: every ``q`` up to ``Q_MAX``); every other point (``c`` near 1 at
 algebraically; ``q = 0``; activations without a growth bound) is left to the
 graded two-dimensional quadrature of :mod:`depthdyn.meanfield.gaussian`, which integrates
 ``phi(u2) - phi(u1)`` itself.
+
+The rules and orders live in :mod:`depthdyn.meanfield.hermite_rule`; a kernel layer's records of
+one variance of an odd or even ``phi`` (Python floats, the parity's degrees only) in
+:mod:`depthdyn.meanfield.layer_series`, which :func:`diagonal_moments_scalar` uses.
 """
 
 from __future__ import annotations
@@ -54,63 +58,20 @@ from dataclasses import dataclass
 from functools import cache
 
 import numpy as np
-from scipy.special import erfc
+
+from . import hermite_rule as rule
+from . import layer_series
 
 __all__ = ["Q_MAX", "RTOL", "TIERS", "Coefficients", "coefficients", "second_moment", "cross_moment",
            "difference_moment", "diagonal_moments", "diagonal_moments_scalar", "cross_difference",
            "derivative_cross_moment"]
 
-#: Largest variance the series is tried at; beyond ``Q_GRADED`` the panels next to the origin are
-#: graded dyadically down to a fraction of ``phi(sqrt(q) z)``'s width ``1/sqrt(q)``.
-Q_MAX = 1e8
-Q_GRADED = 8.0
-#: A point is accepted when its error bound is below ``RTOL`` times the moment's scale.
-RTOL = 1e-12
-#: Truncation orders: by default the one for the largest variance of a call (about ``96 q + 48``
-#: terms: tanh's difference moment at ``c -> 1`` then reaches ``RTOL`` up to ``q = 2.5``).
-TIERS = (48, 96, 192, 384)
-_Z = 12.0
-_PANEL = 0.5
-_HI, _LO = 20, 14
+#: The largest variance tried, the acceptance threshold and the truncation orders
+#: (:mod:`depthdyn.meanfield.hermite_rule`, with the quadrature rules).
+Q_MAX, RTOL, TIERS = rule.Q_MAX, rule.RTOL, rule.TIERS
 _ULP = np.finfo(float).eps
 _CACHE_SIZE = 64
 _CACHED_SIZE = 8
-
-
-def _levels(q_max: float) -> int:
-    """Dyadic levels below the panel width next to the origin (0 up to ``Q_GRADED``)."""
-    if q_max <= Q_GRADED:
-        return 0
-    return 3 + int(math.ceil(math.log2(_PANEL * math.sqrt(q_max))))
-
-
-def _rule(n: int, levels: int) -> tuple[np.ndarray, np.ndarray]:
-    """Composite Gauss-Legendre nodes on ``[-Z, Z]`` and weights times the normal density."""
-    t, w = np.polynomial.legendre.leggauss(n)
-    graded = _PANEL * np.exp2(-np.arange(1, levels + 1, dtype=float))
-    breaks = np.unique(np.concatenate([np.arange(-_Z, _Z + _PANEL / 2, _PANEL), graded, -graded]))
-    left, width = breaks[:-1], np.diff(breaks)
-    z = (left[:, None] + 0.5 * width[:, None] * (t + 1.0)).ravel()
-    weight = (0.5 * width[:, None] * w).ravel()
-    return z, weight * np.exp(-0.5 * z * z) / math.sqrt(2.0 * math.pi)
-
-
-@cache
-def _tables(n: int, levels: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(z, w, A)`` with ``A[k, m] = h_k(z_m) w_m`` for ``k <= max(TIERS)``.
-
-    The recurrence runs on the Hermite functions ``h_k sqrt(density)`` (bounded by 1), so
-    nothing overflows at ``|z| = 12``.
-    """
-    z, w = _rule(n, levels)
-    root = np.sqrt(w)  # sqrt(weight): h_k sqrt(w) stays bounded
-    rows = np.empty((TIERS[-1] + 1, z.size))
-    rows[0] = root
-    rows[1] = z * root
-    for k in range(1, TIERS[-1]):
-        rows[k + 1] = (z * rows[k] - math.sqrt(k) * rows[k - 1]) / math.sqrt(k + 1)
-    table = rows * root
-    return z, w, np.ascontiguousarray(table)
 
 
 @dataclass(frozen=True)
@@ -142,21 +103,6 @@ _cache: OrderedDict = OrderedDict()
 _joined: OrderedDict = OrderedDict()  # the records of several variances, as a call asked for them
 
 
-def _tier(q_max: float) -> int:
-    want = 96.0 * q_max + 48.0
-    return next((t for t in TIERS if t >= want), TIERS[-1])
-
-
-_OUTSIDE = float(erfc(_Z / math.sqrt(2.0)))  # P(|z| > Z)
-_Z2_OUTSIDE = 2.0 * _Z * math.exp(-0.5 * _Z * _Z) / math.sqrt(2.0 * math.pi) + _OUTSIDE  # E[z^2; |z| > Z]
-
-
-def _tail_share(q: np.ndarray, growth: tuple[float, float]) -> np.ndarray:
-    """``sqrt(E[f(sqrt(q) z)^2; |z| > Z])`` for ``|f(u)| <= a + b |u|`` (the window's share)."""
-    a, b = growth
-    return np.sqrt(2.0 * a * a * _OUTSIDE + 2.0 * b * b * q * _Z2_OUTSIDE)
-
-
 def coefficients(act, q, order: int | None = None) -> Coefficients:
     """The Hermite coefficients of ``phi(sqrt(q) z)`` for the variances ``q`` (a 1-D array).
 
@@ -169,7 +115,7 @@ def coefficients(act, q, order: int | None = None) -> Coefficients:
     q = np.ascontiguousarray(q, dtype=float).reshape(-1)
     if q.size == 1:  # a kernel layer's usual call: one dictionary look-up per order
         return _one_variance(act, float(q[0]), order)
-    levels = _levels(float(q.max(initial=0.0)))
+    levels = rule.levels(float(q.max(initial=0.0)))
     if q.size <= _CACHED_SIZE:  # any order already computed for these variances that is enough
         least = TIERS[0] if order is None else order
         whole = q.tobytes()
@@ -181,7 +127,7 @@ def coefficients(act, q, order: int | None = None) -> Coefficients:
                 return joined[2]
         order = next((t for t in reversed(TIERS) if t >= least and all(
             _cache.get((id(act), t, levels, x)) is not None for x in q.tolist())), order)
-    order = _tier(float(q.max(initial=0.0))) if order is None else order
+    order = rule.tier(float(q.max(initial=0.0))) if order is None else order
     if q.size > _CACHED_SIZE:
         return _compute(act, q, order, levels)
     keys = [(id(act), order, levels, x) for x in q.tolist()]
@@ -210,7 +156,7 @@ def coefficients(act, q, order: int | None = None) -> Coefficients:
 
 def _one_variance(act, x: float, order: int | None) -> Coefficients:
     """:func:`coefficients` of a single variance: the same cache and choice of order, fewer steps."""
-    levels = _levels(x)
+    levels = rule.levels(x)
     least = TIERS[0] if order is None else order
     ident = id(act)
     for tier in reversed(TIERS):  # any order already computed that is enough
@@ -219,7 +165,7 @@ def _one_variance(act, x: float, order: int | None) -> Coefficients:
         row = _cache.get((ident, tier, levels, x))
         if row is not None and row[0] is act:
             return row[1]
-    order = _tier(x) if order is None else order
+    order = rule.tier(x) if order is None else order
     fresh = _compute(act, np.array([x]), order, levels)
     _cache[(ident, order, levels, x)] = (act, fresh)
     while len(_cache) > _CACHE_SIZE:
@@ -227,51 +173,15 @@ def _one_variance(act, x: float, order: int | None) -> Coefficients:
     return fresh
 
 
-@cache
-def _nodes(levels: int) -> tuple[np.ndarray, int, np.ndarray]:
-    """Both rules' nodes and a trailing 0 (one call of ``phi`` gives ``phi(0)`` too); the orders 0..max."""
-    z = np.concatenate([_tables(_HI, levels)[0], _tables(_LO, levels)[0], [0.0]])
-    return z, _tables(_HI, levels)[0].size, np.arange(TIERS[-1] + 1)
-
-
-@cache
-def _half(n: int, levels: int, parity: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(z, 2 w, 2 A)``: the nodes ``z > 0`` of a rule and the rows of its table of degrees ``parity + 2 i``.
-
-    The panels, their nodes and weights are symmetric about 0 and ``h_k(-z) = (-1)^k h_k(z)``: for
-    ``phi`` of parity ``(-1)^parity`` the coefficients of the other parity vanish and the rest are
-    twice the sums over ``z > 0`` (the doubling is exact).
-    """
-    z, w, table = _tables(n, levels)
-    right = z > 0
-    return z[right], 2.0 * w[right], np.ascontiguousarray(2.0 * table[parity::2][:, right])
-
-
-@cache
-def _half_rule(levels: int, odd: int, rows: int):
-    """Both rules' nodes ``z > 0`` and a trailing 0, how many are the 20-node rule's, and block matrices
-    for one product each: ``W`` (each rule's weights) and up to 48 rows ``T`` (each rule's ``rows``
-    rows of its table; more are two products, as zero blocks would double the memory read)."""
-    (z_hi, w_hi, t_hi), (z_lo, w_lo, t_lo) = _half(_HI, levels, odd), _half(_LO, levels, odd)
-    cut, size = z_hi.size, z_hi.size + z_lo.size
-    W = np.zeros((size + 1, 2))
-    W[:cut, 0], W[cut:size, 1] = w_hi, w_lo
-    T = None
-    if rows <= 48:
-        T = np.zeros((size + 1, 2 * rows))
-        T[:cut, :rows], T[cut:size, rows:] = t_hi[:rows].T, t_lo[:rows].T
-    return np.concatenate([z_hi, z_lo, [0.0]])[None, :], cut, T, W
-
-
 def _project(act, q: np.ndarray, order: int, levels: int):
     """Both rules' projections of ``phi(sqrt(q) z)``: ``b``, ``E[phi^2]``, ``q E[phi'^2]`` (20-node rule,
     then 14-node rule), and ``phi(0)``. An activation that declares a ``parity`` (tanh is odd) is
     evaluated on the nodes ``z > 0`` only, against the table's rows of its parity."""
-    odd = {"odd": 1, "even": 0}.get(act.phi_parity() if hasattr(act, "phi_parity") else None)
+    odd = layer_series.parity_of(act)
     if odd is not None:
         return _project_half(act, q, order, levels, odd)
-    (_, w_hi, table_hi), (_, w_lo, table_lo) = _tables(_HI, levels), _tables(_LO, levels)
-    z, cut, _ = _nodes(levels)
+    (_, w_hi, table_hi), (_, w_lo, table_lo) = (rule.tables(n, levels, order) for n in (rule.HI, rule.LO))
+    z, cut, _ = rule.nodes(levels)
     u = np.sqrt(q)[:, None] * z  # both rules' nodes in one call of phi and of phi'
     with np.errstate(under="ignore", over="ignore"):
         f, g = act.phi(u), act.dphi(u)
@@ -284,21 +194,18 @@ def _project(act, q: np.ndarray, order: int, levels: int):
 
 def _project_half(act, q: np.ndarray, order: int, levels: int, odd: int):
     """:func:`_project` of an activation of one parity (``odd``: 1 for odd ``phi``, 0 for even)."""
-    rows = (order + 1 - odd + 1) // 2  # the degrees of this parity up to the order
-    z, cut, T, W = _half_rule(levels, odd, rows)
-    u = z * math.sqrt(q[0]) if q.size == 1 else np.sqrt(q)[:, None] * z  # z: a row
+    rows = (order + 2 - odd) // 2  # the degrees of this parity up to the order
+    half = rule.parity_rule(levels, odd, rows)
+    u = np.sqrt(q)[:, None] * half.z
     with np.errstate(under="ignore", over="ignore"):
         f, g = act.phi(u), act.dphi(u)
     both = np.zeros((q.size, 2, order + 1))
-    if T is not None:
-        both[:, :, odd::2] = (f @ T).reshape(q.size, 2, rows)
-    else:
-        both[:, 0, odd::2] = f[:, :cut] @ _half(_HI, levels, odd)[2][:rows].T
-        both[:, 1, odd::2] = f[:, cut:-1] @ _half(_LO, levels, odd)[2][:rows].T
+    both[:, 0, odd::2] = f[:, half.middle + 1:] @ half.t_hi
+    both[:, 1, odd::2] = f[:, : half.middle] @ half.t_lo
     squares = np.concatenate((f, g))
     squares *= squares
-    (m0, m0_lo), (m1, m1_lo) = (squares @ W).reshape(2, q.size, 2).transpose(0, 2, 1)
-    return both[:, 0], both[:, 1], m0, m0_lo, q * m1, q * m1_lo, f[:, -1]
+    (m0, m0_lo), (m1, m1_lo) = (squares @ half.weights).reshape(2, q.size, 2).transpose(0, 2, 1)
+    return both[:, 0], both[:, 1], m0, m0_lo, q * m1, q * m1_lo, f[:, half.middle]
 
 
 def _compute(act, q: np.ndarray, order: int, levels: int) -> Coefficients:
@@ -307,12 +214,12 @@ def _compute(act, q: np.ndarray, order: int, levels: int) -> Coefficients:
     b, b_lo, m0, m0_lo, m1, m1_lo, phi0 = _project(act, q, order, levels)
     a, slope, d = act.growth
     # |phi(u)| <= a + b |u|, and <= |phi(0)| + d |u| (mean value): the second keeps small q relative
-    window = np.minimum(_tail_share(q, (a, slope)), _tail_share(q, (abs(float(phi0[0])), d)))
+    window = np.minimum(rule.tail_share(q, (a, slope)), rule.tail_share(q, (abs(float(phi0[0])), d)))
     # rounding: sum_m |f_m A_km| <= sqrt(sum f^2 w) sqrt(sum h_k^2 w) = sqrt(m0) (Cauchy-Schwarz)
     b_err = np.abs(b - b_lo) + window[:, None] + 64 * _ULP * np.sqrt(m0)[:, None]
     m0_err = np.abs(m0 - m0_lo) + window**2 + 64 * _ULP * m0
-    m1_err = np.abs(m1 - m1_lo) + q * _tail_share(q, (d, 0.0)) ** 2 + 64 * _ULP * m1
-    n = _nodes(levels)[2][: order + 1]
+    m1_err = np.abs(m1 - m1_lo) + q * rule.tail_share(q, (d, 0.0)) ** 2 + 64 * _ULP * m1
+    n = _degrees_from_zero(order)
     bb, spread = b * b, 2 * np.abs(b) * b_err + b_err**2
     t0 = m0 - bb.sum(-1) + m0_err + spread.sum(-1) + 8 * _ULP * m0
     t1 = m1 - bb @ n + m1_err + spread @ n + 8 * _ULP * order * m1
@@ -320,26 +227,28 @@ def _compute(act, q: np.ndarray, order: int, levels: int) -> Coefficients:
                         np.stack((bb, spread), axis=1))
 
 
-def _share(x: float, a: float, b: float) -> float:
-    """:func:`_tail_share` of one variance, in Python floats."""
-    return math.sqrt(2.0 * a * a * _OUTSIDE + 2.0 * b * b * x * _Z2_OUTSIDE)
-
-
 def _compute_one(act, q: np.ndarray, order: int, levels: int) -> Coefficients:
     """:func:`_compute` of one variance (a kernel layer's call), the per-variance numbers as Python floats:
     NumPy's cost per call on one-element arrays would be most of the work."""
-    b, b_lo, m0, m0_lo, m1, m1_lo, phi0 = _project(act, q, order, levels)
-    x, a, slope, d = float(q[0]), *act.growth
-    window = min(_share(x, a, slope), _share(x, abs(float(phi0[0])), d))
-    s0, s1 = float(m0[0]), float(m1[0])
-    b_err = np.subtract(b, b_lo, out=b_lo)  # in place: each temporary costs as much as its arithmetic
-    np.abs(b_err, out=b_err)
-    b_err += window + 64 * _ULP * math.sqrt(s0)
-    e0 = abs(s0 - float(m0_lo[0])) + window * window + 64 * _ULP * s0
-    tail = _share(x, d, 0.0)
-    e1 = abs(s1 - float(m1_lo[0])) + x * (tail * tail) + 64 * _ULP * s1
+    x, (a, slope, d) = float(q[0]), act.growth
+    odd = layer_series.parity_of(act)
     b2 = np.empty((1, 2, order + 1))
     square, spread = b2[0]
+    if odd is None:
+        b, b_lo, *scalars = _project(act, q, order, levels)
+        s0, s0_lo, s1, s1_lo, phi0 = (float(v[0]) for v in scalars)
+        saturated = (0.0, 0.0, 0.0)
+    else:  # the other parity's coefficients vanish (their bound is the common part of the errors)
+        hi, lo, *scalars, saturated = layer_series.project_parity(act, x, order, levels, odd)
+        s0, s0_lo, s1, s1_lo, phi0 = scalars
+        b, b_lo = _scatter(hi, order, odd), _scatter(lo, order, odd)
+    window = min(rule.share(x, a, slope), rule.share(x, abs(phi0), d))
+    b_err = np.subtract(b, b_lo, out=b_lo)  # in place: each temporary costs as much as its arithmetic
+    np.abs(b_err, out=b_err)
+    b_err += window + saturated[0] + 64 * _ULP * math.sqrt(s0)
+    e0 = abs(s0 - s0_lo) + window * window + saturated[1] + 64 * _ULP * s0
+    tail = rule.share(x, d, 0.0)
+    e1 = abs(s1 - s1_lo) + x * (tail * tail) + saturated[2] + 64 * _ULP * s1
     np.multiply(b[0], b[0], out=square)
     np.abs(b[0], out=spread)
     spread *= 2.0
@@ -348,8 +257,20 @@ def _compute_one(act, q: np.ndarray, order: int, levels: int) -> Coefficients:
     (s_b, n_b), (s_e, n_e) = (b2[0] @ _ones_and_degrees(order)).tolist()
     t0 = s0 - s_b + e0 + s_e + 8 * _ULP * s0
     t1 = s1 - n_b + e1 + n_e + 8 * _ULP * order * s1
-    t0, t1, e0 = np.array([max(t0, 0.0), max(t1, 0.0), e0])[:, None]  # one array, three rows
+    m0, t0, t1, e0 = np.array([s0, max(t0, 0.0), max(t1, 0.0), e0])[:, None]  # one array, four rows
     return Coefficients(q, b, b_err, t0, t1, m0, e0, b2)
+
+
+def _scatter(values: np.ndarray, order: int, odd: int) -> np.ndarray:
+    """``values`` at the degrees ``odd, odd + 2, ..`` of a ``(1, order + 1)`` row, zeros elsewhere."""
+    row = np.zeros((1, order + 1))
+    row[0, odd::2] = values
+    return row
+
+
+@cache
+def _degrees_from_zero(order: int) -> np.ndarray:
+    return np.arange(order + 1.0)
 
 
 @cache
@@ -428,16 +349,7 @@ def _one_minus_power(eps: np.ndarray, n: np.ndarray) -> np.ndarray:
 def _far_order(q: np.ndarray, rho: np.ndarray) -> int:
     """The order of a call: the default (what ``c -> 1`` needs at this ``q``), or fewer terms where
     ``|rho|^N`` is below ``RTOL / 100`` (the tail ``|rho|^(N+1) T0`` of ``E[phi^2] - sum b_n^2 rho^n``)."""
-    return _order_of(float(q.max(initial=0.0)), float(np.abs(rho).max(initial=0.0)))
-
-
-def _order_of(q_max: float, top: float) -> int:
-    """:func:`_far_order` from the largest variance and the largest ``|rho|`` of a call."""
-    default = _tier(q_max)
-    if top >= 1.0:
-        return default
-    need = math.log(RTOL / 100) / math.log(max(top, 1e-300))
-    return min(default, next((t for t in TIERS if t >= need), TIERS[-1]))
+    return rule.order_of(float(q.max(initial=0.0)), float(np.abs(rho).max(initial=0.0)))
 
 
 def difference_moment(act, q, eps):
@@ -512,7 +424,10 @@ def diagonal_moments_scalar(act, q: float, eps: float) -> tuple[float, bool, flo
     if not 0.0 < q <= Q_MAX:
         s, s_ok, d, d_ok = diagonal_moments(act, np.array([q]), np.array([eps]))
         return float(s[0]), bool(s_ok[0]), float(d[0]), bool(d_ok[0])
-    co = _one_variance(act, q, _order_of(q, abs(1.0 - eps)))
+    odd = layer_series.parity_of(act)
+    if odd is not None:  # the record of the parity's degrees, in fewer NumPy calls
+        return layer_series.diagonal(act, q, eps, odd)
+    co = _one_variance(act, q, rule.order_of(q, abs(1.0 - eps)))
     m0, m0_err = float(co.m0[0]), float(co.m0_err[0])
     difference, err = _difference_one(co, eps)
     return m0, m0_err <= RTOL * max(m0, 1e-300), difference, err <= RTOL * max(difference, 1e-300)

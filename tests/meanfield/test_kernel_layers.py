@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from reference_quadrature import expect1, expect2
 
-from depthdyn.meanfield import get_activation, mehler
+from depthdyn.meanfield import branch, get_activation, hermite_rule, layer_series, mehler
 from depthdyn.meanfield.kernels import LN_EPS, iterate_family, kernel_spec, kernel_step, resolve_activation
 
 SW2, SB2 = 0.9, 0.05
@@ -91,10 +91,13 @@ def _stepped(act, family, params, depth, q_min, q_max, sw2=SW2, sb2=SB2):
 
 
 def _fresh():
-    """Forget the Hermite records: a variance met again reuses whatever order it was computed at (a
-    value within the bound, not always the same bits), so two runs compared bit for bit start alike."""
+    """Forget the Hermite records and the branch's recalled moments: a variance met again reuses whatever
+    order it was computed at (a value within the bound, not always the same bits), so two runs compared
+    bit for bit start alike."""
     mehler._cache.clear()
     mehler._joined.clear()
+    layer_series._cache.clear()
+    branch._memo.clear()
 
 
 MORE = [("smooth", {"k": 3, "h": 0.3}), ("dense", {"k": 3, "h": 0.3}), ("plain", {}), ("rezero", {"a": 0.5})]
@@ -144,7 +147,7 @@ def test_half_node_rule_of_an_odd_activation_matches_the_full_rule(q):
     full = get_activation("tanh")
     full.parity = None  # no parity declared: every node, every degree
     x = np.array([q])
-    levels = mehler._levels(q)
+    levels = hermite_rule.levels(q)
     a, b = mehler._compute(odd, x, 96, levels), mehler._compute(full, x, 96, levels)
     assert np.all(np.abs(a.b - b.b) <= b.b_err) and np.all(a.b[:, ::2] == 0)
     assert abs(a.m0[0] - b.m0[0]) <= b.m0_err[0] and abs(a.t0[0] - b.t0[0]) <= 0.1 * b.t0[0] + 1e-18

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from reference_quadrature import expect1, expect2
 
-from depthdyn.meanfield import get_activation, mehler
+from depthdyn.meanfield import get_activation, hermite_rule, mehler
 
 
 def _tanh_d(x):
@@ -64,7 +64,7 @@ def test_difference_moment_at_rho_one_minus_1e_12_keeps_its_digits(q):
 def test_the_bound_covers_a_series_cut_short(monkeypatch):
     # 48 terms at q = 2: the Parseval tail dominates the bound, and it must still cover the error
     act = get_activation("tanh")
-    monkeypatch.setattr(mehler, "_tier", lambda q_max: 48)
+    monkeypatch.setattr(hermite_rule, "tier", lambda q_max: 48)
     mehler._cache.clear()
     try:
         for rho in (0.5, 0.99, 1 - 1e-6):

@@ -1,0 +1,203 @@
+"""The quadrature rules and truncation orders of the Hermite series (:mod:`depthdyn.meanfield.mehler`).
+
+Composite Gauss-Legendre rules (:data:`HI` and :data:`LO` nodes on panels of width
+:data:`PANEL`, the two next to the origin graded dyadically for ``q > Q_GRADED``) on
+``[-Z, Z]``, their weights times the normal density, and the tables
+``A[k, m] = h_k(z_m) w_m`` of the orthonormal Hermite polynomials ``h_k = He_k / sqrt(k!)``
+up to degree :data:`MAX_DEGREE`. The difference of the two rules' results is their error
+estimate.
+
+:func:`parity_rule` lays out the nodes ``z > 0`` of both rules for an odd or even ``phi``
+so that the nodes where ``phi(sqrt(q) z)`` is not yet saturated (``sqrt(q) z`` below the
+activation's saturation point) form one contiguous slice: the 14-node rule's nodes in
+descending order, the origin, the 20-node rule's in ascending order. The rest of each
+rule's sum is ``phi``'s limit times a precomputed sum of the table over the saturated
+nodes.
+
+A series is truncated at one of :data:`TIERS` (:func:`order_of`), and a point is accepted when
+its error bound is below :data:`RTOL` times the moment's scale.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import cache
+
+import numpy as np
+from scipy.special import erfc
+
+__all__ = ["Q_MAX", "RTOL", "TIERS", "Q_GRADED", "Z", "PANEL", "HI", "LO", "MAX_DEGREE", "ParityRule",
+           "levels", "tables", "nodes", "parity_rule", "tail_share", "share", "tier", "order_of"]
+
+#: Largest variance the series is tried at.
+Q_MAX = 1e8
+#: A point is accepted when its error bound is below ``RTOL`` times the moment's scale.
+RTOL = 1e-12
+
+#: Beyond this variance the panels next to the origin are graded dyadically down to a fraction
+#: of ``phi(sqrt(q) z)``'s width ``1/sqrt(q)``.
+Q_GRADED = 8.0
+#: The window ``[-Z, Z]``, the panel width and the two rules' node counts per panel.
+Z = 12.0
+PANEL = 0.5
+HI, LO = 20, 14
+#: The highest degree of the tables (the largest truncation order of the series).
+MAX_DEGREE = 384
+#: Truncation orders: by default the one for the largest variance of a call (about ``96 q + 48``
+#: terms: tanh's difference moment at ``c -> 1`` then reaches ``RTOL`` up to ``q = 2.5``).
+TIERS = (48, 96, 192, MAX_DEGREE)
+
+_OUTSIDE = float(erfc(Z / math.sqrt(2.0)))  # P(|z| > Z)
+_Z2_OUTSIDE = 2.0 * Z * math.exp(-0.5 * Z * Z) / math.sqrt(2.0 * math.pi) + _OUTSIDE  # E[z^2; |z| > Z]
+
+
+def levels(q_max: float) -> int:
+    """Dyadic levels below the panel width next to the origin (0 up to ``Q_GRADED``)."""
+    if q_max <= Q_GRADED:
+        return 0
+    return 3 + int(math.ceil(math.log2(PANEL * math.sqrt(q_max))))
+
+
+def _rule(n: int, level: int) -> tuple[np.ndarray, np.ndarray]:
+    """Composite Gauss-Legendre nodes on ``[-Z, Z]`` and weights times the normal density."""
+    t, w = np.polynomial.legendre.leggauss(n)
+    graded = PANEL * np.exp2(-np.arange(1, level + 1, dtype=float))
+    breaks = np.unique(np.concatenate([np.arange(-Z, Z + PANEL / 2, PANEL), graded, -graded]))
+    left, width = breaks[:-1], np.diff(breaks)
+    z = (left[:, None] + 0.5 * width[:, None] * (t + 1.0)).ravel()
+    weight = (0.5 * width[:, None] * w).ravel()
+    return z, weight * np.exp(-0.5 * z * z) / math.sqrt(2.0 * math.pi)
+
+
+def tables(n: int, level: int, degree: int = MAX_DEGREE) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(z, w, A)`` of the ``n``-node rule with ``A[k, m] = h_k(z_m) w_m`` for ``k <= degree``: the
+    table of the lowest of :data:`TIERS` that covers ``degree`` (a cheap look-up at the orders
+    that a call needs, instead of all 384 rows at every graded level)."""
+    return _tables(n, level, next((t for t in TIERS if t >= degree), MAX_DEGREE))
+
+
+@cache
+def _tables(n: int, level: int, degree: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`tables` to exactly ``degree``. The recurrence runs on the Hermite functions
+    ``h_k sqrt(density)`` (bounded by 1), so nothing overflows at ``|z| = 12``."""
+    z, w = _rule(n, level)
+    root = np.sqrt(w)  # sqrt(weight): h_k sqrt(w) stays bounded
+    rows = np.empty((degree + 1, z.size))
+    rows[0] = root
+    rows[1] = z * root
+    for k in range(1, degree):
+        rows[k + 1] = (z * rows[k] - math.sqrt(k) * rows[k - 1]) / math.sqrt(k + 1)
+    table = rows * root
+    return z, w, np.ascontiguousarray(table)
+
+
+@cache
+def nodes(level: int) -> tuple[np.ndarray, int, np.ndarray]:
+    """Both rules' nodes and a trailing 0 (one call of ``phi`` gives ``phi(0)`` too), how many are the
+    20-node rule's, and the degrees ``0..MAX_DEGREE``."""
+    z = np.concatenate([tables(HI, level, 0)[0], tables(LO, level, 0)[0], [0.0]])
+    return z, tables(HI, level, 0)[0].size, np.arange(MAX_DEGREE + 1)
+
+
+@dataclass(frozen=True, eq=False)
+class ParityRule:
+    """Both rules' nodes ``z > 0`` for a ``phi`` of one parity, laid out for a saturation cut.
+
+    ``z`` is ``[z_lo descending, 0, z_hi ascending]``; ``middle`` the index of the origin.
+    ``z_hi`` and ``z_lo`` list each rule's nodes ascending (Python floats, for a cut by bisection),
+    ``sizes`` their lengths.
+    Each rule's table rows of the parity's degrees ``parity + 2 i`` (``i < rows``), doubled (the
+    sums over ``z > 0`` are half of the whole), in the layout's order: ``t_hi`` (the 20-node
+    rule's nodes ``middle + 1 ..``) and ``t_lo`` (the 14-node rule's, ``.. middle - 1``).
+    ``weights`` is ``(len(z), 2)``, each rule's doubled weights in its column.
+    ``hi_beyond[m]`` sums ``t_hi`` over the nodes from ``m`` on, ``lo_beyond[s]`` sums ``t_lo``
+    over the layout positions below ``s`` (the 14-node nodes beyond the cut), and
+    ``weight_beyond`` the same of the weights: ``(hi_beyond, lo_beyond)``.
+    """
+
+    z: np.ndarray
+    middle: int
+    z_hi: list
+    z_lo: list
+    sizes: tuple[int, int]
+    rows: int
+    t_hi: np.ndarray
+    t_lo: np.ndarray
+    weights: np.ndarray
+    hi_beyond: np.ndarray
+    lo_beyond: np.ndarray
+    weight_beyond: tuple[np.ndarray, np.ndarray]
+
+
+def _half(n: int, level: int, parity: int, degree: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(z, 2 w, 2 A^T)``: the nodes ``z > 0`` of a rule and its table's rows of degrees ``parity + 2 i``.
+
+    The panels, their nodes and weights are symmetric about 0 and ``h_k(-z) = (-1)^k h_k(z)``: for
+    ``phi`` of parity ``(-1)^parity`` the coefficients of the other parity vanish and the rest are
+    twice the sums over ``z > 0`` (the doubling is exact).
+    """
+    z, w, table = tables(n, level, degree)
+    right = z > 0
+    return z[right], 2.0 * w[right], np.ascontiguousarray(2.0 * table[parity::2][:, right].T)
+
+
+def _suffix_sums(a: np.ndarray) -> np.ndarray:
+    """``out[m] = sum_{i >= m} a[i]`` (``out[len(a)] = 0``), summed in extended precision."""
+    wide = np.zeros((a.shape[0] + 1,) + a.shape[1:], dtype=np.longdouble)
+    wide[:-1] = np.cumsum(a[::-1].astype(np.longdouble), axis=0)[::-1]
+    return wide.astype(float)
+
+
+@cache
+def parity_rule(level: int, parity: int, rows: int) -> ParityRule:
+    """The :class:`ParityRule` of ``rows`` degrees of parity ``parity`` (1: odd ``phi``, 0: even)."""
+    degree = parity + 2 * (rows - 1)
+    (z_hi, w_hi, t_hi), (z_lo, w_lo, t_lo) = (_half(n, level, parity, degree) for n in (HI, LO))
+    t_hi, t_lo = np.ascontiguousarray(t_hi[:, :rows]), np.ascontiguousarray(t_lo[::-1, :rows])
+    n_lo = z_lo.size
+    z = np.concatenate([z_lo[::-1], [0.0], z_hi])
+    weights = np.zeros((z.size, 2))
+    weights[n_lo + 1:, 0], weights[:n_lo, 1] = w_hi, w_lo[::-1]
+    # the first s layout rows of the 14-node rule are its s largest nodes: a suffix of its ascending order
+    lo_beyond = np.ascontiguousarray(_suffix_sums(t_lo[::-1])[::-1])
+    w_lo_beyond = np.ascontiguousarray(_suffix_sums(w_lo)[::-1])
+    return ParityRule(z, n_lo, z_hi.tolist(), z_lo.tolist(), (z_hi.size, n_lo), rows, t_hi, t_lo, weights,
+                       _suffix_sums(t_hi), lo_beyond, (_suffix_sums(w_hi), w_lo_beyond))
+
+
+def tail_share(q: np.ndarray, growth: tuple[float, float]) -> np.ndarray:
+    """``sqrt(E[f(sqrt(q) z)^2; |z| > Z])`` for ``|f(u)| <= a + b |u|`` (the window's share)."""
+    a, b = growth
+    return np.sqrt(2.0 * a * a * _OUTSIDE + 2.0 * b * b * q * _Z2_OUTSIDE)
+
+
+def share(x: float, a: float, b: float) -> float:
+    """:func:`tail_share` of one variance, in Python floats."""
+    return math.sqrt(2.0 * a * a * _OUTSIDE + 2.0 * b * b * x * _Z2_OUTSIDE)
+
+
+def tier(q_max: float) -> int:
+    """The default truncation order for variances up to ``q_max`` (what ``c -> 1`` needs there)."""
+    want = 96.0 * q_max + 48.0
+    for t in TIERS:
+        if t >= want:
+            return t
+    return TIERS[-1]
+
+
+_LOG_TOLERANCE = math.log(RTOL / 100)
+
+
+def order_of(q_max: float, top: float) -> int:
+    """The order of a call from its largest variance and largest ``|rho|``: the default, or fewer terms
+    where ``|rho|^N`` is below ``RTOL / 100`` (the tail ``|rho|^(N+1) T0`` of
+    ``E[phi^2] - sum b_n^2 rho^n``)."""
+    default = tier(q_max)
+    if top >= 1.0:
+        return default
+    need = _LOG_TOLERANCE / math.log(max(top, 1e-300))
+    for t in TIERS:
+        if t >= need:
+            return min(default, t)
+    return default

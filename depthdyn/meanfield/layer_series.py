@@ -1,0 +1,313 @@
+"""The Hermite series of one variance as a kernel layer uses it: an odd or even ``phi``, Python floats.
+
+A kernel layer (:mod:`depthdyn.meanfield.kernels`) asks at every layer for ``E[phi^2]`` and the
+difference moment ``E[phi^2] - E[phi(u1) phi(u2)]`` at a new variance, and a dense network for
+the cross moments of the new lag with the older ones. The series and its bounds are those of
+:mod:`depthdyn.meanfield.mehler`; here they are kept for one variance of an activation with a
+parity (tanh is odd), at the degrees that can be nonzero only, with every scalar a Python float:
+the arrays are a few dozen entries long, so NumPy's cost per call, not the arithmetic, is most
+of the work, and fewer calls make a layer faster.
+
+A :class:`LayerSeries` holds ``b_n`` at the degrees of ``phi``'s parity, their bounds ``E_n``
+(the two rules' difference plus the window's, the saturation's and the rounding's share,
+``base``), and the products ``b_n^2``, ``|b_n| E_n``, ``E_n^2`` whose sums weighted by
+``1 - rho^n``, ``rho^n`` or ``n`` give every value and bound. The coefficients of the other
+parity vanish; their bound is ``base``, and their share of each sum is bounded in closed form
+(``0 <= 1 - rho^n <= min(2, n (1 - rho))`` and ``|rho|^n <= 1``).
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from collections import OrderedDict
+from functools import cache
+from typing import NamedTuple
+
+import numpy as np
+
+from . import hermite_rule as rule
+
+__all__ = ["LayerSeries", "parity_of", "project_parity", "layer_series", "derivative_tail", "diagonal",
+           "cross_moments"]
+
+_ULP = float(np.finfo(float).eps)
+_CACHE_SIZE = 64
+_cache: OrderedDict = OrderedDict()
+
+
+class LayerSeries(NamedTuple):
+    """The Hermite coefficients of ``phi(sqrt(q) z)`` at the degrees of ``phi``'s parity, up to ``order``.
+
+    ``stack`` the rows ``b``, ``|b|`` and ``b_err`` at those degrees; ``terms`` the rows ``b^2``,
+    ``|b| b_err`` and ``b_err^2``; ``base`` the bound of every coefficient of the other parity
+    (they vanish); ``m0 = E[phi^2]`` and ``m0_err``; ``t0`` the Parseval tail beyond ``order`` (as
+    in :class:`~depthdyn.meanfield.mehler.Coefficients`); ``square_sum`` the sum of ``b^2``;
+    ``parts`` what the tail ``t1`` of the derivative needs besides ``x E[phi'^2]``
+    (:func:`derivative_tail`, computed when asked).
+    """
+
+    q: float
+    order: int
+    odd: int
+    stack: np.ndarray
+    terms: np.ndarray
+    base: float
+    m0: float
+    m0_err: float
+    t0: float
+    square_sum: float
+    parts: tuple
+
+    @property
+    def b(self) -> np.ndarray:
+        return self.stack[0]
+
+    @property
+    def b_err(self) -> np.ndarray:
+        return self.stack[2]
+
+
+def parity_of(act) -> int | None:
+    """1 for an odd ``phi``, 0 for an even one, ``None`` for neither or undeclared (``phi_parity``)."""
+    return {"odd": 1, "even": 0}.get(act.phi_parity() if hasattr(act, "phi_parity") else None)
+
+
+@cache
+def _other(order: int, odd: int) -> tuple[int, float, int, float]:
+    """The other parity's degrees up to ``order``: their count and sum, and the same of those ``>= 1``."""
+    degrees = [n for n in range(order + 1) if n % 2 != odd]
+    positive = [n for n in degrees if n >= 1]
+    return len(degrees), float(sum(degrees)), len(positive), float(sum(positive))
+
+
+@cache
+def _columns(order: int, odd: int) -> tuple[np.ndarray, np.ndarray]:
+    """The parity's degrees up to ``order`` and the columns ``(1, n)`` of their sums."""
+    n = np.arange(odd, order + 1, 2, dtype=float)
+    return n, np.ascontiguousarray(np.stack((np.ones(n.size), n), axis=1))
+
+
+def project_parity(act, x: float, order: int, level: int, odd: int, derivative: bool = True):
+    """Both rules' coefficients of ``phi(sqrt(x) z)`` at the degrees ``odd, odd + 2, ..`` up to ``order``,
+    ``E[phi^2]`` and ``x E[phi'^2]`` of each rule (floats; the latter ``0.0`` without ``derivative``),
+    ``phi(0)``, and the saturation's share of the errors ``(of b, of E[phi^2], of x E[phi'^2])``.
+
+    For an activation that declares a saturation ``(U, limit, s, d)``, ``phi`` is evaluated only
+    on the nodes with ``sqrt(x) z < U``: beyond, ``limit`` stands for it and the table's sums over
+    those nodes are precomputed. Per rule that changes ``b_k`` by at most ``s`` (Cauchy-Schwarz
+    against ``sum h_k^2 w <= 1``), ``E[phi^2]`` by ``(2 |limit| + s) s`` and ``x E[phi'^2]`` (left
+    out there) by ``x d^2``; the rules' difference by twice as much.
+    """
+    rows = (order + 2 - odd) // 2
+    half = rule.parity_rule(level, odd, rows)
+    mid, root = half.middle, math.sqrt(x)
+    saturation = act.phi_saturation() if hasattr(act, "phi_saturation") else None
+    m_hi, m_lo = half.sizes
+    if saturation is not None and root * half.z[-1] >= saturation[0]:
+        cut = saturation[0] / root
+        m_hi, m_lo = bisect.bisect_left(half.z_hi, cut), bisect.bisect_left(half.z_lo, cut)
+    start, stop = mid - m_lo, mid + 1 + m_hi
+    u = half.z[start:stop] * root
+    squares = np.empty((2 if derivative else 1, stop - start))
+    if saturation is None:
+        with np.errstate(under="ignore", over="ignore"):
+            f, g = act.phi(u), act.dphi(u) if derivative else None
+    else:  # only u in [0, U) is evaluated: nothing to guard (NumPy's errstate costs as much as phi)
+        f, g = act.phi(u), act.dphi(u) if derivative else None
+    if derivative:
+        np.multiply(g, g, out=squares[1])
+    hi, lo = f[m_lo + 1:] @ half.t_hi[:m_hi], f[:m_lo] @ half.t_lo[start:mid]
+    np.multiply(f, f, out=squares[0])
+    (m0, m0_lo), *rest = (squares @ half.weights[start:stop]).tolist()
+    m1, m1_lo = rest[0] if derivative else (0.0, 0.0)
+    errors = (0.0, 0.0, 0.0)
+    if start > 0 or stop < half.z.size:
+        _, limit, s, d = saturation
+        hi += limit * half.hi_beyond[m_hi]
+        lo += limit * half.lo_beyond[start]
+        square = limit * limit
+        m0 += square * float(half.weight_beyond[0][m_hi])
+        m0_lo += square * float(half.weight_beyond[1][start])
+        errors = (3 * s, 3 * (2 * abs(limit) + s) * s, 3 * x * d * d)
+    return hi, lo, m0, m0_lo, x * m1, x * m1_lo, float(f[m_lo]), errors
+
+
+def _compute(act, x: float, order: int, odd: int) -> LayerSeries:
+    level = rule.levels(x)
+    a, slope, d = act.growth
+    b, lo, m0, m0_lo, _, _, phi0, (sat_b, sat_m0, _) = project_parity(act, x, order, level, odd, False)
+    window = min(rule.share(x, a, slope), rule.share(x, abs(phi0), d))
+    # rounding: sum_m |f_m A_km| <= sqrt(sum f^2 w) sqrt(sum h_k^2 w) = sqrt(m0) (Cauchy-Schwarz)
+    base = window + sat_b + 64 * _ULP * math.sqrt(m0)
+    stack = np.empty((3, b.size))  # b, |b|, its bound: one array for the pairs of lags
+    stack[0] = b
+    err = np.subtract(b, lo, out=stack[2])  # in place: each temporary costs as much as its arithmetic
+    np.abs(err, out=err)
+    err += base
+    e0 = abs(m0 - m0_lo) + window * window + sat_m0 + 64 * _ULP * m0
+    terms = np.empty((3, b.size))
+    np.multiply(b, b, out=terms[0])
+    np.abs(b, out=stack[1])
+    np.multiply(stack[1], err, out=terms[1])
+    np.multiply(err, err, out=terms[2])
+    (s_b, n_b), (s_x, n_x), (s_e, n_e) = (terms @ _columns(order, odd)[1]).tolist()
+    count, total, _, _ = _other(order, odd)
+    # the spreads (2 |b| + E) E of every degree, the other parity's base^2 included
+    spread, n_spread = 2 * s_x + s_e + count * base * base, 2 * n_x + n_e + total * base * base
+    t0 = max(m0 - s_b + e0 + spread + 8 * _ULP * m0, 0.0)
+    return LayerSeries(x, order, odd, stack, terms, base, m0, e0, t0, s_b, (n_b, n_spread))
+
+
+def derivative_tail(act, series: LayerSeries, known: bool = False) -> float | None:
+    """``T1``: the Parseval tail beyond the order of ``d/dz phi(sqrt(q) z)``, whose coefficients are
+    ``sqrt(n) b_n`` (``q E[phi'^2] - sum n b_n^2`` with its bounds). Computed only when a bound asks
+    for it (a correlation near 1), from a second pass over the nodes, and kept; with ``known``, the
+    kept value or ``None``."""
+    x, order, odd = series.q, series.order, series.odd
+    key = (id(act), order, odd, x, "t1")
+    entry = _cache.get(key)
+    if entry is not None and entry[0] is act:
+        return entry[1]
+    if known:
+        return None
+    _, _, _, _, m1, m1_lo, _, (_, _, sat_m1) = project_parity(act, x, order, rule.levels(x), odd)
+    tail = rule.share(x, act.growth[2], 0.0)
+    e1 = abs(m1 - m1_lo) + x * (tail * tail) + sat_m1 + 64 * _ULP * m1
+    n_b, n_spread = series.parts
+    t1 = max(m1 - n_b + e1 + n_spread + 8 * _ULP * order * m1, 0.0)
+    _keep(key, (act, t1))
+    return t1
+
+
+def _keep(key, entry) -> None:
+    _cache[key] = entry  # the entry holds the activation: its id is not reused meanwhile
+    while len(_cache) > _CACHE_SIZE:
+        _cache.popitem(last=False)
+
+
+def layer_series(act, x: float, order: int, odd: int) -> LayerSeries:
+    """The :class:`LayerSeries` of ``phi(sqrt(x) z)`` (``0 < x <= Q_MAX``) to at least ``order``, for an
+    activation of parity ``odd`` (1: odd, 0: even) with a growth bound. The last results are kept
+    per variance (a kernel recurrence asks for the same variance several times, and a dense
+    network for its lags in consecutive layers)."""
+    ident = id(act)
+    for tier in _ENOUGH[order]:  # any order already computed that is enough
+        entry = _cache.get((ident, tier, odd, x))
+        if entry is not None and entry[0] is act:
+            return entry[1]
+    record = _compute(act, x, order, odd)
+    _keep((ident, order, odd, x), (act, record))
+    return record
+
+
+#: The tiers at least as high as each, highest first (the cache's look-ups).
+_ENOUGH = {t: [u for u in reversed(rule.TIERS) if u >= t] for t in rule.TIERS}
+
+
+def diagonal(act, x: float, e: float, odd: int) -> tuple[float, bool, float, bool]:
+    """``(E[phi^2], ok, E[phi^2] - E[phi(u1) phi(u2)], ok)`` at variance ``0 < x <= Q_MAX`` and correlation
+    ``1 - e`` (``0 <= e <= 2``), each ``ok`` where its bound is within ``RTOL`` of the value.
+
+    The difference is summed as ``sum b_n^2 (1 - rho^n)`` (positive terms) with the tail
+    ``min(2 T0, e T1)``, or, where that bound is worse (``rho`` away from 1), as
+    ``E[phi^2] - sum b_n^2 rho^n`` with the tail ``|rho|^(N+1) T0``; ``T1`` (a second pass over
+    the nodes) is computed only where neither is within ``RTOL`` without it.
+    """
+    series = layer_series(act, x, rule.order_of(x, abs(1.0 - e)), odd)
+    order, m0, m0_err, t0, base = series.order, series.m0, series.m0_err, series.t0, series.base
+    m0_ok = m0_err <= rule.RTOL * max(m0, 1e-300)
+    n = _columns(order, odd)[0]
+    # (1 - e)^n - 1 = -(1 - rho^n), without cancellation near e = 0 (rho <= 0: none to avoid)
+    power = np.expm1(n * math.log1p(-e)) if e < 1.0 else np.power(1.0 - e, n) - 1.0
+    near, cross, squares = (series.terms @ power).tolist()
+    near, cross, squares = -near, -cross, -squares
+    _, _, count, total = _other(order, odd)
+    # 0 <= 1 - rho^n <= min(2, n e): the other parity's share, and the tail
+    near_err = 2 * cross + squares + base * base * min(2.0 * count, e * total) + 64 * _ULP * near
+    limit = rule.RTOL * max(near, 1e-300)
+    if near_err + 2 * t0 <= limit:
+        return m0, m0_ok, near, True
+    t1 = derivative_tail(act, series, known=True)  # kept from a layer before (a converged q)
+    if t1 is not None and near_err + e * t1 <= limit:
+        return m0, m0_ok, near, True
+    rho = 1.0 - e
+    power += 1.0  # rho^n
+    if rho >= 0:
+        far_sum, cross, squares = (series.terms @ power).tolist()
+    else:
+        far_sum = float(series.terms[0] @ power)
+        cross, squares = (series.terms[1:] @ np.abs(power)).tolist()
+    # the sums run over degree 0 too (rho^0 = 1: b_0^2 and its bound), or leave it to the other parity
+    far = m0 - far_sum
+    far_err = (m0_err + 2 * cross + squares + base * base * _other(order, odd)[0]
+               + abs(rho) ** (order + 1) * t0 + 64 * _ULP * m0)
+    if far_err > rule.RTOL * max(far, 1e-300):  # then the near sum's bound with the derivative's tail
+        near_err += min(2 * t0, e * derivative_tail(act, series))
+    else:
+        near_err += 2 * t0
+    difference, err = (far, far_err) if far_err < near_err else (near, near_err)
+    return m0, m0_ok, difference, err <= rule.RTOL * max(difference, 1e-300)
+
+
+def cross_moments(act, q: list, odd: int, order: int, i: list, j: list, rho: list):
+    """``(values, errors, ok)`` of ``E[phi(u_i) phi(u_j)]`` for pairs of the variances ``q`` (each in
+    ``(0, Q_MAX]``; ``i, j`` their indices) at correlations ``rho`` (lists of one length), from every
+    variance's :class:`LayerSeries` cut to ``order``.
+
+    Summed as ``sum b_n(q_i) b_n(q_j) rho^n`` with the bound of
+    :func:`~depthdyn.meanfield.mehler.cross_moment`: the coefficients' errors, the tail
+    ``|rho|^(N+1) sqrt(T0_i T0_j)``, the vanishing parity's ``base_i base_j`` per degree, rounding;
+    ``ok`` where that is within ``RTOL`` of the scale ``sqrt(E[phi(u_i)^2] E[phi(u_j)^2])``.
+    """
+    rows = (order + 2 - odd) // 2
+    cut = {x: _cut(layer_series(act, q[x], order, odd), order, rows) for x in set(i + j)}
+    r = np.array(rho)
+    n = _columns(order, odd)[0]
+    if min(rho) > 0:  # |rho|^n = exp(n log rho): off by at most (1 + 1/e) ulp of the largest power
+        power = np.exp(n * np.log(r)[:, None])
+        signed = power
+    else:
+        signed = np.power(r[:, None], n)
+        power = np.abs(signed)
+    # the rows b, |b|, E of each point's two variances: (points, 3, rows)
+    second = np.empty((len(j), 3, rows))
+    for k, x in enumerate(j):
+        second[k] = cut[x][0]
+    if len(set(i)) == 1:  # a dense layer's new lag against each older one: no copies of its rows
+        first = cut[i[0]][0] * power[:, None, :]
+    else:
+        first = np.empty((len(i), 3, rows))
+        for k, x in enumerate(i):
+            np.multiply(cut[x][0], power[k], out=first[k])
+    values = None if signed is power else [  # a correlation <= 0: the signed powers for the values
+        float((cut[a][0][0] * cut[c][0][0]) @ signed[k]) for k, (a, c) in enumerate(zip(i, j, strict=True))]
+    # every product of the rows of the two variances, summed with the weights |rho|^n: one product
+    sums = np.matmul(first, second.transpose(0, 2, 1)).tolist()
+    count, rtol, top = _other(order, odd)[0], rule.RTOL, order + 1
+    out, errors, ok = [], [], []
+    for k, (a, c) in enumerate(zip(i, j, strict=True)):
+        (root_a, scale_a, base_a), (root_c, scale_c, base_c) = cut[a][1], cut[c][1]
+        m = sums[k]  # m[x][y] = sum_n row_x(b_a) row_y(b_c) |rho|^n
+        # |b_a| E_c + E_a |b_c| + E_a E_c, rounding, the tail and the other parity
+        error = (m[1][2] + m[2][1] + m[2][2] + 64 * _ULP * m[1][1] + abs(rho[k]) ** top * root_a * root_c
+                 + count * base_a * base_c)
+        out.append(m[0][0] if values is None else values[k])
+        errors.append(error)
+        ok.append(error <= rtol * max(scale_a * scale_c, 1e-300))
+    return out, errors, ok
+
+
+def _cut(series: LayerSeries, order: int, rows: int) -> tuple[np.ndarray, tuple[float, float, float]]:
+    """``series`` truncated at ``order <= series.order``: the first ``rows`` columns of its stack, and
+    ``(sqrt(T0), sqrt(sum b^2), base)`` with the dropped degrees' ``b^2`` moved into ``T0`` (less
+    their spreads, the other parity's ``base^2`` included, as :func:`_compute` would count them)."""
+    if series.order == order:
+        return series.stack, (math.sqrt(series.t0), math.sqrt(series.square_sum), series.base)
+    d_square, d_cross, d_squares = series.terms[:, rows:].sum(axis=1).tolist()
+    dropped = _other(series.order, series.odd)[0] - _other(order, series.odd)[0]
+    t0 = series.t0 + d_square - 2 * d_cross - d_squares - dropped * series.base * series.base
+    square = max(series.square_sum - d_square, 0.0)
+    return series.stack[:, :rows], (math.sqrt(max(t0, 0.0)), math.sqrt(square), series.base)
+
+

@@ -1,0 +1,201 @@
+"""A kernel layer's fast Hermite paths: one variance's record, the saturation cut, the pairs of lags.
+
+References, none of them the code under test: nested QUADPACK (``reference_quadrature``) of
+``E[phi^2]``, ``E[phi(u1) phi(u2)]`` and (for the difference near ``c = 1``) Price's expansion in
+one-variable integrals; mpmath at 40 digits for tanh's saturation bounds and for erf's arcsine
+kernel (Williams 1997); and the recurrence of a dense network written out in the test with every
+pair of lags integrated by QUADPACK.
+"""
+
+from __future__ import annotations
+
+import math
+
+import mpmath as mp
+import numpy as np
+import pytest
+from reference_quadrature import expect1, expect2
+
+from depthdyn.meanfield import branch, get_activation, layer_series, mehler
+from depthdyn.meanfield.kernels import iterate_family, kernel_spec
+
+
+def _fresh():
+    mehler._cache.clear()
+    mehler._joined.clear()
+    layer_series._cache.clear()
+    branch._memo.clear()
+
+
+def _difference_reference(q: float, eps: float) -> float:
+    """``E[tanh(u)^2] - E[tanh(u1) tanh(u2)]``: nested quadrature, or Price's expansion for a tiny ``eps``."""
+    if eps < 1e-6:
+        d1 = expect1(lambda x: (1 - math.tanh(x) ** 2) ** 2, q)
+        d2 = expect1(lambda x: (2 * math.tanh(x) * (1 - math.tanh(x) ** 2)) ** 2, q)
+        return q * eps * d1 - (q * eps) ** 2 / 2 * d2
+    return expect1(lambda x: math.tanh(x) ** 2, q) - expect2(math.tanh, math.tanh, q, q, 1 - eps)
+
+
+@pytest.mark.parametrize("q, eps", [(0.3, 0.7), (1.0, 0.25), (1.7, 1e-9), (2.2, 1.4), (30.0, 0.6),
+                                    (500.0, 0.9), (5e3, 0.3), (1e5, 1.9)])
+def test_one_variance_diagonal_against_quadrature(q, eps):
+    act = get_activation("tanh")
+    _fresh()
+    second, second_ok, difference, difference_ok = layer_series.diagonal(act, q, eps, 1)
+    assert second_ok and difference_ok
+    assert second == pytest.approx(expect1(lambda x: math.tanh(x) ** 2, q), rel=1e-11, abs=0)
+    assert difference == pytest.approx(_difference_reference(q, eps), rel=1e-10, abs=0)
+    # the mutant: a correlation off by a part in 10^6 gives another difference moment
+    shifted = layer_series.diagonal(act, q, eps * (1 + 1e-6), 1)[2]
+    assert shifted != pytest.approx(difference, rel=1e-10, abs=0)
+
+
+def test_tanh_saturation_bounds_hold():
+    # 1 - tanh(u) <= s and sech(u)^2 <= d for u >= U, at 40 digits (both decrease in u)
+    U, limit, s, d = get_activation("tanh").saturation
+    with mp.workdps(40):
+        for u in (U, U + 1e-9, U + 0.5, 2 * U, 40.0, 700.0):
+            assert limit - mp.tanh(u) <= s
+            assert mp.sech(u) ** 2 <= d
+        # the mutant: the bounds one unit of u earlier do not hold
+        assert limit - mp.tanh(U - 1) > s and mp.sech(U - 1) ** 2 > d
+
+
+@pytest.mark.parametrize("q", [50.0, 5e3, 1e8])
+def test_saturated_nodes_give_the_full_rule(q):
+    # the coefficients with phi replaced by its limit beyond U = 20 against every node evaluated
+    cut = get_activation("tanh")
+    full = get_activation("tanh")
+    full.saturation = None
+    _fresh()
+    levels = mehler.rule.levels(q)
+    a, b = mehler._compute(cut, np.array([q]), 96, levels), mehler._compute(full, np.array([q]), 96, levels)
+    assert np.all(np.abs(a.b - b.b) <= a.b_err + b.b_err)
+    assert abs(a.m0[0] - b.m0[0]) <= a.m0_err[0] + b.m0_err[0]
+    # the mutant: a limit of 0.99 instead of 1 moves the coefficients far beyond the full rule's bounds
+    wrong = get_activation("tanh")
+    wrong.saturation = (20.0, 0.99, 1e-17, 1e-17)
+    _fresh()
+    moved = mehler._compute(wrong, np.array([q]), 96, levels)
+    assert np.any(np.abs(moved.b - b.b) > 1e3 * b.b_err)
+
+
+PAIRS = [(1.0, 1.0002, 0.9999), (1.3, 0.7, 0.5), (2.0, 1.5, -0.6), (0.4, 2.2, 0.0), (30.0, 25.0, 0.3)]
+
+
+@pytest.mark.parametrize("order", [96, 192, 384])
+def test_pairs_of_variances_against_quadrature(order):
+    act = get_activation("tanh")
+    _fresh()
+    for q1, q2, rho in PAIRS:
+        layer_series.layer_series(act, q1, 384, 1)  # a record of a higher order, cut to `order`
+        values, _, ok = layer_series.cross_moments(act, [q1, q2], 1, order, [0, 1], [1, 0], [rho, rho])
+        reference = expect2(math.tanh, math.tanh, q1, q2, rho)
+        for value, good in zip(values, ok, strict=True):
+            # accepted points are within 1e-12 of the scale E[phi^2] (<= 1), declined ones say so
+            assert not good or abs(value - reference) <= 2e-12, (q1, q2, rho, order, value, reference)
+        assert ok[0] == ok[1]
+        if order == 384 and q1 < 3:
+            assert ok[0]
+    # the mutant: the wrong lag (the first variance twice) misses the reference
+    values, _, _ = layer_series.cross_moments(act, [1.3, 0.7], 1, order, [0], [0], [0.5])
+    assert abs(values[0] - expect2(math.tanh, math.tanh, 1.3, 0.7, 0.5)) > 1e-6
+
+
+def _dense_reference(phi, spec, P, D, sw2, sb2):
+    """One dense layer, every pair of lags by nested quadrature: P' = C P C^T + e e^T sum_ij G."""
+    k = spec.k
+    q = np.diag(P)
+    S = P - D / 2
+    sum_p = sum_d = 0.0
+    for i in range(k):
+        for j in range(k):
+            root = math.sqrt(q[i] * q[j])
+            m_p = expect2(phi, phi, q[i], q[j], min(P[i, j] / root, 1.0))
+            m_s = expect2(phi, phi, q[i], q[j], min(S[i, j] / root, 1.0))
+            sum_p += sw2 * m_p + sb2
+            sum_d += 2 * sw2 * (m_p - m_s)
+    return spec.C @ P @ spec.C.T + sum_p * spec.ee, spec.C @ D @ spec.C.T + sum_d * spec.ee
+
+
+@pytest.mark.parametrize("name, phi", [("tanh", math.tanh), ("erf", math.erf)])
+def test_dense_layers_recall_and_agree_with_quadrature(name, phi):
+    sw2, sb2 = 0.9, 0.05
+    spec = kernel_spec("dense", depth=5, sw2=sw2, sb2=sb2, k=2, h=0.4)
+    _fresh()
+    traj = iterate_family(name, sw2, sb2, depth=5, q0=1.3, eps0=0.6, family="dense", k=2, h=0.4)
+    for layer in (1, 3, 4):  # by then the older lag's pairs are recalled from the layer before
+        P, D = _dense_reference(phi, spec, traj.P[layer], traj.D[layer], sw2, sb2)
+        assert np.allclose(traj.P[layer + 1], P, rtol=1e-11, atol=0)
+        assert np.allclose(traj.D[layer + 1], D, rtol=1e-11, atol=0)
+    # recalled moments give the same bits as computed ones
+    _fresh()
+    again = iterate_family(name, sw2, sb2, depth=5, q0=1.3, eps0=0.6, family="dense", k=2, h=0.4)
+    assert np.array_equal(again.P, traj.P) and np.array_equal(again.D, traj.D)
+    # the mutant: the layer built from the lags one layer late does not agree
+    P, _ = _dense_reference(phi, spec, traj.P[2], traj.D[2], sw2, sb2)
+    assert not np.allclose(traj.P[4], P, rtol=1e-11, atol=0)
+
+
+def _williams(q1: float, q2: float, c: float) -> mp.mpf:
+    """Williams' arcsine kernel ``(2/pi) asin(2 c sqrt(q1 q2) / sqrt((1 + 2 q1)(1 + 2 q2)))`` at 40 digits."""
+    with mp.workdps(40):
+        q1, q2, c = mp.mpf(q1), mp.mpf(q2), mp.mpf(c)
+        return 2 / mp.pi * mp.asin(2 * c * mp.sqrt(q1 * q2) / mp.sqrt((1 + 2 * q1) * (1 + 2 * q2)))
+
+
+def test_erf_pair_moment_is_the_arcsine_kernel():
+    act = get_activation("erf")
+    rng = np.random.default_rng(11)
+    for _ in range(300):
+        q1, q2 = (10 ** rng.uniform(-6, 6, 2)).tolist()
+        eps = float(rng.choice([0.0, 1e-13, 1e-7, rng.uniform(0, 2), 1.0, 2.0]))
+        value = act.pair_moment(q1, q2, eps)
+        with mp.workdps(40):
+            expected = _williams(q1, q2, 1 - mp.mpf(eps))
+        # the closed forms' documented rounding bound: 32 ulp of the scale 1
+        assert abs(value - float(expected)) <= 32 * np.finfo(float).eps
+        assert abs(value - float(act.cross_moment(q1, q2, eps=eps))) <= 32 * np.finfo(float).eps
+    # the mutant: the correlation's sign flipped
+    assert act.pair_moment(1.0, 2.0, 0.3) != pytest.approx(float(_williams(1.0, 2.0, -0.7)), rel=1e-6)
+
+
+class _TanhSquared(type(get_activation("tanh"))):
+    """``tanh(u)^2``: even, levels off at 1 (``1 - tanh^2 = sech^2 <= 4 exp(-2u)``)."""
+
+    name, parity, growth = "tanh^2", "even", (1.0, 0.0, 1.0)
+    saturation = (20.0, 1.0, 2e-17, 4e-17)
+
+    def phi(self, u):
+        return np.tanh(u) ** 2
+
+    def dphi(self, u):
+        return 2 * np.tanh(u) / np.cosh(u) ** 2
+
+
+def _tanh2(x):
+    return math.tanh(x) ** 2
+
+
+@pytest.mark.parametrize("q, eps", [(0.5, 0.6), (0.4, 1e-8), (12.0, 0.5), (40.0, 1.3)])
+def test_an_even_activation_keeps_its_degree_zero(q, eps):
+    act = _TanhSquared()
+    assert act.phi_parity() == "even" and layer_series.parity_of(act) == 0
+    _fresh()
+    second, second_ok, difference, difference_ok = layer_series.diagonal(act, q, eps, 0)
+    expected_second = expect1(lambda x: _tanh2(x) ** 2, q)
+    assert second_ok and second == pytest.approx(expected_second, rel=1e-11, abs=0)
+    if eps < 1e-6:  # Price's expansion, phi' = 2 tanh sech^2, phi'' = 2 sech^2 (1 - 3 tanh^2)
+        d1 = expect1(lambda x: (2 * math.tanh(x) / math.cosh(x) ** 2) ** 2, q)
+        d2 = expect1(lambda x: (2 / math.cosh(x) ** 2 * (1 - 3 * math.tanh(x) ** 2)) ** 2, q)
+        expected = q * eps * d1 - (q * eps) ** 2 / 2 * d2
+    else:
+        expected = expected_second - expect2(_tanh2, _tanh2, q, q, 1 - eps)
+    assert difference_ok and difference == pytest.approx(expected, rel=1e-10, abs=0)
+    values, _, ok = layer_series.cross_moments(act, [q, 0.8 * q], 0, 96, [0], [1], [1 - eps / 2])
+    if ok[0]:
+        assert abs(values[0] - expect2(_tanh2, _tanh2, q, 0.8 * q, 1 - eps / 2)) <= 2e-12
+    # the mutant: declared odd, the even coefficients (all there are) are lost
+    act.parity = "odd"
+    _fresh()
+    assert layer_series.diagonal(act, q, eps, 1)[2] != pytest.approx(expected, rel=1e-6)
