@@ -211,15 +211,15 @@ def _new_moments(act, q: list, P: list, D: list, pairs: list, lags: list):
     """``[(M(P_ij), M(P_ij) - M(S_ij))]`` of the ``pairs`` ``(i, j)`` and ``[(E[phi^2], difference)]`` of
     the ``lags``: an odd or even activation's in one call of the series (a lag's difference as
     ``E[phi^2] - E[phi(u) phi(u')]`` where that is within its bound), the rest one by one."""
-    i, j, eps_p, delta, eps_s = [], [], [], [], []
-    for a, b in pairs:
-        root = math.sqrt(q[a] * q[b])
-        e, d = min(max(1 - P[a][b] / root, 0.0), 2.0), D[a][b] / (2 * root)
-        i.append(a), j.append(b), eps_p.append(e), delta.append(d), eps_s.append(min(max(e + d, 0.0), 2.0))
+    i, j = [a for a, _ in pairs], [b for _, b in pairs]
+    roots = [math.sqrt(q[a] * q[b]) for a, b in pairs]
+    eps_p = [min(max(1 - P[a][b] / root, 0.0), 2.0) for (a, b), root in zip(pairs, roots, strict=True)]
+    delta = [D[a][b] / (2 * root) for (a, b), root in zip(pairs, roots, strict=True)]
+    eps_s = [min(max(e + d, 0.0), 2.0) for e, d in zip(eps_p, delta, strict=True)]
     eps, eps_lag = eps_p + eps_s, [min(max(D[a][a] / (2 * q[a]), 0.0), 2.0) for a in lags]
-    m, odd, found, both = len(pairs), layer_series.parity_of(act), {}, []
+    m, odd, found = len(pairs), layer_series.parity_of(act), {}
     if not (m or (odd is not None and _series(act))):
-        pass
+        both = []  # no pairs, and no series for the lags: they take their own path below
     elif hasattr(act, "pair_moment"):  # closed forms written for one point (erf)
         both = [act.pair_moment(q[a], q[b], e) for a, b, e in zip(i + i, j + j, eps, strict=True)]
     elif getattr(act, "closed_form", False):
