@@ -4,7 +4,7 @@ Composite Gauss-Legendre rules (:data:`HI` and :data:`LO` nodes on panels of wid
 :data:`PANEL`, the two next to the origin graded dyadically for ``q > Q_GRADED``) on
 ``[-Z, Z]``, their weights times the normal density, and the tables
 ``A[k, m] = h_k(z_m) w_m`` of the orthonormal Hermite polynomials ``h_k = He_k / sqrt(k!)``
-up to degree :data:`MAX_DEGREE`. The difference of the two rules' results is their error
+up to degree :data:`TOP_DEGREE`. The difference of the two rules' results is their error
 estimate.
 
 :func:`parity_rule` lays out the nodes ``z > 0`` of both rules for an odd or even ``phi``
@@ -27,7 +27,7 @@ from functools import cache
 import numpy as np
 from scipy.special import erfc
 
-__all__ = ["Q_MAX", "RTOL", "TIERS", "Q_GRADED", "Z", "PANEL", "HI", "LO", "MAX_DEGREE", "ParityRule",
+__all__ = ["Q_MAX", "RTOL", "TIERS", "Q_GRADED", "Z", "PANEL", "HI", "LO", "TOP_DEGREE", "ParityRule",
            "levels", "tables", "nodes", "parity_rule", "tail_share", "share", "tier", "order_of"]
 
 #: Largest variance the series is tried at.
@@ -42,11 +42,12 @@ Q_GRADED = 8.0
 Z = 12.0
 PANEL = 0.5
 HI, LO = 20, 14
-#: The highest degree of the tables (the largest truncation order of the series).
-MAX_DEGREE = 384
 #: Truncation orders: by default the one for the largest variance of a call (about ``96 q + 48``
 #: terms: tanh's difference moment at ``c -> 1`` then reaches ``RTOL`` up to ``q = 2.5``).
-TIERS = (48, 96, 192, MAX_DEGREE)
+TIERS = (48, 96, 192, 384)
+#: The highest degree of the tables (the largest truncation order of the series): a property of
+#: the method, not a size limit a user meets (those are in :mod:`depthdyn.limits`).
+TOP_DEGREE = TIERS[-1]
 
 _OUTSIDE = float(erfc(Z / math.sqrt(2.0)))  # P(|z| > Z)
 _Z2_OUTSIDE = 2.0 * Z * math.exp(-0.5 * Z * Z) / math.sqrt(2.0 * math.pi) + _OUTSIDE  # E[z^2; |z| > Z]
@@ -70,11 +71,11 @@ def _rule(n: int, level: int) -> tuple[np.ndarray, np.ndarray]:
     return z, weight * np.exp(-0.5 * z * z) / math.sqrt(2.0 * math.pi)
 
 
-def tables(n: int, level: int, degree: int = MAX_DEGREE) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def tables(n: int, level: int, degree: int = TOP_DEGREE) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(z, w, A)`` of the ``n``-node rule with ``A[k, m] = h_k(z_m) w_m`` for ``k <= degree``: the
     table of the lowest of :data:`TIERS` that covers ``degree`` (a cheap look-up at the orders
     that a call needs, instead of all 384 rows at every graded level)."""
-    return _tables(n, level, next((t for t in TIERS if t >= degree), MAX_DEGREE))
+    return _tables(n, level, next((t for t in TIERS if t >= degree), TOP_DEGREE))
 
 
 @cache
@@ -95,9 +96,9 @@ def _tables(n: int, level: int, degree: int) -> tuple[np.ndarray, np.ndarray, np
 @cache
 def nodes(level: int) -> tuple[np.ndarray, int, np.ndarray]:
     """Both rules' nodes and a trailing 0 (one call of ``phi`` gives ``phi(0)`` too), how many are the
-    20-node rule's, and the degrees ``0..MAX_DEGREE``."""
+    20-node rule's, and the degrees ``0..TOP_DEGREE``."""
     z = np.concatenate([tables(HI, level, 0)[0], tables(LO, level, 0)[0], [0.0]])
-    return z, tables(HI, level, 0)[0].size, np.arange(MAX_DEGREE + 1)
+    return z, tables(HI, level, 0)[0].size, np.arange(TOP_DEGREE + 1)
 
 
 @dataclass(frozen=True, eq=False)
