@@ -11,13 +11,13 @@ series of the difference or Price's theorem, so that ``1 - c`` keeps its digits.
 from __future__ import annotations
 
 import math
-from collections import OrderedDict
 from functools import cache
 
 import numpy as np
 
 from . import hermite_rule, layer_series, mehler
 from .activation import Activation
+from .memo import ActivationMemo
 
 __all__ = ["branch_moments", "single_branch_moments"]
 
@@ -157,19 +157,7 @@ def branch_moments(act, gain2, bias2, qd, QP, QD):
 
 #: The moments of the last pairs of lags and of single lags met, by their exact inputs: a dense
 #: network's lags shift by one per layer, so all but the newest lag's pairs were met a layer before.
-_MEMO_SIZE = 256
-_memo: OrderedDict = OrderedDict()
-
-
-def _recall(key, act):
-    entry = _memo.get(key)
-    return entry[1] if entry is not None and entry[0] is act else None
-
-
-def _keep(key, act, value) -> None:
-    _memo[key] = (act, value)  # the entry holds the activation: its id is not reused meanwhile
-    while len(_memo) > _MEMO_SIZE:
-        _memo.popitem(last=False)
+_memo = ActivationMemo(256)
 
 
 def _lag_sums(act, q: list, P: list, D: list) -> tuple[float, float]:
@@ -178,27 +166,25 @@ def _lag_sums(act, q: list, P: list, D: list) -> tuple[float, float]:
     A pair's moments depend on ``(q_i, q_j, P_ij, D_ij)`` alone and a lag's on ``(q_i, D_ii)``: those
     met before (a dense network's older lags) are recalled, the rest computed in one call.
     """
-    r, ident = len(q), id(act)
+    r = len(q)
     pairs, pending, lags, fresh = [], [], [], []
     for i in range(r):
         for j in range(i + 1, r):
-            key = (ident, q[i], q[j], P[i][j], D[i][j])
-            pairs.append(_recall(key, act))
+            key = (q[i], q[j], P[i][j], D[i][j])
+            pairs.append(_memo.get(act, key))
             if pairs[-1] is None:
                 pending.append((i, j, key, len(pairs) - 1))
     for i in range(r):
-        key = (ident, q[i], D[i][i])
-        lags.append(_recall(key, act))
+        key = (q[i], D[i][i])
+        lags.append(_memo.get(act, key))
         if lags[-1] is None:
             fresh.append((i, key))
     if pending or fresh:
         new_pairs, new_lags = _new_moments(act, q, P, D, [p[:2] for p in pending], [i for i, _ in fresh])
         for (_, _, key, k), moments in zip(pending, new_pairs, strict=True):
-            _keep(key, act, moments)
-            pairs[k] = moments
+            pairs[k] = _memo.put(act, key, moments)
         for (i, key), moments in zip(fresh, new_lags, strict=True):
-            _keep(key, act, moments)
-            lags[i] = moments
+            lags[i] = _memo.put(act, key, moments)
     sum_p = sum_d = 0.0
     for mp, diff in pairs:  # in one order, whichever were recalled
         sum_p, sum_d = sum_p + 2 * mp, sum_d + 2 * diff

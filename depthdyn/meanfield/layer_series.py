@@ -20,20 +20,19 @@ from __future__ import annotations
 
 import bisect
 import math
-from collections import OrderedDict
 from functools import cache
 from typing import NamedTuple
 
 import numpy as np
 
 from . import hermite_rule as rule
+from .memo import ActivationMemo
 
 __all__ = ["LayerSeries", "parity_of", "project_parity", "layer_series", "derivative_tail", "diagonal",
            "cross_moments"]
 
 _ULP = float(np.finfo(float).eps)
-_CACHE_SIZE = 64
-_cache: OrderedDict = OrderedDict()
+_cache = ActivationMemo(64)
 
 
 class LayerSeries(NamedTuple):
@@ -165,25 +164,16 @@ def derivative_tail(act, series: LayerSeries, known: bool = False) -> float | No
     for it (a correlation near 1), from a second pass over the nodes, and kept; with ``known``, the
     kept value or ``None``."""
     x, order, odd = series.q, series.order, series.odd
-    key = (id(act), order, odd, x, "t1")
-    entry = _cache.get(key)
-    if entry is not None and entry[0] is act:
-        return entry[1]
-    if known:
-        return None
+    key = (order, odd, x, "t1")
+    kept = _cache.get(act, key)
+    if kept is not None or known:
+        return kept
     _, _, _, _, m1, m1_lo, _, (_, _, sat_m1) = project_parity(act, x, order, rule.levels(x), odd)
     tail = rule.share(x, act.growth[2], 0.0)
     e1 = abs(m1 - m1_lo) + x * (tail * tail) + sat_m1 + 64 * _ULP * m1
     n_b, n_spread = series.parts
     t1 = max(m1 - n_b + e1 + n_spread + 8 * _ULP * order * m1, 0.0)
-    _keep(key, (act, t1))
-    return t1
-
-
-def _keep(key, entry) -> None:
-    _cache[key] = entry  # the entry holds the activation: its id is not reused meanwhile
-    while len(_cache) > _CACHE_SIZE:
-        _cache.popitem(last=False)
+    return _cache.put(act, key, t1)
 
 
 def layer_series(act, x: float, order: int, odd: int) -> LayerSeries:
@@ -191,14 +181,11 @@ def layer_series(act, x: float, order: int, odd: int) -> LayerSeries:
     activation of parity ``odd`` (1: odd, 0: even) with a growth bound. The last results are kept
     per variance (a kernel recurrence asks for the same variance several times, and a dense
     network for its lags in consecutive layers)."""
-    ident = id(act)
     for tier in _ENOUGH[order]:  # any order already computed that is enough
-        entry = _cache.get((ident, tier, odd, x))
-        if entry is not None and entry[0] is act:
-            return entry[1]
-    record = _compute(act, x, order, odd)
-    _keep((ident, order, odd, x), (act, record))
-    return record
+        record = _cache.get(act, (tier, odd, x))
+        if record is not None:
+            return record
+    return _cache.put(act, (order, odd, x), _compute(act, x, order, odd))
 
 
 #: The tiers at least as high as each, highest first (the cache's look-ups).

@@ -53,7 +53,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections import OrderedDict
 from dataclasses import dataclass
 from functools import cache
 
@@ -61,6 +60,7 @@ import numpy as np
 
 from . import hermite_rule as rule
 from . import layer_series
+from .memo import ActivationMemo
 
 __all__ = ["Q_MAX", "RTOL", "TIERS", "Coefficients", "coefficients", "second_moment", "cross_moment",
            "difference_moment", "diagonal_moments", "diagonal_moments_scalar", "cross_difference",
@@ -99,8 +99,8 @@ class Coefficients:
 
 
 _FIELDS = tuple(f.name for f in dataclasses.fields(Coefficients))
-_cache: OrderedDict = OrderedDict()
-_joined: OrderedDict = OrderedDict()  # the records of several variances, as a call asked for them
+_cache = ActivationMemo(_CACHE_SIZE)
+_joined = ActivationMemo(_CACHE_SIZE)  # the records of several variances, as a call asked for them
 
 
 def coefficients(act, q, order: int | None = None) -> Coefficients:
@@ -122,55 +122,44 @@ def coefficients(act, q, order: int | None = None) -> Coefficients:
         for tier in reversed(TIERS):  # first the record of the same variances, as a call asked before
             if tier < least:
                 break
-            joined = _joined.get((id(act), tier, levels, whole))
-            if joined is not None and joined[0] is act:
-                return joined[2]
+            joined = _joined.get(act, (tier, levels, whole))
+            if joined is not None:
+                return joined[1]
         order = next((t for t in reversed(TIERS) if t >= least and all(
-            _cache.get((id(act), t, levels, x)) is not None for x in q.tolist())), order)
+            _cache.get(act, (t, levels, x)) is not None for x in q.tolist())), order)
     order = rule.tier(float(q.max(initial=0.0))) if order is None else order
     if q.size > _CACHED_SIZE:
         return _compute(act, q, order, levels)
-    keys = [(id(act), order, levels, x) for x in q.tolist()]
-    rows = [_cache.get(key) for key in keys]
-    missing = [i for i, row in enumerate(rows) if row is None or row[0] is not act]
+    keys = [(order, levels, x) for x in q.tolist()]
+    rows = [_cache.get(act, key) for key in keys]
+    missing = [i for i, row in enumerate(rows) if row is None]
     if missing:
         fresh = _compute(act, q[missing], order, levels)
         for j, i in enumerate(missing):
-            rows[i] = (act, Coefficients(*(getattr(fresh, name)[j: j + 1] for name in _FIELDS)))
-            _cache[keys[i]] = rows[i]  # the entry holds the activation, so its id is not reused meanwhile
-        while len(_cache) > _CACHE_SIZE:
-            _cache.popitem(last=False)
+            row = Coefficients(*(getattr(fresh, name)[j: j + 1] for name in _FIELDS))
+            rows[i] = _cache.put(act, keys[i], row)
     if len(rows) == 1:
-        return rows[0][1]
-    joined_key = (id(act), order, levels, q.tobytes())
-    joined = _joined.get(joined_key)
-    stale = joined is None or joined[0] is not act
-    if stale or any(a[1] is not b[1] for a, b in zip(joined[1], rows, strict=True)):
-        parts = [row[1] for row in rows]
-        record = Coefficients(*(np.concatenate([getattr(p, name) for p in parts]) for name in _FIELDS))
-        joined = _joined[joined_key] = (act, rows, record)
-        while len(_joined) > _CACHE_SIZE:
-            _joined.popitem(last=False)
-    return joined[2]
+        return rows[0]
+    joined_key = (order, levels, q.tobytes())
+    joined = _joined.get(act, joined_key)
+    if joined is None or any(a is not b for a, b in zip(joined[0], rows, strict=True)):
+        record = Coefficients(*(np.concatenate([getattr(p, name) for p in rows]) for name in _FIELDS))
+        joined = _joined.put(act, joined_key, (rows, record))
+    return joined[1]
 
 
 def _one_variance(act, x: float, order: int | None) -> Coefficients:
     """:func:`coefficients` of a single variance: the same cache and choice of order, fewer steps."""
     levels = rule.levels(x)
     least = TIERS[0] if order is None else order
-    ident = id(act)
     for tier in reversed(TIERS):  # any order already computed that is enough
         if tier < least:
             break
-        row = _cache.get((ident, tier, levels, x))
-        if row is not None and row[0] is act:
-            return row[1]
+        row = _cache.get(act, (tier, levels, x))
+        if row is not None:
+            return row
     order = rule.tier(x) if order is None else order
-    fresh = _compute(act, np.array([x]), order, levels)
-    _cache[(ident, order, levels, x)] = (act, fresh)
-    while len(_cache) > _CACHE_SIZE:
-        _cache.popitem(last=False)
-    return fresh
+    return _cache.put(act, (order, levels, x), _compute(act, np.array([x]), order, levels))
 
 
 def _project(act, q: np.ndarray, order: int, levels: int):
