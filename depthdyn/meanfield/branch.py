@@ -5,7 +5,9 @@ inputs ``y_i`` of ``sw2 E[phi(y_i) phi(y_j)] + sb2`` (one input) and of the diff
 one-input and two-input moments (the ``D = 2 (P - S)`` of two inputs). Same-lag pairs use
 ``E[phi^2]`` and the activation's accurate difference moment; pairs of different lags (dense
 networks) use the bivariate moments, and where their two covariances are close the Hermite
-series of the difference or Price's theorem, so that ``1 - c`` keeps its digits.
+series of the difference or Price's theorem, so that ``1 - c`` keeps its digits. An activation
+``a + b y + s psi(k y)`` (:class:`~depthdyn.meanfield.reduced.Reduced`) takes ``psi``'s sums at the
+covariances times ``k^2`` and adds the affine part's in closed form.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import numpy as np
 from . import hermite_rule, layer_series, mehler
 from .activation import Activation
 from .memo import ActivationMemo
+from .reduced import Reduced
 
 __all__ = ["branch_moments", "single_branch_moments"]
 
@@ -124,6 +127,12 @@ def branch_moments(act, gain2, bias2, qd, QP, QD):
     moments, and Price's theorem where the two covariances are close.
     """
     r = qd.size
+    if isinstance(act, Reduced):  # a + b y + s psi(k y): psi's sums, and the affine part's in closed form
+        a, b, s, k = act.parts
+        k2 = k * k
+        sum_p, sum_d = branch_moments(act.inner, gain2 * s * s, 0.0, k2 * qd, k2 * QP, k2 * QD)
+        return (sum_p + gain2 * (a * a * r * r + b * b * float(QP.sum())) + bias2 * r * r,
+                sum_d + gain2 * b * b * float(QD.sum()))
     if r == 1 and qd[0] > 0:
         return single_branch_moments(act, gain2, bias2, float(qd[0]), float(QD[0, 0]))
     if r == 1:
@@ -247,7 +256,14 @@ def single_branch_moments(act, gain2: float, bias2: float, q: float, d: float) -
     Python floats in and out: most families' layers have one branch input, and NumPy's cost per
     call on one-element arrays would be most of their work.
     """
-    second, difference = _single_diagonal(act, q, min(max(d / (2 * q), 0.0), 2.0))
+    eps = min(max(d / (2 * q), 0.0), 2.0)
+    if isinstance(act, Reduced):  # a + b y + s psi(k y): E[phi^2] = a^2 + b^2 q + s^2 E[psi^2], and so on
+        a, b, s, k = act.parts
+        second, difference = _single_diagonal(act.inner, k * k * q, eps)
+        s2 = s * s
+        return (gain2 * (a * a + b * b * q + s2 * second) + bias2,
+                2 * gain2 * (b * b * q * eps + s2 * difference))
+    second, difference = _single_diagonal(act, q, eps)
     return gain2 * second + bias2, 2 * gain2 * difference
 
 

@@ -11,13 +11,14 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.special import erfc, expit
+from scipy.special import erf, erfc, expit
 
 from ..errors import ParameterError
 from .activation import Activation, variance_array
+from .reduced import Reduced
 
 __all__ = ["Tanh", "Sigmoid", "SiLU", "Softplus", "SELU", "GELU", "SymbolicActivation",
-           "CallableActivation", "tanh_difference"]
+           "CallableActivation", "tanh_difference", "GELUEvenPart", "SiLUEvenPart", "SoftplusEvenPart"]
 
 _LOG2 = math.log(2.0)
 _GL_T, _GL_W = np.polynomial.legendre.leggauss(8)
@@ -75,8 +76,14 @@ class Tanh(Activation):
         return sp.tanh(sp.Symbol("x"))
 
 
-class Sigmoid(Activation):
+class Sigmoid(Reduced):
+    """``1 / (1 + exp(-u)) = 1/2 + tanh(u/2)/2``: its moments are tanh's at a quarter of the variance."""
+
     name, bounded, smooth, growth = "sigmoid", True, True, (1.0, 0.0, 0.25)
+    parts = (0.5, 0.0, 0.5, 0.5)
+
+    def inner_activation(self):
+        return Tanh()
 
     def phi(self, u):
         return expit(u)
@@ -98,8 +105,31 @@ class Sigmoid(Activation):
         return 1 / (1 + sp.exp(-x))
 
 
-class SiLU(Activation):
+class SiLUEvenPart(Activation):
+    """``u sigmoid(u) - u/2 = u tanh(u/2) / 2``, SiLU's even part."""
+
+    # |psi(u)| <= |u|/2, |psi'| = |SiLU' - 1/2| <= 0.5999
+    name, smooth, growth, parity = "silu_even_part", True, (0.0, 0.5, 0.6), "even"
+
+    def phi(self, u):
+        return 0.5 * u * np.tanh(0.5 * u)
+
+    def dphi(self, u):
+        with np.errstate(under="ignore", over="ignore"):
+            return 0.5 * np.tanh(0.5 * u) + 0.25 * u / np.cosh(0.5 * u) ** 2
+
+    def diff(self, u, h):
+        return 0.5 * (u * tanh_difference(0.5 * u, 0.5 * h) + h * np.tanh(0.5 * (u + h)))
+
+
+class SiLU(Reduced):
+    """``u sigmoid(u) = u/2 + u tanh(u/2) / 2``: its moments are those of the even part plus ``u/2``'s."""
+
     name, smooth, growth = "silu", True, (0.0, 1.0, 1.1)  # |SiLU'| <= 1.0999
+    parts = (0.0, 0.5, 1.0, 1.0)
+
+    def inner_activation(self):
+        return SiLUEvenPart()
 
     def phi(self, u):
         return u * expit(u)
@@ -121,8 +151,35 @@ class SiLU(Activation):
         return x / (1 + sp.exp(-x))
 
 
-class Softplus(Activation):
+class SoftplusEvenPart(Activation):
+    """``log(1 + exp(u)) - u/2 = log(2 cosh(u/2))``, softplus's even part."""
+
+    # |psi(u)| <= log 2 + |u|/2, |psi'| = |sigmoid(u) - 1/2| < 1/2
+    name, smooth, growth, parity = "softplus_even_part", True, (_LOG2, 0.5, 0.5), "even"
+
+    def phi(self, u):
+        a = np.abs(u)
+        with np.errstate(under="ignore"):
+            return 0.5 * a + np.log1p(np.exp(-a))
+
+    def dphi(self, u):
+        return 0.5 * np.tanh(0.5 * u)
+
+    def diff(self, u, h):
+        # log(cosh((u+h)/2) / cosh(u/2)) = log1p(2 sinh(h/4)^2 + tanh(u/2) sinh(h/2)); direct where |h| > 1
+        hn = np.clip(h, -1.0, 1.0)
+        near = np.log1p(2.0 * np.sinh(0.25 * hn) ** 2 + np.tanh(0.5 * u) * np.sinh(0.5 * hn))
+        return np.where(np.abs(h) <= 1.0, near, self.phi(u + h) - self.phi(u))
+
+
+class Softplus(Reduced):
+    """``log(1 + exp(u)) = u/2 + log(2 cosh(u/2))``: its moments are the even part's plus ``u/2``'s."""
+
     name, smooth, growth = "softplus", True, (_LOG2, 1.0, 1.0)
+    parts = (0.0, 0.5, 1.0, 1.0)
+
+    def inner_activation(self):
+        return SoftplusEvenPart()
 
     def phi(self, u):
         return np.logaddexp(0.0, u)
@@ -203,10 +260,32 @@ def _cdf_difference(u, h):
     return out
 
 
-class GELU(Activation):
-    """``x Phi(x)`` (the exact, erf-based GELU). Its q-map has a closed form; the rest is quadrature."""
+class GELUEvenPart(Activation):
+    """``u Phi(u) - u/2 = u erf(u / sqrt 2) / 2``, GELU's even part."""
+
+    # |psi(u)| <= |u|/2, |psi'| = |GELU' - 1/2| <= 0.629
+    name, smooth, growth, parity = "gelu_even_part", True, (0.0, 0.5, 0.63), "even"
+
+    def phi(self, u):
+        return 0.5 * u * erf(u / math.sqrt(2.0))
+
+    def dphi(self, u):
+        return 0.5 * erf(u / math.sqrt(2.0)) + u * _normal_pdf(u)
+
+    def diff(self, u, h):
+        u, h = (np.array(x, dtype=float) for x in np.broadcast_arrays(u, h))
+        return u * _cdf_difference(u, h) + 0.5 * h * erf((u + h) / math.sqrt(2.0))
+
+
+class GELU(Reduced):
+    """``x Phi(x)`` (the exact, erf-based GELU), ``x/2`` plus an even part. Its q-map has a closed form;
+    the rest is the even part's moments (Hermite series or quadrature)."""
 
     name, smooth, growth = "gelu", True, (0.0, 1.0, 1.13)  # |GELU'| <= 1.129
+    parts = (0.0, 0.5, 1.0, 1.0)
+
+    def inner_activation(self):
+        return GELUEvenPart()
 
     def phi(self, u):
         return u * _normal_cdf(u)
