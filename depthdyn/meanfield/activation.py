@@ -74,13 +74,14 @@ class Activation:
     #: other parity vanish, and those of the series are sums over half the quadrature nodes. It holds
     #: for the ``phi`` of the class that declares it (see :meth:`phi_parity`).
     parity: str | None = None
-    #: ``(U, limit, s, d)`` for an odd or even ``phi`` that levels off: for ``u >= U``,
-    #: ``|phi(u) - limit| <= s`` and ``|phi'(u)| <= d``. The Hermite coefficients then take ``limit``
-    #: for ``phi`` beyond ``U`` (precomputed sums, ``s`` and ``d`` in their error bounds), so a large
-    #: variance evaluates ``phi`` on fewer nodes (and ``phi``, ``phi'`` only on ``[0, U)``, where they
-    #: must not overflow). It holds, as :attr:`parity` does, for the ``phi`` of the class that declares
-    #: it (see :meth:`phi_saturation`).
-    saturation: tuple[float, float, float, float] | None = None
+    #: ``(U, limit, slope, s, d)`` for an odd or even ``phi`` that approaches ``limit + slope u`` as
+    #: ``u -> oo`` (tanh: 1; GELU's even part: ``u/2``): for ``u >= U``, ``|phi(u) - limit - slope u| <= s``
+    #: and ``|phi'(u) - slope| <= d``. Where a variance has quadrature nodes beyond ``U`` the asymptote's
+    #: Hermite coefficients are exact, only the remainder (:meth:`phi_remainder`) is summed, on the
+    #: nodes below ``U`` (``phi'`` too: both must not overflow there), and ``s`` and ``d`` enter the
+    #: bounds: the sums' rounding is then the remainder's, not ``phi``'s. It holds, as :attr:`parity`
+    #: does, for the ``phi`` of the class that declares it (see :meth:`phi_asymptote`).
+    asymptote: tuple[float, float, float, float, float] | None = None
 
     def __init__(self, **params):
         self.params = dict(params)
@@ -101,10 +102,20 @@ class Activation:
         that defines ``phi`` (a subclass that redefines ``phi`` without declaring one has none)."""
         return self._declared("parity")
 
-    def phi_saturation(self) -> tuple[float, float, float, float] | None:
-        """:attr:`saturation` where it holds for this ``phi`` (as :meth:`phi_parity`; it is used only where
+    def phi_asymptote(self) -> tuple[float, float, float, float, float] | None:
+        """:attr:`asymptote` where it holds for this ``phi`` (as :meth:`phi_parity`; it is used only where
         that gives a parity)."""
-        return self._declared("saturation")
+        return self._declared("asymptote")
+
+    def phi_remainder(self, u: np.ndarray) -> np.ndarray:
+        """``phi(u) - limit - slope u`` for ``u >= 0`` (:meth:`phi_asymptote`): the ``remainder`` method of
+        the class that defines ``phi`` (computed there without this difference's cancellation, which is
+        what makes the asymptote worth subtracting), else this difference."""
+        own = vars(_phi_owner(type(self))).get("remainder")
+        if own is not None:
+            return own(self, u)
+        _, limit, slope, _, _ = self.phi_asymptote()
+        return self.phi(u) - limit - slope * u
 
     def _declared(self, name: str):
         """An attribute set on the instance, or declared by the class that defines ``phi``."""

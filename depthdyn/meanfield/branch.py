@@ -222,7 +222,7 @@ def _new_moments(act, q: list, P: list, D: list, pairs: list, lags: list):
                                 eps=np.array(eps)).tolist()
     elif odd is not None and _series(act):  # every lag's record of its parity's coefficients
         rho = [1.0 - e for e in eps + eps_lag]
-        order = hermite_rule.order_of(max(q), max(max(rho), -min(rho)))
+        order = hermite_rule.order_of(max(q), max(max(rho), -min(rho)), more=True)
         both, errors, ok = layer_series.cross_moments(act, q, odd, order, i + i + lags, j + j + lags, rho)
         for k in (k for k, good in enumerate(ok[: 2 * m]) if not good):  # the quadrature where it fails
             a, b = (i + i)[k], (j + j)[k]

@@ -8,11 +8,11 @@ up to degree :data:`TOP_DEGREE`. The difference of the two rules' results is the
 estimate.
 
 :func:`parity_rule` lays out the nodes ``z > 0`` of both rules for an odd or even ``phi``
-so that the nodes where ``phi(sqrt(q) z)`` is not yet saturated (``sqrt(q) z`` below the
-activation's saturation point) form one contiguous slice: the 14-node rule's nodes in
-descending order, the origin, the 20-node rule's in ascending order. The rest of each
-rule's sum is ``phi``'s limit times a precomputed sum of the table over the saturated
-nodes.
+so that the nodes where ``phi(sqrt(q) z)`` is not yet at its asymptote (``sqrt(q) z`` below
+the activation's point ``U``) form one contiguous slice: the 14-node rule's nodes in
+descending order, the origin, the 20-node rule's in ascending order. Beyond, the asymptote
+``limit + slope u`` stands for ``phi``; its coefficients are exact
+(:func:`asymptote_coefficients`).
 
 A series is truncated at one of :data:`TIERS` (:func:`order_of`), and a point is accepted when
 its error bound is below :data:`RTOL` times the moment's scale.
@@ -22,13 +22,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 from functools import cache
 
 import numpy as np
 from scipy.special import erfc
 
 __all__ = ["Q_MAX", "RTOL", "TIERS", "Q_GRADED", "Z", "PANEL", "HI", "LO", "TOP_DEGREE", "ParityRule",
-           "levels", "tables", "nodes", "parity_rule", "tail_share", "share", "tier", "order_of"]
+           "levels", "tables", "nodes", "parity_rule", "asymptote_coefficients", "tail_share", "share",
+           "tier", "order_of"]
 
 #: Largest variance the series is tried at.
 Q_MAX = 1e8
@@ -43,11 +45,14 @@ Z = 12.0
 PANEL = 0.5
 HI, LO = 20, 14
 #: Truncation orders: by default the one for the largest variance of a call (about ``96 q + 48``
-#: terms: tanh's difference moment at ``c -> 1`` then reaches ``RTOL`` up to ``q = 2.5``).
-TIERS = (48, 96, 192, 384)
+#: terms: tanh's difference moment at ``c -> 1`` then reaches ``RTOL`` up to ``q = 2.5``), at most
+#: 384; 768 and 1536 where a large variance's slowly decaying coefficients need them for
+#: ``E[phi^2] - sum b_n^2 rho^n`` at a correlation ``rho`` near 1 (:func:`order_of`).
+TIERS = (48, 96, 192, 384, 768, 1536)
 #: The highest degree of the tables (the largest truncation order of the series): a property of
 #: the method, not a size limit a user meets (those are in :mod:`depthdyn.limits`).
 TOP_DEGREE = TIERS[-1]
+_DEFAULT_TIERS = TIERS[:4]
 
 _OUTSIDE = float(erfc(Z / math.sqrt(2.0)))  # P(|z| > Z)
 _Z2_OUTSIDE = 2.0 * Z * math.exp(-0.5 * Z * Z) / math.sqrt(2.0 * math.pi) + _OUTSIDE  # E[z^2; |z| > Z]
@@ -103,7 +108,7 @@ def nodes(level: int) -> tuple[np.ndarray, int, np.ndarray]:
 
 @dataclass(frozen=True, eq=False)
 class ParityRule:
-    """Both rules' nodes ``z > 0`` for a ``phi`` of one parity, laid out for a saturation cut.
+    """Both rules' nodes ``z > 0`` for a ``phi`` of one parity, laid out for a cut at an asymptote.
 
     ``z`` is ``[z_lo descending, 0, z_hi ascending]``; ``middle`` the index of the origin.
     ``z_hi`` and ``z_lo`` list each rule's nodes ascending (Python floats, for a cut by bisection),
@@ -111,10 +116,7 @@ class ParityRule:
     Each rule's table rows of the parity's degrees ``parity + 2 i`` (``i < rows``), doubled (the
     sums over ``z > 0`` are half of the whole), in the layout's order: ``t_hi`` (the 20-node
     rule's nodes ``middle + 1 ..``) and ``t_lo`` (the 14-node rule's, ``.. middle - 1``).
-    ``weights`` is ``(len(z), 2)``, each rule's doubled weights in its column.
-    ``hi_beyond[m]`` sums ``t_hi`` over the nodes from ``m`` on, ``lo_beyond[s]`` sums ``t_lo``
-    over the layout positions below ``s`` (the 14-node nodes beyond the cut), and
-    ``weight_beyond`` the same of the weights: ``(hi_beyond, lo_beyond)``.
+    ``weights`` is ``(len(z), 2)``, each rule's doubled weights in its column, ``totals`` their sums.
     """
 
     z: np.ndarray
@@ -126,9 +128,7 @@ class ParityRule:
     t_hi: np.ndarray
     t_lo: np.ndarray
     weights: np.ndarray
-    hi_beyond: np.ndarray
-    lo_beyond: np.ndarray
-    weight_beyond: tuple[np.ndarray, np.ndarray]
+    totals: tuple[float, float]
 
 
 def _half(n: int, level: int, parity: int, degree: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -138,16 +138,18 @@ def _half(n: int, level: int, parity: int, degree: int) -> tuple[np.ndarray, np.
     ``phi`` of parity ``(-1)^parity`` the coefficients of the other parity vanish and the rest are
     twice the sums over ``z > 0`` (the doubling is exact).
     """
-    z, w, table = tables(n, level, degree)
+    z, w = _rule(n, level)
     right = z > 0
-    return z[right], 2.0 * w[right], np.ascontiguousarray(2.0 * table[parity::2][:, right].T)
-
-
-def _suffix_sums(a: np.ndarray) -> np.ndarray:
-    """``out[m] = sum_{i >= m} a[i]`` (``out[len(a)] = 0``), summed in extended precision."""
-    wide = np.zeros((a.shape[0] + 1,) + a.shape[1:], dtype=np.longdouble)
-    wide[:-1] = np.cumsum(a[::-1].astype(np.longdouble), axis=0)[::-1]
-    return wide.astype(float)
+    z, w = z[right], w[right]
+    # the recurrence of tables() on these nodes alone (degrees past 384 are asked for this way only)
+    root = np.sqrt(w)
+    rows = np.empty((degree + 1, z.size))
+    rows[0] = root
+    if degree >= 1:
+        rows[1] = z * root
+    for k in range(1, degree):
+        rows[k + 1] = (z * rows[k] - math.sqrt(k) * rows[k - 1]) / math.sqrt(k + 1)
+    return z, 2.0 * w, np.ascontiguousarray(2.0 * (rows[parity::2] * root).T)
 
 
 @cache
@@ -160,11 +162,33 @@ def parity_rule(level: int, parity: int, rows: int) -> ParityRule:
     z = np.concatenate([z_lo[::-1], [0.0], z_hi])
     weights = np.zeros((z.size, 2))
     weights[n_lo + 1:, 0], weights[:n_lo, 1] = w_hi, w_lo[::-1]
-    # the first s layout rows of the 14-node rule are its s largest nodes: a suffix of its ascending order
-    lo_beyond = np.ascontiguousarray(_suffix_sums(t_lo[::-1])[::-1])
-    w_lo_beyond = np.ascontiguousarray(_suffix_sums(w_lo)[::-1])
     return ParityRule(z, n_lo, z_hi.tolist(), z_lo.tolist(), (z_hi.size, n_lo), rows, t_hi, t_lo, weights,
-                       _suffix_sums(t_hi), lo_beyond, (_suffix_sums(w_hi), w_lo_beyond))
+                      tuple(weights.sum(axis=0).tolist()))
+
+
+@cache
+def asymptote_coefficients(parity: int, rows: int) -> np.ndarray:
+    """The Hermite coefficients ``E[f(z) h_k(z)]`` of ``f = |z|`` (``parity`` 0) or ``sign(z)`` (1) at the
+    degrees ``parity + 2 i`` (``i < rows``), each within 2 ulp.
+
+    ``|z|``: ``(-1)^(k/2 + 1) sqrt(2/pi) (k - 3)!! / sqrt(k!)`` (``k`` even; ``(-3)!! = -1``);
+    ``sign(z)``: ``(-1)^((k - 1)/2) sqrt(2/pi) (k - 2)!! / sqrt(k!)`` (``k`` odd). Their squares over
+    ``2/pi`` are exact rationals ``F_k``, rounded once to a float
+    (``F_{k+2} / F_k = (k - 1)^2 / ((k + 1)(k + 2))`` for ``|z|``, ``k^2 / ((k + 1)(k + 2))`` for ``sign``).
+    """
+    out = np.empty(rows)
+    square = Fraction(1)  # (k - 3)!!^2 / k! at k = 0, or (k - 2)!!^2 / k! at k = 1
+    k = parity
+    for i in range(rows):
+        sign = (-1) ** ((k - 1) // 2) if parity else (1 if k == 0 else (-1) ** (k // 2 + 1))
+        out[i] = sign * math.sqrt(_TWO_OVER_PI * float(square))
+        shift = k - 1 if parity == 0 else k  # (k - 1)!!/(k - 3)!! or k!!/(k - 2)!!
+        square *= Fraction(shift * shift, (k + 1) * (k + 2))
+        k += 2
+    return out
+
+
+_TWO_OVER_PI = 2.0 / math.pi
 
 
 def tail_share(q: np.ndarray, growth: tuple[float, float]) -> np.ndarray:
@@ -181,24 +205,26 @@ def share(x: float, a: float, b: float) -> float:
 def tier(q_max: float) -> int:
     """The default truncation order for variances up to ``q_max`` (what ``c -> 1`` needs there)."""
     want = 96.0 * q_max + 48.0
-    for t in TIERS:
+    for t in _DEFAULT_TIERS:
         if t >= want:
             return t
-    return TIERS[-1]
+    return _DEFAULT_TIERS[-1]
 
 
 _LOG_TOLERANCE = math.log(RTOL / 100)
 
 
-def order_of(q_max: float, top: float) -> int:
+def order_of(q_max: float, top: float, more: bool = False) -> int:
     """The order of a call from its largest variance and largest ``|rho|``: the default, or fewer terms
     where ``|rho|^N`` is below ``RTOL / 100`` (the tail ``|rho|^(N+1) T0`` of
-    ``E[phi^2] - sum b_n^2 rho^n``)."""
+    ``E[phi^2] - sum b_n^2 rho^n``); with ``more`` (an activation of one parity, whose tables are half
+    as large) and where the default is the largest (``q > 3.5``) also more, up to ``TOP_DEGREE``, if that
+    many make ``|rho|^N`` small enough (a small variance's coefficients decay fast: its default is enough)."""
     default = tier(q_max)
     if top >= 1.0:
         return default
     need = _LOG_TOLERANCE / math.log(max(top, 1e-300))
     for t in TIERS:
         if t >= need:
-            return min(default, t)
+            return t if more and default == _DEFAULT_TIERS[-1] else min(default, t)
     return default

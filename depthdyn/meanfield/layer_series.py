@@ -9,7 +9,7 @@ the arrays are a few dozen entries long, so NumPy's cost per call, not the arith
 of the work, and fewer calls make a layer faster.
 
 A :class:`LayerSeries` holds ``b_n`` at the degrees of ``phi``'s parity, their bounds ``E_n``
-(the two rules' difference plus the window's, the saturation's and the rounding's share,
+(the two rules' difference plus the window's, the asymptote's and the rounding's share,
 ``base``), and the products ``b_n^2``, ``|b_n| E_n``, ``E_n^2`` whose sums weighted by
 ``1 - rho^n``, ``rho^n`` or ``n`` give every value and bound. The coefficients of the other
 parity vanish; their bound is ``base``, and their share of each sum is bounded in closed form
@@ -28,8 +28,8 @@ import numpy as np
 from . import hermite_rule as rule
 from .memo import ActivationMemo
 
-__all__ = ["LayerSeries", "parity_of", "project_parity", "layer_series", "derivative_tail", "diagonal",
-           "cross_moments"]
+__all__ = ["LayerSeries", "Projection", "parity_of", "project_parity", "layer_series", "derivative_tail",
+           "diagonal", "cross_moments"]
 
 _ULP = float(np.finfo(float).eps)
 _cache = ActivationMemo(64)
@@ -87,64 +87,110 @@ def _columns(order: int, odd: int) -> tuple[np.ndarray, np.ndarray]:
     return n, np.ascontiguousarray(np.stack((np.ones(n.size), n), axis=1))
 
 
-def project_parity(act, x: float, order: int, level: int, odd: int, derivative: bool = True):
-    """Both rules' coefficients of ``phi(sqrt(x) z)`` at the degrees ``odd, odd + 2, ..`` up to ``order``,
-    ``E[phi^2]`` and ``x E[phi'^2]`` of each rule (floats; the latter ``0.0`` without ``derivative``),
-    ``phi(0)``, and the saturation's share of the errors ``(of b, of E[phi^2], of x E[phi'^2])``.
+class Projection(NamedTuple):
+    """Both rules' projections of ``phi(sqrt(x) z)`` (:func:`project_parity`); floats but ``hi``, ``lo``.
 
-    For an activation that declares a saturation ``(U, limit, s, d)``, ``phi`` is evaluated only
-    on the nodes with ``sqrt(x) z < U``: beyond, ``limit`` stands for it and the table's sums over
-    those nodes are precomputed. Per rule that changes ``b_k`` by at most ``s`` (Cauchy-Schwarz
-    against ``sum h_k^2 w <= 1``), ``E[phi^2]`` by ``(2 |limit| + s) s`` and ``x E[phi'^2]`` (left
-    out there) by ``x d^2``; the rules' difference by twice as much.
+    ``hi``, ``lo`` the coefficients at the parity's degrees; ``m0``, ``m0_lo`` ``E[phi^2]`` and ``m1``,
+    ``m1_lo`` ``x E[phi'^2]`` of each rule; ``phi0 = phi(0)``; ``window`` the share of each coefficient
+    from ``|z| > Z`` where the projection knows it (``None``: from the growth bound, as the caller
+    does); ``errors`` the asymptote's share ``(of b, of E[phi^2], of x E[phi'^2])``; ``scale`` and
+    ``m0_scale`` what the sums' rounding is relative to (``sum f^2 w`` of the function summed, and of
+    ``E[phi^2]``'s terms); ``exact`` the error of the asymptote's exact coefficients (per degree).
+    """
+
+    hi: np.ndarray
+    lo: np.ndarray
+    m0: float
+    m0_lo: float
+    m1: float
+    m1_lo: float
+    phi0: float
+    window: float | None
+    errors: tuple[float, float, float]
+    scale: float
+    m0_scale: float
+    exact: np.ndarray | float
+
+
+_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+
+
+def project_parity(act, x: float, order: int, level: int, odd: int, derivative: bool = True) -> Projection:
+    """Both rules' coefficients of ``phi(sqrt(x) z)`` at the degrees ``odd, odd + 2, ..`` up to ``order``,
+    ``E[phi^2]`` and ``x E[phi'^2]`` of each rule (the latter ``0.0`` without ``derivative``), and what
+    their bounds need (:class:`Projection`).
+
+    For an activation that declares an asymptote ``(U, limit, slope, s, d)`` and a variance with
+    nodes beyond ``U`` (``sqrt(x) z >= U``), ``phi = A + r`` with ``A(u) = limit + slope u`` for
+    ``u > 0`` (extended by the parity): ``A``'s coefficients are exact
+    (:func:`~depthdyn.meanfield.hermite_rule.asymptote_coefficients`), ``E[A^2]`` is a closed form,
+    and only the remainder ``r`` (:meth:`~depthdyn.meanfield.activation.Activation.phi_remainder`) is
+    summed, on the nodes with ``sqrt(x) z < U``: beyond, ``|r| <= s`` stands as 0. Per rule that
+    changes ``b_k`` by at most ``s`` (Cauchy-Schwarz against ``sum h_k^2 w <= 1``), ``E[phi^2]`` by
+    ``s (2 E|A| + s)``, and ``x E[phi'^2]`` (``phi'`` taken as ``slope`` there) by ``x d (2 slope + d)``;
+    the rules' difference by twice as much. The sums' rounding is then relative to ``r``'s size,
+    not ``phi``'s (``sqrt(x) / 2`` for GELU's even part at a large variance).
     """
     rows = (order + 2 - odd) // 2
     half = rule.parity_rule(level, odd, rows)
     mid, root = half.middle, math.sqrt(x)
-    saturation = act.phi_saturation() if hasattr(act, "phi_saturation") else None
+    asymptote = act.phi_asymptote() if hasattr(act, "phi_asymptote") else None
     m_hi, m_lo = half.sizes
-    if saturation is not None and root * half.z[-1] >= saturation[0]:
-        cut = saturation[0] / root
-        m_hi, m_lo = bisect.bisect_left(half.z_hi, cut), bisect.bisect_left(half.z_lo, cut)
+    cut = asymptote is not None and root * half.z[-1] >= asymptote[0]
+    if cut:
+        at = asymptote[0] / root
+        m_hi, m_lo = bisect.bisect_left(half.z_hi, at), bisect.bisect_left(half.z_lo, at)
     start, stop = mid - m_lo, mid + 1 + m_hi
     u = half.z[start:stop] * root
+    weights = half.weights[start:stop]
     squares = np.empty((2 if derivative else 1, stop - start))
-    if saturation is None:
+    if not cut:
         with np.errstate(under="ignore", over="ignore"):
             f, g = act.phi(u), act.dphi(u) if derivative else None
     else:  # only u in [0, U) is evaluated: nothing to guard (NumPy's errstate costs as much as phi)
-        f, g = act.phi(u), act.dphi(u) if derivative else None
+        f, g = act.phi_remainder(u), act.dphi(u) if derivative else None
     if derivative:
         np.multiply(g, g, out=squares[1])
     hi, lo = f[m_lo + 1:] @ half.t_hi[:m_hi], f[:m_lo] @ half.t_lo[start:mid]
     np.multiply(f, f, out=squares[0])
-    (m0, m0_lo), *rest = (squares @ half.weights[start:stop]).tolist()
+    (m0, m0_lo), *rest = (squares @ weights).tolist()
     m1, m1_lo = rest[0] if derivative else (0.0, 0.0)
-    errors = (0.0, 0.0, 0.0)
-    if start > 0 or stop < half.z.size:
-        _, limit, s, d = saturation
-        hi += limit * half.hi_beyond[m_hi]
-        lo += limit * half.lo_beyond[start]
-        square = limit * limit
-        m0 += square * float(half.weight_beyond[0][m_hi])
-        m0_lo += square * float(half.weight_beyond[1][start])
-        errors = (3 * s, 3 * (2 * abs(limit) + s) * s, 3 * x * d * d)
-    return hi, lo, m0, m0_lo, x * m1, x * m1_lo, float(f[m_lo]), errors
+    if not cut:
+        return Projection(hi, lo, m0, m0_lo, x * m1, x * m1_lo, float(f[m_lo]), None, (0.0, 0.0, 0.0), m0, m0,
+                          0.0)
+    _, limit, slope, s, d = asymptote
+    exact = rule.asymptote_coefficients(odd, rows) * (limit if odd else slope * root)
+    exact[0] += slope * root if odd else limit  # the constant (even) or the line (odd)
+    hi += exact
+    lo += exact
+    scale = m0  # sum r^2 w of the 20-node rule
+    mean_a = abs(limit) + slope * root * _SQRT_2_OVER_PI  # E|A|
+    square_a = limit * limit + 2 * limit * slope * root * _SQRT_2_OVER_PI + slope * slope * x  # E[A^2]
+    f *= 2 * (limit + slope * u) + f  # r (2 A + r): E[phi^2] = E[A^2] + E[r (2 A + r)]
+    (cross, cross_lo), (size, _) = (f @ weights).tolist(), (np.abs(f) @ weights).tolist()
+    if derivative and slope:  # phi' = slope beyond U, where the weights are the rule's less those summed
+        m1, m1_lo = m1 + slope * slope * (half.totals[0] - weights[:, 0].sum()), \
+            m1_lo + slope * slope * (half.totals[1] - weights[:, 1].sum())
+    errors = (3 * s, 3 * s * (2 * mean_a + s), 3 * x * d * (2 * abs(slope) + d))
+    return Projection(hi, lo, square_a + cross, square_a + cross_lo, x * m1, x * m1_lo, float(act.phi(0.0)),
+                      rule.share(x, s, 0.0), errors, scale, size + square_a / 16, 4 * _ULP * np.abs(exact))
 
 
 def _compute(act, x: float, order: int, odd: int) -> LayerSeries:
     level = rule.levels(x)
     a, slope, d = act.growth
-    b, lo, m0, m0_lo, _, _, phi0, (sat_b, sat_m0, _) = project_parity(act, x, order, level, odd, False)
-    window = min(rule.share(x, a, slope), rule.share(x, abs(phi0), d))
-    # rounding: sum_m |f_m A_km| <= sqrt(sum f^2 w) sqrt(sum h_k^2 w) = sqrt(m0) (Cauchy-Schwarz)
-    base = window + sat_b + 64 * _ULP * math.sqrt(m0)
+    p = project_parity(act, x, order, level, odd, False)
+    b, lo, m0, m0_lo = p.hi, p.lo, p.m0, p.m0_lo
+    window = p.window if p.window is not None else min(rule.share(x, a, slope), rule.share(x, abs(p.phi0), d))
+    # rounding: sum_m |f_m A_km| <= sqrt(sum f^2 w) sqrt(sum h_k^2 w) = sqrt(scale) (Cauchy-Schwarz)
+    base = window + p.errors[0] + 64 * _ULP * math.sqrt(p.scale)
     stack = np.empty((3, b.size))  # b, |b|, its bound: one array for the pairs of lags
     stack[0] = b
     err = np.subtract(b, lo, out=stack[2])  # in place: each temporary costs as much as its arithmetic
     np.abs(err, out=err)
     err += base
-    e0 = abs(m0 - m0_lo) + window * window + sat_m0 + 64 * _ULP * m0
+    err += p.exact
+    e0 = abs(m0 - m0_lo) + window * window + p.errors[1] + 64 * _ULP * p.m0_scale
     terms = np.empty((3, b.size))
     np.multiply(b, b, out=terms[0])
     np.abs(b, out=stack[1])
@@ -168,9 +214,10 @@ def derivative_tail(act, series: LayerSeries, known: bool = False) -> float | No
     kept = _cache.get(act, key)
     if kept is not None or known:
         return kept
-    _, _, _, _, m1, m1_lo, _, (_, _, sat_m1) = project_parity(act, x, order, rule.levels(x), odd)
+    p = project_parity(act, x, order, rule.levels(x), odd)
     tail = rule.share(x, act.growth[2], 0.0)
-    e1 = abs(m1 - m1_lo) + x * (tail * tail) + sat_m1 + 64 * _ULP * m1
+    e1 = abs(p.m1 - p.m1_lo) + x * (tail * tail) + p.errors[2] + 64 * _ULP * p.m1
+    m1 = p.m1
     n_b, n_spread = series.parts
     t1 = max(m1 - n_b + e1 + n_spread + 8 * _ULP * order * m1, 0.0)
     return _cache.put(act, key, t1)
@@ -201,7 +248,7 @@ def diagonal(act, x: float, e: float, odd: int) -> tuple[float, bool, float, boo
     ``E[phi^2] - sum b_n^2 rho^n`` with the tail ``|rho|^(N+1) T0``; ``T1`` (a second pass over
     the nodes) is computed only where neither is within ``RTOL`` without it.
     """
-    series = layer_series(act, x, rule.order_of(x, abs(1.0 - e)), odd)
+    series = layer_series(act, x, rule.order_of(x, abs(1.0 - e), more=True), odd)
     order, m0, m0_err, t0, base = series.order, series.m0, series.m0_err, series.t0, series.base
     m0_ok = m0_err <= rule.RTOL * max(m0, 1e-300)
     n = _columns(order, odd)[0]

@@ -226,16 +226,20 @@ def _compute_one(act, q: np.ndarray, order: int, levels: int) -> Coefficients:
     if odd is None:
         b, b_lo, *scalars = _project(act, q, order, levels)
         s0, s0_lo, s1, s1_lo, phi0 = (float(v[0]) for v in scalars)
-        saturated = (0.0, 0.0, 0.0)
+        window, saturated, scale, s0_scale, exact = None, (0.0, 0.0, 0.0), s0, s0, 0.0
     else:  # the other parity's coefficients vanish (their bound is the common part of the errors)
-        hi, lo, *scalars, saturated = layer_series.project_parity(act, x, order, levels, odd)
-        s0, s0_lo, s1, s1_lo, phi0 = scalars
-        b, b_lo = _scatter(hi, order, odd), _scatter(lo, order, odd)
-    window = min(rule.share(x, a, slope), rule.share(x, abs(phi0), d))
+        p = layer_series.project_parity(act, x, order, levels, odd)
+        s0, s0_lo, s1, s1_lo, phi0 = p.m0, p.m0_lo, p.m1, p.m1_lo, p.phi0
+        window, saturated, scale, s0_scale = p.window, p.errors, p.scale, p.m0_scale
+        b, b_lo = _scatter(p.hi, order, odd), _scatter(p.lo, order, odd)
+        exact = _scatter(p.exact, order, odd) if isinstance(p.exact, np.ndarray) else p.exact
+    if window is None:
+        window = min(rule.share(x, a, slope), rule.share(x, abs(phi0), d))
     b_err = np.subtract(b, b_lo, out=b_lo)  # in place: each temporary costs as much as its arithmetic
     np.abs(b_err, out=b_err)
-    b_err += window + saturated[0] + 64 * _ULP * math.sqrt(s0)
-    e0 = abs(s0 - s0_lo) + window * window + saturated[1] + 64 * _ULP * s0
+    b_err += window + saturated[0] + 64 * _ULP * math.sqrt(scale)
+    b_err += exact
+    e0 = abs(s0 - s0_lo) + window * window + saturated[1] + 64 * _ULP * s0_scale
     tail = rule.share(x, d, 0.0)
     e1 = abs(s1 - s1_lo) + x * (tail * tail) + saturated[2] + 64 * _ULP * s1
     np.multiply(b[0], b[0], out=square)
@@ -307,7 +311,7 @@ def cross_moment(act, q1, q2, rho):
     value, bound = np.zeros(q1.shape), np.full(q1.shape, np.inf)
     if not ok.any():
         return value, bound, ok
-    co, i1, i2 = _pair(act, q1[ok], q2[ok], _far_order(np.maximum(q1[ok], q2[ok]), rho[ok]))
+    co, i1, i2 = _pair(act, q1[ok], q2[ok], _far_order(act, np.maximum(q1[ok], q2[ok]), rho[ok]))
     r = rho[ok][:, None]
     n = np.arange(co.order + 1)
     power = r**n
@@ -335,10 +339,11 @@ def _one_minus_power(eps: np.ndarray, n: np.ndarray) -> np.ndarray:
     return np.where(e <= 1.0, near, 1.0 - (1.0 - e) ** n)
 
 
-def _far_order(q: np.ndarray, rho: np.ndarray) -> int:
-    """The order of a call: the default (what ``c -> 1`` needs at this ``q``), or fewer terms where
-    ``|rho|^N`` is below ``RTOL / 100`` (the tail ``|rho|^(N+1) T0`` of ``E[phi^2] - sum b_n^2 rho^n``)."""
-    return rule.order_of(float(q.max(initial=0.0)), float(np.abs(rho).max(initial=0.0)))
+def _far_order(act, q: np.ndarray, rho: np.ndarray) -> int:
+    """The order of a call: :func:`~depthdyn.meanfield.hermite_rule.order_of` of its largest variance
+    and correlation (more than the default only for an activation of one parity)."""
+    return rule.order_of(float(q.max(initial=0.0)), float(np.abs(rho).max(initial=0.0)),
+                         more=layer_series.parity_of(act) is not None)
 
 
 def difference_moment(act, q, eps):
@@ -354,7 +359,7 @@ def difference_moment(act, q, eps):
     if not ok.any():
         return value, bound, ok
     e = eps[ok]
-    co = coefficients(act, q[ok], _far_order(q[ok], 1.0 - e))
+    co = coefficients(act, q[ok], _far_order(act, q[ok], 1.0 - e))
     v, err = _difference_sums(co, e)
     value[ok], bound[ok] = v, err
     # relative to the value, or (for eps so small that it underflows) to eps times its slope
@@ -396,7 +401,7 @@ def diagonal_moments(act, q: np.ndarray, eps: np.ndarray):
         s, _, s_ok = second_moment(act, q)
         d, _, d_ok = difference_moment(act, q, eps)
         return s, s_ok, d, d_ok
-    order = _far_order(q, 1.0 - eps)
+    order = _far_order(act, q, 1.0 - eps)
     if q.size == 1:
         co = coefficients(act, q, order)
     else:  # several lags: the record of the sorted variances, which their pairs' moments used

@@ -55,7 +55,7 @@ class Tanh(Activation):
     name, bounded, smooth, growth, parity = "tanh", True, True, (1.0, 0.0, 1.0), "odd"
     # 1 - tanh(u) = 2 / (exp(2u) + 1) <= 2 exp(-2u) and sech(u)^2 <= 4 exp(-2u): at u >= 20, below 8.5e-18
     # and 1.7e-17 (rounded up)
-    saturation = (20.0, 1.0, 1e-17, 2e-17)
+    asymptote = (20.0, 1.0, 0.0, 1e-17, 2e-17)
 
     def phi(self, u):
         return np.tanh(u)
@@ -66,6 +66,9 @@ class Tanh(Activation):
 
     def diff(self, u, h):
         return tanh_difference(u, h)
+
+    def remainder(self, u):
+        return -2.0 * expit(-2.0 * u)  # tanh(u) - 1
 
     def torch(self, x):
         return _torch().tanh(x)
@@ -110,6 +113,8 @@ class SiLUEvenPart(Activation):
 
     # |psi(u)| <= |u|/2, |psi'| = |SiLU' - 1/2| <= 0.5999
     name, smooth, growth, parity = "silu_even_part", True, (0.0, 0.5, 0.6), "even"
+    # psi(u) - u/2 = -u sigmoid(-u): |.| <= u exp(-u) < 6e-25 at u >= 60, and |psi' - 1/2| <= (1 + u) exp(-u)
+    asymptote = (60.0, 0.0, 0.5, 6e-25, 6e-25)
 
     def phi(self, u):
         return 0.5 * u * np.tanh(0.5 * u)
@@ -120,6 +125,9 @@ class SiLUEvenPart(Activation):
 
     def diff(self, u, h):
         return 0.5 * (u * tanh_difference(0.5 * u, 0.5 * h) + h * np.tanh(0.5 * (u + h)))
+
+    def remainder(self, u):
+        return -u * expit(-u)
 
 
 class SiLU(Reduced):
@@ -156,6 +164,8 @@ class SoftplusEvenPart(Activation):
 
     # |psi(u)| <= log 2 + |u|/2, |psi'| = |sigmoid(u) - 1/2| < 1/2
     name, smooth, growth, parity = "softplus_even_part", True, (_LOG2, 0.5, 0.5), "even"
+    # psi(u) - u/2 = log1p(exp(-u)) <= exp(-u) < 9e-27 at u >= 60, and |psi' - 1/2| = sigmoid(-u) <= exp(-u)
+    asymptote = (60.0, 0.0, 0.5, 1e-26, 1e-26)
 
     def phi(self, u):
         a = np.abs(u)
@@ -170,6 +180,10 @@ class SoftplusEvenPart(Activation):
         hn = np.clip(h, -1.0, 1.0)
         near = np.log1p(2.0 * np.sinh(0.25 * hn) ** 2 + np.tanh(0.5 * u) * np.sinh(0.5 * hn))
         return np.where(np.abs(h) <= 1.0, near, self.phi(u + h) - self.phi(u))
+
+    def remainder(self, u):
+        with np.errstate(under="ignore"):
+            return np.log1p(np.exp(-u))
 
 
 class Softplus(Reduced):
@@ -265,6 +279,9 @@ class GELUEvenPart(Activation):
 
     # |psi(u)| <= |u|/2, |psi'| = |GELU' - 1/2| <= 0.629
     name, smooth, growth, parity = "gelu_even_part", True, (0.0, 0.5, 0.63), "even"
+    # psi(u) - u/2 = -u Phi(-u): |.| <= pdf(u) (Mills' ratio) and |psi' - 1/2| <= Phi(-u) + u pdf(u), below
+    # 1e-190 at u >= 30
+    asymptote = (30.0, 0.0, 0.5, 1e-190, 1e-190)
 
     def phi(self, u):
         return 0.5 * u * erf(u / math.sqrt(2.0))
@@ -275,6 +292,9 @@ class GELUEvenPart(Activation):
     def diff(self, u, h):
         u, h = (np.array(x, dtype=float) for x in np.broadcast_arrays(u, h))
         return u * _cdf_difference(u, h) + 0.5 * h * erf((u + h) / math.sqrt(2.0))
+
+    def remainder(self, u):
+        return -0.5 * u * erfc(u / math.sqrt(2.0))
 
 
 class GELU(Reduced):

@@ -1,9 +1,9 @@
-"""A kernel layer's fast Hermite paths: one variance's record, the saturation cut, the pairs of lags.
+"""A kernel layer's fast Hermite paths: one variance's record, the asymptote cut, the pairs of lags.
 
 References, none of them the code under test: nested QUADPACK (``reference_quadrature``) of
 ``E[phi^2]``, ``E[phi(u1) phi(u2)]`` and (for the difference near ``c = 1``) Price's expansion in
-one-variable integrals; mpmath at 40 digits for tanh's saturation bounds and for erf's arcsine
-kernel (Williams 1997); and the recurrence of a dense network written out in the test with every
+one-variable integrals; mpmath at 40 digits for the asymptotes' bounds and coefficients and for
+erf's arcsine kernel (Williams 1997); and the recurrence of a dense network written out in the test with every
 pair of lags integrated by QUADPACK.
 """
 
@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from reference_quadrature import expect1, expect2
 
-from depthdyn.meanfield import branch, get_activation, layer_series, mehler
+from depthdyn.meanfield import branch, get_activation, layer_series, mehler, smooth
 from depthdyn.meanfield.kernels import iterate_family, kernel_spec
 
 
@@ -50,34 +50,83 @@ def test_one_variance_diagonal_against_quadrature(q, eps):
     assert shifted != pytest.approx(difference, rel=1e-10, abs=0)
 
 
-def test_tanh_saturation_bounds_hold():
-    # 1 - tanh(u) <= s and sech(u)^2 <= d for u >= U, at 40 digits (both decrease in u)
-    U, limit, s, d = get_activation("tanh").saturation
+# each activation with an asymptote at 40 digits: phi and phi'
+HALF = mp.mpf(1) / 2
+# each activation with an asymptote at 40 digits: phi, phi', and its remainder written without cancellation
+ASYMPTOTIC = {
+    "tanh": (mp.tanh, lambda u: mp.sech(u) ** 2, lambda u: -2 / (mp.exp(2 * u) + 1)),
+    "gelu_even_part": (lambda u: u * mp.ncdf(u) - u / 2, lambda u: mp.ncdf(u) + u * mp.npdf(u) - HALF,
+                       lambda u: -u * mp.ncdf(-u)),
+    "silu_even_part": (lambda u: u / (1 + mp.exp(-u)) - u / 2,
+                       lambda u: 1 / (1 + mp.exp(-u)) + u * mp.exp(-u) / (1 + mp.exp(-u)) ** 2 - HALF,
+                       lambda u: -u / (1 + mp.exp(u))),
+    "softplus_even_part": (lambda u: mp.log(1 + mp.exp(u)) - u / 2, lambda u: 1 / (1 + mp.exp(-u)) - HALF,
+                           lambda u: mp.log(1 + mp.exp(-u))),
+}
+
+
+def _asymptotic(name):
+    return get_activation("tanh") if name == "tanh" else getattr(smooth, {
+        "gelu_even_part": "GELUEvenPart", "silu_even_part": "SiLUEvenPart",
+        "softplus_even_part": "SoftplusEvenPart"}[name])()
+
+
+@pytest.mark.parametrize("name", sorted(ASYMPTOTIC))
+def test_asymptote_bounds_hold(name):
+    # |phi - limit - slope u| <= s and |phi' - slope| <= d for u >= U, at 40 digits (both decrease in u)
+    act = _asymptotic(name)
+    phi, dphi, rest = ASYMPTOTIC[name]
+    U, limit, slope, s, d = act.phi_asymptote()
     with mp.workdps(40):
-        for u in (U, U + 1e-9, U + 0.5, 2 * U, 40.0, 700.0):
-            assert limit - mp.tanh(u) <= s
-            assert mp.sech(u) ** 2 <= d
-        # the mutant: the bounds one unit of u earlier do not hold
-        assert limit - mp.tanh(U - 1) > s and mp.sech(U - 1) ** 2 > d
+        for u in (0.5, 3.0, 9.0):  # the remainder's formula is phi's
+            assert abs(rest(mp.mpf(u)) - (phi(mp.mpf(u)) - limit - slope * u)) < mp.mpf(10) ** -35
+        for u in (U, U + 1e-9, U + 0.5, 2 * U, 700.0):
+            assert abs(rest(mp.mpf(u))) <= s
+            assert abs(dphi(mp.mpf(u)) - slope) <= d
+        # the mutant: the bound one unit of u earlier does not hold
+        assert abs(rest(mp.mpf(U - 1))) > s
+        # the remainder as the activation computes it (scipy's erfc: 1e-13 relative in the far tail)
+        u = np.array([0.0, 0.3, 2.0, 9.0, U - 1, U])
+        want = [float(rest(mp.mpf(x))) for x in u]
+        np.testing.assert_allclose(act.phi_remainder(u), want, rtol=2e-13, atol=1e-300)
 
 
+@pytest.mark.parametrize("name", sorted(ASYMPTOTIC))
 @pytest.mark.parametrize("q", [50.0, 5e3, 1e8])
-def test_saturated_nodes_give_the_full_rule(q):
-    # the coefficients with phi replaced by its limit beyond U = 20 against every node evaluated
-    cut = get_activation("tanh")
-    full = get_activation("tanh")
-    full.saturation = None
+def test_asymptote_and_remainder_give_the_full_rule(name, q):
+    # the asymptote's exact coefficients plus the remainder's below U, against phi at every node
+    cut, full = _asymptotic(name), _asymptotic(name)
+    full.asymptote = None
     _fresh()
     levels = mehler.rule.levels(q)
     a, b = mehler._compute(cut, np.array([q]), 96, levels), mehler._compute(full, np.array([q]), 96, levels)
     assert np.all(np.abs(a.b - b.b) <= a.b_err + b.b_err)
     assert abs(a.m0[0] - b.m0[0]) <= a.m0_err[0] + b.m0_err[0]
-    # the mutant: a limit of 0.99 instead of 1 moves the coefficients far beyond the full rule's bounds
-    wrong = get_activation("tanh")
-    wrong.saturation = (20.0, 0.99, 1e-17, 1e-17)
+    if name != "tanh" and q > 1e3:  # the point of it: a bound from the remainder's rounding, not phi's
+        assert np.median(a.b_err) < np.median(b.b_err) / 100
+    # the mutant: a limit or slope 1% off moves the coefficients far beyond the full rule's bounds
+    U, limit, slope, s, d = cut.phi_asymptote()
+    wrong = _asymptotic(name)
+    wrong.asymptote = (U, 0.99 * limit, 0.99 * slope, s, d)
     _fresh()
     moved = mehler._compute(wrong, np.array([q]), 96, levels)
     assert np.any(np.abs(moved.b - b.b) > 1e3 * b.b_err)
+
+
+@pytest.mark.parametrize("parity", [0, 1])
+def test_asymptote_coefficients_against_mpmath(parity):
+    # E[f(z) h_k(z)] of |z| (parity 0) and sign(z) (parity 1), by mpmath's quadrature at 40 digits
+    got = mehler.rule.asymptote_coefficients(parity, 40)
+    f = (lambda z: abs(z)) if parity == 0 else (lambda z: mp.sign(z))
+    with mp.workdps(40):
+        for i in (0, 1, 2, 7, 39):
+            k = parity + 2 * i
+            # 2 int_0^oo f(z) He_k(z) phi(z) dz / sqrt(k!) (f and He_k of the same parity)
+            want = 2 * mp.quad(lambda z, k=k: f(z) * mp.hermite(k, z / mp.sqrt(2)) * 2 ** (-mp.mpf(k) / 2)
+                               * mp.npdf(z), [0, 5, 10, 20, mp.inf]) / mp.sqrt(mp.factorial(k))
+            assert abs(got[i] - float(want)) <= 2 * np.finfo(float).eps * abs(float(want)), (k, got[i], want)
+    # the mutant: the other parity's function has other coefficients
+    assert not np.allclose(got[:5], mehler.rule.asymptote_coefficients(1 - parity, 5), rtol=1e-3)
 
 
 PAIRS = [(1.0, 1.0002, 0.9999), (1.3, 0.7, 0.5), (2.0, 1.5, -0.6), (0.4, 2.2, 0.0), (30.0, 25.0, 0.3)]
@@ -164,7 +213,7 @@ class _TanhSquared(type(get_activation("tanh"))):
     """``tanh(u)^2``: even, levels off at 1 (``1 - tanh^2 = sech^2 <= 4 exp(-2u)``)."""
 
     name, parity, growth = "tanh^2", "even", (1.0, 0.0, 1.0)
-    saturation = (20.0, 1.0, 2e-17, 4e-17)
+    asymptote = (20.0, 1.0, 0.0, 2e-17, 4e-17)
 
     def phi(self, u):
         return np.tanh(u) ** 2
