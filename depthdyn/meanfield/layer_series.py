@@ -28,8 +28,8 @@ import numpy as np
 from . import hermite_rule as rule
 from .memo import ActivationMemo
 
-__all__ = ["LayerSeries", "Projection", "parity_of", "project_parity", "layer_series", "derivative_tail",
-           "diagonal", "cross_moments"]
+__all__ = ["LayerSeries", "Projection", "parity_of", "project_parity", "derivative_square", "layer_series",
+           "derivative_tail", "diagonal", "cross_moments"]
 
 _ULP = float(np.finfo(float).eps)
 _cache = ActivationMemo(64)
@@ -129,35 +129,45 @@ def project_parity(act, x: float, order: int, level: int, odd: int, derivative: 
     changes ``b_k`` by at most ``s`` (Cauchy-Schwarz against ``sum h_k^2 w <= 1``), ``E[phi^2]`` by
     ``s (2 E|A| + s)``, and ``x E[phi'^2]`` (``phi'`` taken as ``slope`` there) by ``x d (2 slope + d)``;
     the rules' difference by twice as much. The sums' rounding is then relative to ``r``'s size,
-    not ``phi``'s (``sqrt(x) / 2`` for GELU's even part at a large variance).
+    not ``phi``'s (``sqrt(x) / 2`` for GELU's even part at a large variance). Likewise an even ``phi``
+    with ``phi(0) != 0`` elsewhere: ``phi(0)`` is the exact part, ``phi(u) - phi(0)`` (``act.diff``)
+    the summed one.
     """
     rows = (order + 2 - odd) // 2
     half = rule.parity_rule(level, odd, rows)
     mid, root = half.middle, math.sqrt(x)
-    asymptote = act.phi_asymptote() if hasattr(act, "phi_asymptote") else None
-    m_hi, m_lo = half.sizes
-    cut = asymptote is not None and root * half.z[-1] >= asymptote[0]
-    if cut:
-        at = asymptote[0] / root
-        m_hi, m_lo = bisect.bisect_left(half.z_hi, at), bisect.bisect_left(half.z_lo, at)
-    start, stop = mid - m_lo, mid + 1 + m_hi
+    start, stop, asymptote = _span(act, x, half)
+    m_lo, m_hi = mid - start, stop - mid - 1
+    cut = asymptote is not None
     u = half.z[start:stop] * root
     weights = half.weights[start:stop]
-    squares = np.empty((2 if derivative else 1, stop - start))
-    if not cut:
+    m1, m1_lo, derivative_error = derivative_square(act, x, level, odd) if derivative else (0.0, 0.0, 0.0)
+    # an even phi with phi(0) != 0 (softplus's even part: log 2) is summed as phi(u) - phi(0), from its
+    # accurate difference: the constant's coefficient is exact, and the rounding is the rest's
+    offset = 0.0 if odd or cut else _phi_at_zero(act)
+    if cut:  # only u in [0, U) is evaluated: nothing to guard (NumPy's errstate costs as much as phi)
+        f = act.phi_remainder(u)
+    else:
         with np.errstate(under="ignore", over="ignore"):
-            f, g = act.phi(u), act.dphi(u) if derivative else None
-    else:  # only u in [0, U) is evaluated: nothing to guard (NumPy's errstate costs as much as phi)
-        f, g = act.phi_remainder(u), act.dphi(u) if derivative else None
-    if derivative:
-        np.multiply(g, g, out=squares[1])
+            f = act.diff(np.zeros(u.size), u) if offset else act.phi(u)
     hi, lo = f[m_lo + 1:] @ half.t_hi[:m_hi], f[:m_lo] @ half.t_lo[start:mid]
-    np.multiply(f, f, out=squares[0])
-    (m0, m0_lo), *rest = (squares @ weights).tolist()
-    m1, m1_lo = rest[0] if derivative else (0.0, 0.0)
-    if not cut:
-        return Projection(hi, lo, m0, m0_lo, x * m1, x * m1_lo, float(f[m_lo]), None, (0.0, 0.0, 0.0), m0, m0,
-                          0.0)
+    if not cut and not offset:
+        m0, m0_lo = ((f * f) @ weights).tolist()
+        return Projection(hi, lo, m0, m0_lo, m1, m1_lo, float(f[m_lo]), None, (0.0, 0.0, 0.0), m0, m0, 0.0)
+    if not cut:  # E[phi^2] = phi(0)^2 + 2 phi(0) E[f] + E[f^2], f = phi - phi(0)
+        hi[0] += offset
+        lo[0] += offset
+        (m0, m0_lo), (mean, mean_lo) = (np.stack((f * f, f)) @ weights).tolist()
+        a, slope, d = act.growth  # |f| <= a + |phi(0)| + slope |u| and <= d |u|
+        window = min(rule.share(x, a + abs(offset), slope), rule.share(x, 0.0, d))
+        exact = np.zeros(hi.size)
+        exact[0] = 4 * _ULP * abs(offset)
+        square = offset * offset
+        # the terms' size: sum |2 phi(0) f + f^2| w <= 2 |phi(0)| sqrt(sum f^2 w) + sum f^2 w (Cauchy-Schwarz)
+        size = 2 * abs(offset) * math.sqrt(m0) + m0 + square / 16
+        return Projection(hi, lo, square + 2 * offset * mean + m0, square + 2 * offset * mean_lo + m0_lo, m1,
+                          m1_lo, offset, window, (0.0, 0.0, 0.0), m0, size, exact)
+    m0 = float((f * f) @ weights[:, 0])
     _, limit, slope, s, d = asymptote
     exact = rule.asymptote_coefficients(odd, rows) * (limit if odd else slope * root)
     exact[0] += slope * root if odd else limit  # the constant (even) or the line (odd)
@@ -168,12 +178,52 @@ def project_parity(act, x: float, order: int, level: int, odd: int, derivative: 
     square_a = limit * limit + 2 * limit * slope * root * _SQRT_2_OVER_PI + slope * slope * x  # E[A^2]
     f *= 2 * (limit + slope * u) + f  # r (2 A + r): E[phi^2] = E[A^2] + E[r (2 A + r)]
     (cross, cross_lo), (size, _) = (f @ weights).tolist(), (np.abs(f) @ weights).tolist()
-    if derivative and slope:  # phi' = slope beyond U, where the weights are the rule's less those summed
-        m1, m1_lo = m1 + slope * slope * (half.totals[0] - weights[:, 0].sum()), \
-            m1_lo + slope * slope * (half.totals[1] - weights[:, 1].sum())
-    errors = (3 * s, 3 * s * (2 * mean_a + s), 3 * x * d * (2 * abs(slope) + d))
-    return Projection(hi, lo, square_a + cross, square_a + cross_lo, x * m1, x * m1_lo, float(act.phi(0.0)),
+    errors = (3 * s, 3 * s * (2 * mean_a + s), derivative_error)
+    return Projection(hi, lo, square_a + cross, square_a + cross_lo, m1, m1_lo, _phi_at_zero(act),
                       rule.share(x, s, 0.0), errors, scale, size + square_a / 16, 4 * _ULP * np.abs(exact))
+
+
+def _phi_at_zero(act) -> float:
+    """``phi(0)``, kept per activation (asked for at every projection)."""
+    value = _cache.get(act, "phi(0)")
+    if value is None:
+        value = _cache.put(act, "phi(0)", float(act.phi(np.zeros(1))[0]))
+    return value
+
+
+def _span(act, x: float, half: rule.ParityRule) -> tuple[int, int, tuple | None]:
+    """The slice ``[start, stop)`` of ``half``'s layout below the activation's asymptote point ``U``
+    (all of it where no node of variance ``x`` reaches ``U``), and the asymptote where some does."""
+    asymptote = act.phi_asymptote() if hasattr(act, "phi_asymptote") else None
+    m_hi, m_lo = half.sizes
+    root = math.sqrt(x)
+    if asymptote is None or root * half.z[-1] < asymptote[0]:
+        return half.middle - m_lo, half.middle + 1 + m_hi, None
+    at = asymptote[0] / root
+    m_hi, m_lo = bisect.bisect_left(half.z_hi, at), bisect.bisect_left(half.z_lo, at)
+    return half.middle - m_lo, half.middle + 1 + m_hi, asymptote
+
+
+def derivative_square(act, x: float, level: int, odd: int) -> tuple[float, float, float]:
+    """``x E[phi'(sqrt(x) z)^2]`` by each rule, and the asymptote's share of its error (``phi'`` taken
+    as ``slope`` beyond ``U``: ``x d (2 slope + d)`` per rule, the rules' difference twice as much)."""
+    half = rule.parity_rule(level, odd, 1)  # the nodes and weights alone
+    start, stop, asymptote = _span(act, x, half)
+    weights = half.weights[start:stop]
+    u = half.z[start:stop] * math.sqrt(x)
+    if asymptote is None:
+        with np.errstate(under="ignore", over="ignore"):
+            g = act.dphi(u)
+    else:  # only u in [0, U) is evaluated: nothing to guard
+        g = act.dphi(u)
+    m1, m1_lo = ((g * g) @ weights).tolist()
+    if asymptote is None:
+        return x * m1, x * m1_lo, 0.0
+    _, _, slope, _, d = asymptote
+    if slope:  # phi' = slope beyond U, where the weights are the rule's less those summed
+        m1 += slope * slope * (half.totals[0] - weights[:, 0].sum())
+        m1_lo += slope * slope * (half.totals[1] - weights[:, 1].sum())
+    return x * m1, x * m1_lo, 3 * x * d * (2 * abs(slope) + d)
 
 
 def _compute(act, x: float, order: int, odd: int) -> LayerSeries:
@@ -214,10 +264,9 @@ def derivative_tail(act, series: LayerSeries, known: bool = False) -> float | No
     kept = _cache.get(act, key)
     if kept is not None or known:
         return kept
-    p = project_parity(act, x, order, rule.levels(x), odd)
+    m1, m1_lo, error = derivative_square(act, x, rule.levels(x), odd)
     tail = rule.share(x, act.growth[2], 0.0)
-    e1 = abs(p.m1 - p.m1_lo) + x * (tail * tail) + p.errors[2] + 64 * _ULP * p.m1
-    m1 = p.m1
+    e1 = abs(m1 - m1_lo) + x * (tail * tail) + error + 64 * _ULP * m1
     n_b, n_spread = series.parts
     t1 = max(m1 - n_b + e1 + n_spread + 8 * _ULP * order * m1, 0.0)
     return _cache.put(act, key, t1)
@@ -235,8 +284,9 @@ def layer_series(act, x: float, order: int, odd: int) -> LayerSeries:
     return _cache.put(act, (order, odd, x), _compute(act, x, order, odd))
 
 
-#: The tiers at least as high as each, highest first (the cache's look-ups).
-_ENOUGH = {t: [u for u in reversed(rule.TIERS) if u >= t] for t in rule.TIERS}
+#: The tiers at least as high as each, itself first (the cache's look-ups: a layer mostly asks again
+#: for the order it asked for before, and the highest tiers are rarely computed).
+_ENOUGH = {t: [t] + [u for u in rule.TIERS if u > t] for t in rule.TIERS}
 
 
 def diagonal(act, x: float, e: float, odd: int) -> tuple[float, bool, float, bool]:
@@ -247,8 +297,28 @@ def diagonal(act, x: float, e: float, odd: int) -> tuple[float, bool, float, boo
     ``min(2 T0, e T1)``, or, where that bound is worse (``rho`` away from 1), as
     ``E[phi^2] - sum b_n^2 rho^n`` with the tail ``|rho|^(N+1) T0``; ``T1`` (a second pass over
     the nodes) is computed only where neither is within ``RTOL`` without it.
+
+    The order is the default one (at most 384), and more (up to 1536, where ``|rho|^N`` then is small
+    enough) only where that is not within ``RTOL``: the criterion ``|rho|^N <= RTOL / 100`` ignores
+    how fast the coefficients fall, and asks for 1536 terms where 384 often do. A call that needed
+    more says so to the next (a kernel's layers move slowly), which then starts there, until the
+    note leaves the activation's cache.
     """
-    series = layer_series(act, x, rule.order_of(x, abs(1.0 - e), more=True), odd)
+    rho = abs(1.0 - e)
+    order, top = rule.order_of(x, rho), rule.order_of(x, rho, more=True)
+    if order < top and _cache.get(act, "more") is not None:
+        order = top
+    result = _diagonal(act, x, e, odd, order)
+    if not result[3] and order < top:
+        result = _diagonal(act, x, e, odd, top)
+        if result[3]:
+            _cache.put(act, "more", True)
+    return result
+
+
+def _diagonal(act, x: float, e: float, odd: int, order: int) -> tuple[float, bool, float, bool]:
+    """:func:`diagonal` at the truncation ``order``."""
+    series = layer_series(act, x, order, odd)
     order, m0, m0_err, t0, base = series.order, series.m0, series.m0_err, series.t0, series.base
     m0_ok = m0_err <= rule.RTOL * max(m0, 1e-300)
     n = _columns(order, odd)[0]

@@ -50,7 +50,32 @@ def test_one_variance_diagonal_against_quadrature(q, eps):
     assert shifted != pytest.approx(difference, rel=1e-10, abs=0)
 
 
-# each activation with an asymptote at 40 digits: phi and phi'
+def _orders(act, x):
+    """The orders of the records kept for ``act`` at variance ``x``."""
+    return {t for t in mehler.rule.TIERS if layer_series._cache.get(act, (t, 1, x)) is not None}
+
+
+def test_more_terms_only_where_the_default_is_not_enough():
+    act = get_activation("tanh")
+    # q = 30, c = 0.96: 384 terms miss the bound (their tail), 768 or more meet it
+    _fresh()
+    second, second_ok, difference, ok = layer_series.diagonal(act, 30.0, 0.04, 1)
+    assert ok and second_ok and max(_orders(act, 30.0)) > 384
+    assert difference == pytest.approx(_difference_reference(30.0, 0.04), rel=1e-10, abs=0)
+    # q = 10, c = 0.955: the criterion |rho|^N <= RTOL/100 asks for 768, but the default 384 is enough
+    _fresh()
+    assert mehler.rule.order_of(10.0, 0.955, more=True) > 384
+    assert layer_series.diagonal(act, 10.0, 0.045, 1)[3] and _orders(act, 10.0) == {384}
+    # a call after one that needed more starts there (the layers of a kernel move slowly)
+    _fresh()
+    layer_series.diagonal(act, 30.0, 0.04, 1)
+    layer_series.diagonal(act, 10.0, 0.045, 1)
+    assert max(_orders(act, 10.0)) > 384
+    # the mutant: with the default alone the first point is not within its bound
+    _fresh()
+    assert not layer_series._diagonal(act, 30.0, 0.04, 1, 384)[3]
+
+
 HALF = mp.mpf(1) / 2
 # each activation with an asymptote at 40 digits: phi, phi', and its remainder written without cancellation
 ASYMPTOTIC = {
@@ -110,6 +135,50 @@ def test_asymptote_and_remainder_give_the_full_rule(name, q):
     wrong.asymptote = (U, 0.99 * limit, 0.99 * slope, s, d)
     _fresh()
     moved = mehler._compute(wrong, np.array([q]), 96, levels)
+    assert np.any(np.abs(moved.b - b.b) > 1e3 * b.b_err)
+
+
+@pytest.mark.parametrize("name", sorted(ASYMPTOTIC))
+@pytest.mark.parametrize("q", [0.1, 2.0, 50.0, 5e3])
+def test_projection_moments_against_quadpack(name, q):
+    # E[phi^2] and q E[phi'^2] of every path (phi itself, phi - phi(0), the asymptote's remainder)
+    act = _asymptotic(name)
+    phi, dphi, _ = ASYMPTOTIC[name]
+    p = layer_series.project_parity(act, q, 96, mehler.rule.levels(q), layer_series.parity_of(act))
+    with mp.workdps(30):
+        second = expect1(lambda x: float(phi(mp.mpf(x))) ** 2, q)
+        slope2 = expect1(lambda x: float(dphi(mp.mpf(x))) ** 2, q)
+    assert p.m0 == pytest.approx(second, rel=1e-12) and p.m0_lo == pytest.approx(second, rel=1e-9)
+    assert p.m1 == pytest.approx(q * slope2, rel=1e-12) and p.m1_lo == pytest.approx(q * slope2, rel=1e-9)
+    # the mutant: the slope's square at another variance
+    assert p.m1 != pytest.approx(1.01 * q * slope2, rel=1e-6)
+
+
+@pytest.mark.parametrize("q", [0.1, 2.0, 6.0])
+def test_an_even_activation_with_a_constant_sums_the_rest(q):
+    # softplus's even part is log 2 at 0: phi(0) is an exact coefficient and phi - phi(0) is summed
+    act, full = smooth.SoftplusEvenPart(), smooth.SoftplusEvenPart()
+    full.parity = None  # every node and degree, phi itself summed
+    _fresh()
+    levels = mehler.rule.levels(q)
+    a, b = mehler._compute(act, np.array([q]), 96, levels), mehler._compute(full, np.array([q]), 96, levels)
+    assert np.all(np.abs(a.b - b.b) <= a.b_err + b.b_err)
+    assert abs(a.m0[0] - b.m0[0]) <= a.m0_err[0] + b.m0_err[0]
+    if q < 1:  # where log 2 is most of phi: the rounding is the rest's
+        assert np.median(a.b_err) < np.median(b.b_err) / 10
+    # the difference moment at c = 1 - 1e-20: q eps E[phi'^2] to first order (Price), by QUADPACK
+    eps = 1e-20
+    second, second_ok, difference, ok = layer_series.diagonal(act, q, eps, 0)
+    assert ok and second_ok
+    slope2 = expect1(lambda x: (0.5 * math.tanh(0.5 * x)) ** 2, q)
+    assert difference == pytest.approx(q * eps * slope2, rel=1e-10)
+
+    class Shifted(smooth.SoftplusEvenPart):  # the mutant: a difference off by 1e-9
+        def diff(self, u, h):
+            return super().diff(u, h) + 1e-9
+
+    _fresh()
+    moved = mehler._compute(Shifted(), np.array([q]), 96, levels)
     assert np.any(np.abs(moved.b - b.b) > 1e3 * b.b_err)
 
 
