@@ -45,6 +45,11 @@ def expected(chosen):
     ([(3 + 4 * I) / 5, (3 - 4 * I) / 5, Q(-1, 2)], False, True),
     ([(1 + sp.sqrt(2) * I) / sp.sqrt(3), sp.sqrt(2) / 2 * (1 - I), Q(3, 4) * sp.sqrt(2) * (1 + I) / 2], False, True),
     ([(1 + sp.sqrt(2) * I) / sp.sqrt(3) * (1 + Q(1, 10**30))], False, False),
+    # a pair 2e-40 apart around 1 beside a root 1e-30: the Newton polygon's groups alone leave the pair
+    # a conjugate pair off by 1e-18 at every precision (found by the property test below)
+    ([1 - Q(1, 10**40), Q(1, 10**30), 1 + Q(1, 10**40)], False, False),
+    ([1 - Q(1, 10**40), Q(1, 10**30), 1], False, True),
+    ([-1 + Q(1, 10**25), Q(1, 10**30), -1], False, True),
 ])
 def test_near_and_on_circle(roots, strict, marginal):
     rc = root_condition(rec_from_roots(roots))

@@ -177,34 +177,44 @@ def _approx_roots(cs: list, dps: int):
 def _disks(h: sp.Poly, dps: int, want: float | None = None):
     """Approximate roots and their places at ``dps`` digits; None if the disks are not
     disjoint (or, with ``want``, some radius exceeds ``want * |z|``)."""
-    n = h.degree()
     with mpmath.workdps(dps):
         cs = [_mpc(c, dps) for c in h.all_coeffs()]
         zs = _approx_roots(cs, dps)
-        if zs is None:
+        found = None if zs is None else _certify(cs, zs, want)
+        if found is None and zs is not None and len(cs) > 3:
+            # a cluster in a group of the Newton polygon (roots 1e-30 and 1 +- 1e-40): the group's
+            # truncated polynomial puts it off by sqrt(1e-30), and Newton's steps, one bit each near a
+            # cluster, keep a conjugate pair conjugate; Durand-Kerner on the whole polynomial separates it
+            zs = _polyroots(cs, dps)
+            found = None if zs is None else _certify(cs, zs, want)
+        return found
+
+
+def _certify(cs: list, zs: list, want: float | None):
+    """:func:`_disks` for the approximations ``zs`` of the roots of ``cs`` (at the working precision)."""
+    n = len(cs) - 1
+    eps = mpmath.mpf(2) ** (-mpmath.mp.prec + 4)
+    rads = []
+    for i, z in enumerate(zs):
+        value, bound, az = mpmath.mpf(0), mpmath.mpf(0), abs(z)
+        value = mpmath.polyval(cs, z)
+        for c in cs:
+            bound = bound * az + abs(c)
+        prod = abs(cs[0])
+        for j, w in enumerate(zs):
+            if j != i:
+                prod *= abs(z - w)
+        if prod == 0:
             return None
-        eps = mpmath.mpf(2) ** (-mpmath.mp.prec + 4)
-        rads = []
-        for i, z in enumerate(zs):
-            value, bound, az = mpmath.mpf(0), mpmath.mpf(0), abs(z)
-            value = mpmath.polyval(cs, z)
-            for c in cs:
-                bound = bound * az + abs(c)
-            prod = abs(cs[0])
-            for j, w in enumerate(zs):
-                if j != i:
-                    prod *= abs(z - w)
-            if prod == 0:
+        rads.append(n * (abs(value) + 4 * (n + 1) * eps * bound) / prod * (1 + eps * 100 * n))
+    for i in range(n):
+        if want is not None and rads[i] > want * abs(zs[i]):
+            return None
+        for j in range(i):
+            if abs(zs[i] - zs[j]) <= rads[i] + rads[j]:
                 return None
-            rads.append(n * (abs(value) + 4 * (n + 1) * eps * bound) / prod * (1 + eps * 100 * n))
-        for i in range(n):
-            if want is not None and rads[i] > want * abs(zs[i]):
-                return None
-            for j in range(i):
-                if abs(zs[i] - zs[j]) <= rads[i] + rads[j]:
-                    return None
-        where = [-1 if abs(z) + d < 1 else 1 if abs(z) - d > 1 else 0 for z, d in zip(zs, rads, strict=True)]
-        return zs, where
+    where = [-1 if abs(z) + d < 1 else 1 if abs(z) - d > 1 else 0 for z, d in zip(zs, rads, strict=True)]
+    return zs, where
 
 
 def _display(h: sp.Poly, zs: list, dps: int) -> list:
