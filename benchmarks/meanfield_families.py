@@ -51,6 +51,22 @@ tanh's dense kernel is at the 1 s target (0.93-1.21 s in the three runs): every 
 its new lag at order 192 (48-96 once consecutive lags decorrelate) and sums its pairs' series,
 about 90 us of mostly NumPy's per-call cost. erf's hyper-connection row is noise (its code path
 is unchanged; 0.10-0.17 s before, 0.15-0.16 s after in these runs).
+
+GELU, SiLU, softplus and sigmoid (``--act gelu,silu,softplus,sigmoid``), before and after they were
+reduced to an affine part plus an activation of one parity and the asymptotes of those were summed
+exactly (one core, the other idle, load 0.6-0.9; the largest over the families, and the slow ones):
+
+==========================  =====================  ==========
+activation                  before                 after
+==========================  =====================  ==========
+GELU                        4.1 s, rezero 92 s     1.07 s (dense; the others <= 0.55 s)
+SiLU                        2.8 s, rezero 54 s     1.00 s (dense; the others <= 0.50 s)
+softplus                    3.4 s, rezero 147 s    1.31 s (dense; the others <= 0.81 s)
+sigmoid                     full residual 101 s    0.96 s (dense; the others <= 0.83 s)
+==========================  =====================  ==========
+
+(tanh in the same run: dense 0.93 s, the others <= 0.51 s.) The dense kernels are just over or
+under the line: a new lag's record and its pairs each layer, mostly NumPy's cost per call.
 """
 
 from __future__ import annotations
