@@ -157,7 +157,10 @@ def project_parity(act, x: float, order: int, level: int, odd: int, derivative: 
     if not cut:  # E[phi^2] = phi(0)^2 + 2 phi(0) E[f] + E[f^2], f = phi - phi(0)
         hi[0] += offset
         lo[0] += offset
-        (m0, m0_lo), (mean, mean_lo) = (np.stack((f * f, f)) @ weights).tolist()
+        both = np.empty((2, f.size))
+        np.multiply(f, f, out=both[0])
+        both[1] = f
+        (m0, m0_lo), (mean, mean_lo) = (both @ weights).tolist()
         a, slope, d = act.growth  # |f| <= a + |phi(0)| + slope |u| and <= d |u|
         window = min(rule.share(x, a + abs(offset), slope), rule.share(x, 0.0, d))
         exact = np.zeros(hi.size)
