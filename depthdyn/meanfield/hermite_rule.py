@@ -52,7 +52,7 @@ TIERS = (48, 96, 192, 384, 768, 1536)
 #: The highest degree of the tables (the largest truncation order of the series): a property of
 #: the method, not a size limit a user meets (those are in :mod:`depthdyn.limits`).
 TOP_DEGREE = TIERS[-1]
-_DEFAULT_TIERS = TIERS[:4]
+_DEFAULT_TIERS = TIERS[:4]  # up to 384: the orders a call gets without asking for more
 
 _OUTSIDE = float(erfc(Z / math.sqrt(2.0)))  # P(|z| > Z)
 _Z2_OUTSIDE = 2.0 * Z * math.exp(-0.5 * Z * Z) / math.sqrt(2.0 * math.pi) + _OUTSIDE  # E[z^2; |z| > Z]
@@ -88,14 +88,20 @@ def _tables(n: int, level: int, degree: int) -> tuple[np.ndarray, np.ndarray, np
     """:func:`tables` to exactly ``degree``. The recurrence runs on the Hermite functions
     ``h_k sqrt(density)`` (bounded by 1), so nothing overflows at ``|z| = 12``."""
     z, w = _rule(n, level)
-    root = np.sqrt(w)  # sqrt(weight): h_k sqrt(w) stays bounded
+    return z, w, np.ascontiguousarray(_table(z, w, degree))
+
+
+def _table(z: np.ndarray, w: np.ndarray, degree: int) -> np.ndarray:
+    """``A[k, m] = h_k(z_m) w_m`` for ``k <= degree``, by the recurrence of ``h_k sqrt(w)`` (bounded by 1)."""
+    root = np.sqrt(w)
     rows = np.empty((degree + 1, z.size))
     rows[0] = root
-    rows[1] = z * root
+    if degree >= 1:
+        rows[1] = z * root
     for k in range(1, degree):
         rows[k + 1] = (z * rows[k] - math.sqrt(k) * rows[k - 1]) / math.sqrt(k + 1)
-    table = rows * root
-    return z, w, np.ascontiguousarray(table)
+    rows *= root
+    return rows
 
 
 @cache
@@ -140,16 +146,8 @@ def _half(n: int, level: int, parity: int, degree: int) -> tuple[np.ndarray, np.
     """
     z, w = _rule(n, level)
     right = z > 0
-    z, w = z[right], w[right]
-    # the recurrence of tables() on these nodes alone (degrees past 384 are asked for this way only)
-    root = np.sqrt(w)
-    rows = np.empty((degree + 1, z.size))
-    rows[0] = root
-    if degree >= 1:
-        rows[1] = z * root
-    for k in range(1, degree):
-        rows[k + 1] = (z * rows[k] - math.sqrt(k) * rows[k - 1]) / math.sqrt(k + 1)
-    return z, 2.0 * w, np.ascontiguousarray(2.0 * (rows[parity::2] * root).T)
+    z, w = z[right], w[right]  # the table on these nodes alone (degrees past 384 are asked for this way only)
+    return z, 2.0 * w, np.ascontiguousarray(2.0 * _table(z, w, degree)[parity::2].T)
 
 
 @cache

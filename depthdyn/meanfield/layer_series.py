@@ -170,13 +170,12 @@ def project_parity(act, x: float, order: int, level: int, odd: int, derivative: 
         size = 2 * abs(offset) * math.sqrt(m0) + m0 + square / 16
         return Projection(hi, lo, square + 2 * offset * mean + m0, square + 2 * offset * mean_lo + m0_lo, m1,
                           m1_lo, offset, window, (0.0, 0.0, 0.0), m0, size, exact)
-    m0 = float((f * f) @ weights[:, 0])
+    scale = float((f * f) @ weights[:, 0])  # sum r^2 w of the 20-node rule
     _, limit, slope, s, d = asymptote
     exact = rule.asymptote_coefficients(odd, rows) * (limit if odd else slope * root)
     exact[0] += slope * root if odd else limit  # the constant (even) or the line (odd)
     hi += exact
     lo += exact
-    scale = m0  # sum r^2 w of the 20-node rule
     mean_a = abs(limit) + slope * root * _SQRT_2_OVER_PI  # E|A|
     square_a = limit * limit + 2 * limit * slope * root * _SQRT_2_OVER_PI + slope * slope * x  # E[A^2]
     f *= 2 * (limit + slope * u) + f  # r (2 A + r): E[phi^2] = E[A^2] + E[r (2 A + r)]

@@ -226,22 +226,22 @@ def _compute_one(act, q: np.ndarray, order: int, levels: int) -> Coefficients:
     if odd is None:
         b, b_lo, *scalars = _project(act, q, order, levels)
         s0, s0_lo, s1, s1_lo, phi0 = (float(v[0]) for v in scalars)
-        window, saturated, scale, s0_scale, exact = None, (0.0, 0.0, 0.0), s0, s0, 0.0
+        window, asymptotic, scale, s0_scale, exact = None, (0.0, 0.0, 0.0), s0, s0, 0.0
     else:  # the other parity's coefficients vanish (their bound is the common part of the errors)
         p = layer_series.project_parity(act, x, order, levels, odd)
         s0, s0_lo, s1, s1_lo, phi0 = p.m0, p.m0_lo, p.m1, p.m1_lo, p.phi0
-        window, saturated, scale, s0_scale = p.window, p.errors, p.scale, p.m0_scale
+        window, asymptotic, scale, s0_scale = p.window, p.errors, p.scale, p.m0_scale
         b, b_lo = _scatter(p.hi, order, odd), _scatter(p.lo, order, odd)
         exact = _scatter(p.exact, order, odd) if isinstance(p.exact, np.ndarray) else p.exact
     if window is None:
         window = min(rule.share(x, a, slope), rule.share(x, abs(phi0), d))
     b_err = np.subtract(b, b_lo, out=b_lo)  # in place: each temporary costs as much as its arithmetic
     np.abs(b_err, out=b_err)
-    b_err += window + saturated[0] + 64 * _ULP * math.sqrt(scale)
+    b_err += window + asymptotic[0] + 64 * _ULP * math.sqrt(scale)
     b_err += exact
-    e0 = abs(s0 - s0_lo) + window * window + saturated[1] + 64 * _ULP * s0_scale
+    e0 = abs(s0 - s0_lo) + window * window + asymptotic[1] + 64 * _ULP * s0_scale
     tail = rule.share(x, d, 0.0)
-    e1 = abs(s1 - s1_lo) + x * (tail * tail) + saturated[2] + 64 * _ULP * s1
+    e1 = abs(s1 - s1_lo) + x * (tail * tail) + asymptotic[2] + 64 * _ULP * s1
     np.multiply(b[0], b[0], out=square)
     np.abs(b[0], out=spread)
     spread *= 2.0

@@ -12,8 +12,8 @@ the same under ``(u1, u2) -> (-u1, -u2)``). So, with ``C = cov(u1, u2)``,
 and every moment is ``psi``'s at the variances ``k^2 q`` plus a closed form, each part
 non-negative where the moment is (``E[phi^2]`` and the difference moment), so the inner bound
 scaled by ``s^2`` bounds the result. ``psi``'s parity then lets the kernel layers use its
-parity records (:mod:`depthdyn.meanfield.layer_series`): half the quadrature nodes, and for
-sigmoid tanh's saturation.
+parity records (:mod:`depthdyn.meanfield.layer_series`): half the quadrature nodes, and the
+asymptote of tanh (sigmoid's) or of the even part summed exactly.
 """
 
 from __future__ import annotations

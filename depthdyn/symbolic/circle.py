@@ -196,8 +196,7 @@ def _certify(cs: list, zs: list, want: float | None):
     eps = mpmath.mpf(2) ** (-mpmath.mp.prec + 4)
     rads = []
     for i, z in enumerate(zs):
-        value, bound, az = mpmath.mpf(0), mpmath.mpf(0), abs(z)
-        value = mpmath.polyval(cs, z)
+        value, bound, az = mpmath.polyval(cs, z), mpmath.mpf(0), abs(z)
         for c in cs:
             bound = bound * az + abs(c)
         prod = abs(cs[0])
