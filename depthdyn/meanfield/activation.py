@@ -20,7 +20,7 @@ from ..errors import DomainError
 from . import mehler
 from .gaussian import correlation_parts, expect, expect2
 
-__all__ = ["Activation", "variance_array"]
+__all__ = ["Activation", "variance_array", "difference_series", "NEAR_ONE"]
 
 
 @cache
@@ -215,10 +215,12 @@ class Activation:
         """``E[phi(u)^2] - E[phi(u1) phi(u2)] = E[(phi(u1) - phi(u2))^2] / 2`` at equal variances ``q``.
 
         Computed from the differences themselves, so that ``1 - c`` of the c-map keeps all its
-        digits as ``c -> 1``.
+        digits as ``c -> 1``: an activation's own method near ``c = 1`` where it has one
+        (``difference_near_one(q, eps) -> (value, bound)``, tried at ``eps <= NEAR_ONE``), the Hermite
+        series, and the graded quadrature at the points neither certifies.
         """
         q = variance_array(q)
-        return self._bivariate(lambda act, a, b, rho, e: mehler.difference_moment(act, a, e),
+        return self._bivariate(lambda act, a, b, rho, e: difference_series(act, a, e),
                                lambda u, d: 0.5 * self.diff(u, d) ** 2, q, q, c, eps, return_error)
 
     # ----------------------------------------------------------- printing
@@ -236,4 +238,25 @@ class Activation:
 
     def __hash__(self) -> int:
         return hash((type(self).__name__, self.name, tuple(sorted(map(repr, self.params.items())))))
+
+
+#: ``1 - c`` up to which an activation's ``difference_near_one`` is tried before the Hermite series.
+NEAR_ONE = 0.5
+
+
+def difference_series(act, q: np.ndarray, eps: np.ndarray):
+    """``(value, bound, ok)`` of the difference moment (flat arrays): ``act.difference_near_one`` at
+    ``eps <= NEAR_ONE`` where the activation has it, the Hermite series at the points it does not
+    certify (``ok``: the bound within ``RTOL`` of the value)."""
+    near = getattr(act, "difference_near_one", None)
+    if near is None:
+        return mehler.difference_moment(act, q, eps)
+    value, bound = np.zeros(q.shape), np.full(q.shape, np.inf)
+    close = eps <= NEAR_ONE
+    if close.any():
+        value[close], bound[close] = near(q[close], eps[close])
+    ok = bound <= mehler.RTOL * np.maximum(value, 1e-300)
+    if not ok.all():
+        value[~ok], bound[~ok], ok[~ok] = mehler.difference_moment(act, q[~ok], eps[~ok])
+    return value, bound, ok
 

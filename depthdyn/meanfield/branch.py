@@ -18,7 +18,7 @@ from functools import cache
 import numpy as np
 
 from . import hermite_rule, layer_series, mehler
-from .activation import Activation
+from .activation import NEAR_ONE, Activation
 from .memo import ActivationMemo
 from .reduced import Reduced
 
@@ -277,6 +277,11 @@ def _single_diagonal(act, q: float, eps: float) -> tuple[float, float]:
         second, second_ok, difference, difference_ok = mehler.diagonal_moments_scalar(act, q, eps)
         if not second_ok:
             second = float(act.second_moment(np.array([q]))[0])
+        near_one = getattr(act, "difference_near_one", None)  # Price's theorem (SELU) before the quadrature
+        if not difference_ok and eps <= NEAR_ONE and near_one is not None:
+            near, bound = near_one(np.array([q]), np.array([eps]))
+            difference_ok = bound[0] <= mehler.RTOL * max(near[0], 1e-300)
+            difference = float(near[0]) if difference_ok else difference
         if not difference_ok:
             difference = float(act.difference_moment(np.array([q]), eps=np.array([eps]))[0])
     elif hasattr(act, "layer_moments"):  # closed forms written for one point (erf)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.special import erf, erfc, expit
+from scipy.special import erf, erfc, erfcx, expit
 
 from ..errors import ParameterError
 from .activation import Activation, variance_array
@@ -21,6 +21,7 @@ __all__ = ["Tanh", "Sigmoid", "SiLU", "Softplus", "SELU", "GELU", "SymbolicActiv
            "CallableActivation", "tanh_difference", "GELUEvenPart", "SiLUEvenPart", "SoftplusEvenPart"]
 
 _LOG2 = math.log(2.0)
+_ULP = np.finfo(float).eps
 _GL_T, _GL_W = np.polynomial.legendre.leggauss(8)
 
 
@@ -251,6 +252,10 @@ class SELU(Activation):
     def torch(self, x):
         return _torch().nn.functional.selu(x)
 
+    def difference_near_one(self, q, eps):
+        """``(value, bound)`` of the difference near ``c = 1`` by Price's theorem (:func:`_selu_price`)."""
+        return _selu_price(q, eps)
+
     def expr(self):
         import sympy as sp
 
@@ -277,6 +282,79 @@ def _cdf_difference(u, h):
     un, hn = u[near][:, None], h[near][:, None]
     out[near] = 0.5 * hn[:, 0] * (_normal_pdf(un + 0.5 * hn * (_GL_T + 1.0)) * _GL_W).sum(axis=-1)
     return out
+
+
+
+def _price_rules():
+    """Gauss-Legendre rules of 16 and 10 nodes on ``[0, 1]``, side by side: the nodes (26), the inner
+    integrals' nodes ``v`` and ``v / 2`` (2, 26), and each rule's weights as a column (26, 2)."""
+    (x16, w16), (x10, w10) = (np.polynomial.legendre.leggauss(n) for n in (16, 10))
+    nodes = np.concatenate(((x16 + 1.0) / 2.0, (x10 + 1.0) / 2.0))
+    weights = np.zeros((26, 2))
+    weights[:16, 0], weights[16:, 1] = w16 / 2.0, w10 / 2.0
+    return nodes, np.array([nodes, 0.5 * nodes]), weights
+
+
+_PRICE_NODES, _PRICE_INNER, _PRICE_WEIGHTS = _price_rules()
+
+
+def _selu_price(q: np.ndarray, eps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """SELU's ``E[phi^2] - E[phi(u1) phi(u2)]`` at variance ``q`` and correlation ``1 - eps``, with a bound.
+
+    By Price's theorem it is ``q int_0^theta K(cos t) sin t dt`` (``cos theta = 1 - eps``), where
+    ``K(c) = E[phi'(u1) phi'(u2)] / lam^2 = P(u1, u2 > 0) + 2 alpha E[e^u1; u1 < 0 < u2]
+    + alpha^2 E[e^(u1 + u2); u1, u2 < 0]``. Tilting by the exponentials turns the last two into
+    bivariate normal probabilities, and those into Owen's ``T(h, tan a) = int_0^a exp(-h^2 / (2
+    cos^2 x)) dx / (2 pi)``: with ``c = cos t``, ``s = sin t``, ``H = sqrt(q) (1 + c)``,
+
+    * ``P(u1, u2 > 0) = 1/2 - t / (2 pi)``;
+    * ``E[e^u1; u1 < 0 < u2] = int_0^t e^((q/2) sin(t - x) sin(t + x) / cos^2 x) dx / (2 pi)
+      - int_(c sqrt q)^(sqrt q) e^((q - y^2)/2) dy / (2 sqrt(2 pi))``;
+    * ``E[e^(u1 + u2); u1, u2 < 0] = erfcx(H / sqrt 2) e^(q s^2 / 2) / 2
+      - int_0^(t/2) e^(q (1 + c) sin(t/2 + x) sin(t/2 - x) / cos^2 x) dx / pi``.
+
+    Every exponent lies in ``[0, q s^2 / 2]`` and is formed from ``eps`` and angles, not from
+    ``1 - c``; no difference of the moments themselves is taken, so the digits of a small ``eps``
+    are kept. The integrands are analytic: Gauss-Legendre rules of 16 and 10 nodes (a tensor rule
+    for the inner integrals), the bound their difference plus 64 ulp of the sum of the terms'
+    magnitudes. It holds where ``q s^2`` is moderate (the exponentials vary little); where it is
+    not, the bound says so and the caller takes another method.
+    """
+    theta = 2.0 * np.arcsin(np.sqrt(0.5 * eps))[:, None]
+    t = theta * _PRICE_NODES  # both rules' outer nodes, (points, 26)
+    half = np.sin(0.5 * t)
+    e = 2.0 * half * half  # 1 - cos t
+    sin_t = np.sin(t)
+    # both rules' inner nodes x = t v and t v / 2 at every outer node; sin(a - x) sin(a + x) = sin^2 a
+    # - sin^2 x and cos^2 x = 1 - sin^2 x: each exponent off by a few ulp of its largest value
+    inner = np.sin(np.multiply.outer(t, _PRICE_INNER))  # (points, 26, 2, 26)
+    inner *= inner
+    qq = q[:, None, None]
+    exponents = np.empty((3,) + t.shape + (_PRICE_NODES.size,))
+    np.multiply(0.5 * qq, (sin_t * sin_t)[..., None] - inner[:, :, 0], out=exponents[0])
+    exponents[0] /= 1.0 - inner[:, :, 0]
+    one = e[..., None] * (1.0 - _PRICE_NODES)
+    np.multiply(0.5 * qq, one * (2.0 - one), out=exponents[1])
+    np.multiply(qq * (2.0 - e)[..., None], (half * half)[..., None] - inner[:, :, 1], out=exponents[2])
+    exponents[2] /= 1.0 - inner[:, :, 1]
+    with np.errstate(over="ignore", invalid="ignore"):
+        sums = np.exp(exponents) @ _PRICE_WEIGHTS  # (3, points, 26, 2): each inner rule
+        # outer node of the 16-node rule with the inner 16-node rule, likewise the 10-node rule
+        a2, b2, b3 = np.concatenate((sums[:, :, :16, 0], sums[:, :, 16:, 1]), axis=-1)
+        root = np.sqrt(q)[:, None]
+        a3 = 0.5 * erfcx((root / math.sqrt(2.0)) * (2.0 - e)) * np.exp((0.5 * q)[:, None] * e * (2.0 - e))
+        a2 *= t / (2 * np.pi)
+        b2 *= root * e / (2 * math.sqrt(2 * np.pi))
+        b3 *= t / (2 * np.pi)
+        p1 = 0.5 - t / (2 * np.pi)
+        alpha = SELU.ALPHA
+        k = p1 + 2 * alpha * (a2 - b2) + alpha * alpha * (a3 - b3)
+        size = p1 + 2 * alpha * (a2 + b2) + alpha * alpha * (a3 + b3)
+        weight = (SELU.SCALE ** 2 * q)[:, None] * theta * sin_t
+        (hi, lo), (size, _) = ((k * weight) @ _PRICE_WEIGHTS).T, ((size * weight) @ _PRICE_WEIGHTS).T
+        bound = np.abs(hi - lo) + 64 * _ULP * size
+    bad = ~(np.isfinite(hi) & np.isfinite(bound))
+    return np.where(bad, 0.0, hi), np.where(bad, np.inf, bound)
 
 
 class GELUEvenPart(Activation):

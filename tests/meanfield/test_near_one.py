@@ -1,0 +1,143 @@
+"""SELU's difference moment near ``c = 1`` by Price's theorem (``difference_near_one``), against nested
+adaptive quadrature of the difference written here, and in the kernel layers that take it."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+from reference_quadrature import expect1
+from scipy.integrate import quad
+
+from depthdyn.meanfield import get_activation
+from depthdyn.meanfield.activation import NEAR_ONE, difference_series
+from depthdyn.meanfield.hermite_rule import RTOL
+from depthdyn.meanfield.kernels import iterate_family
+from depthdyn.meanfield.smooth import SELU
+
+LAM, ALPHA = 1.0507009873554804934193349852946, 1.6732632423543772848170429916717
+Z = 12.0
+
+
+def _selu(u: float) -> float:
+    return LAM * u if u > 0 else LAM * ALPHA * math.expm1(u)
+
+
+def _selu_difference(u1: float, d: float) -> float:
+    """``selu(u1 + d) - selu(u1)``: ``lam d`` on the line, ``lam alpha e^u1 expm1(d)`` on the exponential."""
+    u2 = u1 + d
+    if u1 > 0 and u2 > 0:
+        return LAM * d
+    if u1 <= 0 and u2 <= 0:
+        return LAM * ALPHA * math.exp(u1) * math.expm1(d)
+    return _selu(u2) - _selu(u1)
+
+
+def _npdf(z: float) -> float:
+    return math.exp(-0.5 * z * z) / math.sqrt(2 * math.pi)
+
+
+def _integrate(f, points) -> float:
+    total = 0.0
+    with warnings.catch_warnings():  # QUADPACK's round-off notices at the requested accuracy
+        warnings.simplefilter("ignore")
+        for a, b in zip(points[:-1], points[1:], strict=True):
+            total += quad(f, a, b, epsabs=0.0, epsrel=1e-13, limit=200)[0]
+    return total
+
+
+def reference(q: float, eps: float) -> float:
+    """``E[(selu(u2) - selu(u1))^2] / 2`` by nested QUADPACK: ``u1 = sqrt(q) z1``, ``u2 - u1 = sqrt(q)
+    (-eps z1 + s z2)``; the inner integral split where ``u2`` crosses 0, the outer graded down to
+    ``s = sqrt(1 - c^2)`` around 0 (where the two can have opposite signs)."""
+    r, s, c = math.sqrt(q), math.sqrt(eps * (2 - eps)), 1 - eps
+
+    def inner(z1):
+        kink = -c * z1 / s
+        points = sorted({-Z, Z, 0.0, -3.0, 3.0, *([kink] if abs(kink) < Z else [])})
+        return _integrate(lambda z2: 0.5 * _selu_difference(r * z1, r * (s * z2 - eps * z1)) ** 2 * _npdf(z2),
+                          points)
+
+    scales = [s * 10.0**k for k in range(20) if s * 10.0**k < Z]
+    points = sorted({-Z, Z, 0.0, -3.0, 3.0, -1.0, 1.0, *scales, *(-x for x in scales)})
+    return _integrate(lambda z1: inner(z1) * _npdf(z1), points)
+
+
+POINTS = [(1.0, 1e-12), (3.0, 1e-9), (0.01, 1e-6), (10.0, 1e-3), (1e-6, 0.05), (1.0, 0.3)]
+
+
+@pytest.mark.parametrize(("q", "eps"), POINTS)
+def test_price_against_nested_quadrature(q, eps):
+    value, bound = SELU().difference_near_one(np.array([q]), np.array([eps]))
+    expected = reference(q, eps)
+    assert bound[0] <= RTOL * value[0]  # certified here
+    assert abs(value[0] - expected) <= bound[0] + 1e-15 * expected
+    assert abs(value[0] - expected) <= 1e-13 * expected
+    # a wrong input leaves the reference: eps one part in 1e6 off
+    moved, _ = SELU().difference_near_one(np.array([q]), np.array([eps * (1 + 1e-6)]))
+    assert abs(moved[0] - expected) > bound[0] + 1e-15 * expected
+
+
+def test_a_wrong_constant_leaves_the_reference(monkeypatch):
+    q, eps = 1.0, 1e-9
+    expected = reference(q, eps)
+    monkeypatch.setattr(SELU, "ALPHA", ALPHA * (1 + 1e-6))  # the mutant: alpha off in the exponential terms
+    value, bound = SELU().difference_near_one(np.array([q]), np.array([eps]))
+    assert abs(value[0] - expected) > bound[0] + 1e-12 * expected
+
+
+def test_slope_at_c_equal_one_is_q_times_the_derivative_moment():
+    """``D(eps) = eps q E[phi'^2] (1 + O(sqrt eps))``: Price's theorem at ``c = 1``."""
+    q, eps = 2.0, 1e-14
+    slope = q * expect1(lambda u: (LAM if u > 0 else LAM * ALPHA * math.exp(u)) ** 2, q)
+    value, _ = SELU().difference_near_one(np.array([q]), np.array([eps]))
+    assert abs(value[0] / eps - slope) <= 1e-6 * slope
+
+
+def test_outside_its_range_the_bound_says_so_and_another_method_answers():
+    """Where ``q s^2`` is large the exponentials vary too fast for the rule: the bound is not within
+    RTOL, and ``difference_moment`` answers from the series or the quadrature, still right."""
+    q, eps = 100.0, 0.5
+    value, bound = SELU().difference_near_one(np.array([q]), np.array([eps]))
+    assert not bound[0] <= RTOL * value[0]
+    expected = reference(q, eps)
+    got = float(SELU().difference_moment(q, eps=eps))
+    assert abs(got - expected) <= 1e-12 * expected
+    assert NEAR_ONE >= eps  # it was tried there, and refused
+
+
+def test_the_series_keeps_points_far_from_one():
+    """At ``eps > NEAR_ONE`` the Price path is not asked; ``difference_series`` is the Hermite series."""
+    act = SELU()
+    q, eps = np.array([1.0, 1.0]), np.array([1e-10, 0.9])
+    value, bound, ok = difference_series(act, q, eps)
+    assert ok.all()
+    for v, e in zip(value, eps, strict=True):
+        assert abs(v - reference(1.0, float(e))) <= 1e-12 * v
+
+
+class _SeriesSELU(SELU):
+    """SELU without its near-one method: the Hermite series and the two-dimensional quadrature."""
+
+    difference_near_one = None
+
+
+@pytest.mark.parametrize(("family", "params"), [("residual", {"norm": "post"}), ("highway", {"g": 0.3})])
+def test_kernel_layers_agree_with_the_quadrature(family, params, monkeypatch):
+    calls = []
+    near = SELU.difference_near_one
+
+    def counted(self, q, eps):
+        calls.append(eps)
+        return near(self, q, eps)
+
+    monkeypatch.setattr(SELU, "difference_near_one", counted)
+    fast = iterate_family(get_activation("selu"), 1.0, 0.05, depth=12, q0=1.0, eps0=1e-6, family=family,
+                          **params)
+    assert len(calls) >= 12  # every layer took Price's path
+    slow = iterate_family(_SeriesSELU(), 1.0, 0.05, depth=12, q0=1.0, eps0=1e-6, family=family, **params)
+    np.testing.assert_allclose(fast.q, slow.q, rtol=1e-12)
+    np.testing.assert_allclose(fast.eps, slow.eps, rtol=1e-11)
+    assert fast.eps[-1] < 1e-5  # near c = 1 all the way
