@@ -20,7 +20,11 @@ from ..errors import DomainError
 from . import mehler
 from .gaussian import correlation_parts, expect, expect2
 
-__all__ = ["Activation", "variance_array", "difference_series", "NEAR_ONE"]
+__all__ = ["Activation", "variance_array", "near_or_series", "NEAR_ONE"]
+
+#: ``1 - c`` up to which an activation's own method near ``c = 1`` (``cross_near_one``,
+#: ``difference_near_one``) is tried where the Hermite series does not certify a moment.
+NEAR_ONE = 0.5
 
 
 @cache
@@ -180,17 +184,15 @@ class Activation:
         return value / q
 
     # ----------------------------------------------------------- two-variable moments
-    def _bivariate(self, series, integrand, q1, q2, c, eps, return_error):
-        """The Hermite series where it converges (``growth`` set), graded quadrature at the other points."""
+    def _bivariate(self, series, integrand, q1, q2, c, eps, return_error, near=None):
+        """The Hermite series where it converges (``growth`` set), the activation's own method ``near``
+        (if any) at ``eps <= NEAR_ONE``, graded quadrature at the points neither certifies."""
         given_c = eps is None
         c, eps = correlation_parts(c, eps)
         q1, q2, c, eps = np.broadcast_arrays(q1, q2, c, eps)
         shape = q1.shape
         q1, q2, c, eps = (np.ascontiguousarray(x, dtype=float).reshape(-1) for x in (q1, q2, c, eps))
-        if self.growth is not None:
-            value, bound, ok = series(self, q1, q2, c, eps)
-        else:
-            value, bound, ok = np.zeros(q1.shape), np.zeros(q1.shape), np.zeros(q1.shape, dtype=bool)
+        value, bound, ok = near_or_series(self, series, near, q1, q2, c, eps)
         rest = ~ok
         if rest.any():
             corr = {"c": c[rest]} if given_c else {"eps": eps[rest]}
@@ -203,7 +205,8 @@ class Activation:
         """``E[phi(u1) phi(u2)]``, correlation ``c`` or ``1 - eps``."""
         q1, q2 = variance_array(q1, "q1"), variance_array(q2, "q2")
         return self._bivariate(lambda act, a, b, rho, e: mehler.cross_moment(act, a, b, rho),
-                               lambda u, d: self.phi(u) * self.phi(u + d), q1, q2, c, eps, return_error)
+                               lambda u, d: self.phi(u) * self.phi(u + d), q1, q2, c, eps, return_error,
+                               getattr(self, "cross_near_one", None))
 
     def derivative_cross_moment(self, q1, q2, c=None, *, eps=None, return_error: bool = False):
         """``E[phi'(u1) phi'(u2)]``: the c-map's slope is ``sw2 * q * derivative_cross_moment / q'``."""
@@ -215,13 +218,15 @@ class Activation:
         """``E[phi(u)^2] - E[phi(u1) phi(u2)] = E[(phi(u1) - phi(u2))^2] / 2`` at equal variances ``q``.
 
         Computed from the differences themselves, so that ``1 - c`` of the c-map keeps all its
-        digits as ``c -> 1``: an activation's own method near ``c = 1`` where it has one
-        (``difference_near_one(q, eps) -> (value, bound)``, tried at ``eps <= NEAR_ONE``), the Hermite
-        series, and the graded quadrature at the points neither certifies.
+        digits as ``c -> 1``: the Hermite series, an activation's own method near ``c = 1`` where it
+        has one (``difference_near_one(q, eps) -> (value, bound)``, at ``eps <= NEAR_ONE``), and the
+        graded quadrature at the points neither certifies.
         """
         q = variance_array(q)
-        return self._bivariate(lambda act, a, b, rho, e: difference_series(act, a, e),
-                               lambda u, d: 0.5 * self.diff(u, d) ** 2, q, q, c, eps, return_error)
+        near = getattr(self, "difference_near_one", None)
+        return self._bivariate(lambda act, a, b, rho, e: mehler.difference_moment(act, a, e),
+                               lambda u, d: 0.5 * self.diff(u, d) ** 2, q, q, c, eps, return_error,
+                               None if near is None else lambda a, b, e: near(a, e))
 
     # ----------------------------------------------------------- printing
     def __repr__(self) -> str:
@@ -240,23 +245,20 @@ class Activation:
         return hash((type(self).__name__, self.name, tuple(sorted(map(repr, self.params.items())))))
 
 
-#: ``1 - c`` up to which an activation's ``difference_near_one`` is tried before the Hermite series.
-NEAR_ONE = 0.5
-
-
-def difference_series(act, q: np.ndarray, eps: np.ndarray):
-    """``(value, bound, ok)`` of the difference moment (flat arrays): ``act.difference_near_one`` at
-    ``eps <= NEAR_ONE`` where the activation has it, the Hermite series at the points it does not
-    certify (``ok``: the bound within ``RTOL`` of the value)."""
-    near = getattr(act, "difference_near_one", None)
-    if near is None:
-        return mehler.difference_moment(act, q, eps)
-    value, bound = np.zeros(q.shape), np.full(q.shape, np.inf)
-    close = eps <= NEAR_ONE
-    if close.any():
-        value[close], bound[close] = near(q[close], eps[close])
-    ok = bound <= mehler.RTOL * np.maximum(value, 1e-300)
-    if not ok.all():
-        value[~ok], bound[~ok], ok[~ok] = mehler.difference_moment(act, q[~ok], eps[~ok])
+def near_or_series(act, series, near, q1, q2, c, eps):
+    """``(value, bound, ok)`` of a two-variable moment (flat arrays) before the quadrature: the Hermite
+    series ``series(act, q1, q2, c, eps) -> (value, bound, ok)`` (where ``act.growth`` is set), then
+    at the points with ``eps <= NEAR_ONE`` that it does not certify ``near(q1, q2, eps) -> (value,
+    bound)``, the activation's own method near ``c = 1`` (``None``: none); ``ok`` where the bound is
+    within ``RTOL`` of the value. The series goes first: where it converges it is the cheaper."""
+    if act.growth is not None:
+        value, bound, ok = series(act, q1, q2, c, eps)
+    else:
+        value, bound, ok = np.zeros(q1.shape), np.full(q1.shape, np.inf), np.zeros(q1.shape, dtype=bool)
+    late = ~ok & (eps <= NEAR_ONE) if near is not None else ok[:0]
+    if late.any():
+        v, b = near(q1[late], q2[late], eps[late])
+        good = b <= mehler.RTOL * np.maximum(np.abs(v), 1e-300)
+        value[late], bound[late] = np.where(good, v, value[late]), np.where(good, b, bound[late])
+        ok[late] = good
     return value, bound, ok
-

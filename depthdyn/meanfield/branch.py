@@ -18,7 +18,7 @@ from functools import cache
 import numpy as np
 
 from . import hermite_rule, layer_series, mehler
-from .activation import NEAR_ONE, Activation
+from .activation import NEAR_ONE, Activation, near_or_series
 from .memo import ActivationMemo
 from .reduced import Reduced
 
@@ -102,10 +102,12 @@ def _diagonal(act, q, eps):
 
 
 def _cross(act, q1, q2, eps):
-    """``E[phi(u1) phi(u2)]``: the Hermite series directly where the activation has one."""
+    """``E[phi(u1) phi(u2)]``: the Hermite series directly where the activation has one, then its own
+    method near ``c = 1`` (if any)."""
     if getattr(act, "growth", None) is None:
         return act.cross_moment(q1, q2, eps=eps)
-    value, _, ok = mehler.cross_moment(act, q1, q2, 1.0 - eps)
+    value, _, ok = near_or_series(act, lambda a, x, y, c, e: mehler.cross_moment(a, x, y, c),
+                                  getattr(act, "cross_near_one", None), q1, q2, 1.0 - eps, eps)
     if not ok.all():
         value[~ok] = act.cross_moment(q1[~ok], q2[~ok], eps=eps[~ok])
     return value
@@ -277,8 +279,8 @@ def _single_diagonal(act, q: float, eps: float) -> tuple[float, float]:
         second, second_ok, difference, difference_ok = mehler.diagonal_moments_scalar(act, q, eps)
         if not second_ok:
             second = float(act.second_moment(np.array([q]))[0])
-        near_one = getattr(act, "difference_near_one", None)  # Price's theorem (SELU) before the quadrature
-        if not difference_ok and eps <= NEAR_ONE and near_one is not None:
+        near_one = getattr(act, "difference_near_one", None)  # the activation's own (SELU: Price's theorem)
+        if not difference_ok and near_one is not None and eps <= NEAR_ONE:
             near, bound = near_one(np.array([q]), np.array([eps]))
             difference_ok = bound[0] <= mehler.RTOL * max(near[0], 1e-300)
             difference = float(near[0]) if difference_ok else difference

@@ -253,8 +253,16 @@ class SELU(Activation):
         return _torch().nn.functional.selu(x)
 
     def difference_near_one(self, q, eps):
-        """``(value, bound)`` of the difference near ``c = 1`` by Price's theorem (:func:`_selu_price`)."""
-        return _selu_price(q, eps)
+        """``(value, bound)`` of the difference moment near ``c = 1`` (:func:`_selu_price`)."""
+        value, bound, _ = _selu_price(q, q, eps, same=True)
+        return value, bound
+
+    def cross_near_one(self, q1, q2, eps):
+        """``(value, bound)`` of ``E[phi(u1) phi(u2)]`` near ``c = 1``: its value at ``c = 1`` (a closed
+        form) less :func:`_selu_price`."""
+        one, one_size = _selu_at_one(q1, q2)
+        drop, bound, size = _selu_price(q1, q2, eps)
+        return one - drop, bound + 8 * _ULP * (one_size + size)
 
     def expr(self):
         import sympy as sp
@@ -286,75 +294,103 @@ def _cdf_difference(u, h):
 
 
 def _price_rules():
-    """Gauss-Legendre rules of 16 and 10 nodes on ``[0, 1]``, side by side: the nodes (26), the inner
-    integrals' nodes ``v`` and ``v / 2`` (2, 26), and each rule's weights as a column (26, 2)."""
+    """Gauss-Legendre rules of 16 and 10 nodes on ``[0, 1]``, side by side: the outer nodes (26) and each
+    rule's weights as a column (26, 2); and every outer node's inner rule, its own, as rows of 16
+    (the 10-node rule's padded with nodes 0 of weight 0): nodes and weights, (26, 16) each."""
     (x16, w16), (x10, w10) = (np.polynomial.legendre.leggauss(n) for n in (16, 10))
-    nodes = np.concatenate(((x16 + 1.0) / 2.0, (x10 + 1.0) / 2.0))
+    v16, v10 = (x16 + 1.0) / 2.0, (x10 + 1.0) / 2.0
     weights = np.zeros((26, 2))
     weights[:16, 0], weights[16:, 1] = w16 / 2.0, w10 / 2.0
-    return nodes, np.array([nodes, 0.5 * nodes]), weights
+    inner, inner_weights = np.zeros((26, 16)), np.zeros((26, 16))
+    inner[:16], inner_weights[:16] = v16, w16 / 2.0
+    inner[16:, :10], inner_weights[16:, :10] = v10, w10 / 2.0
+    return np.concatenate((v16, v10)), weights, inner, inner_weights
 
 
-_PRICE_NODES, _PRICE_INNER, _PRICE_WEIGHTS = _price_rules()
+_PRICE_NODES, _PRICE_WEIGHTS, _INNER_NODES, _INNER_WEIGHTS = _price_rules()
 
 
-def _selu_price(q: np.ndarray, eps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """SELU's ``E[phi^2] - E[phi(u1) phi(u2)]`` at variance ``q`` and correlation ``1 - eps``, with a bound.
+def _selu_price(q1: np.ndarray, q2: np.ndarray, eps: np.ndarray, same: bool = False
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(value, bound, size)`` of ``sqrt(q1 q2) int_0^theta E[phi'(u1) phi'(u2)] sin t dt`` for SELU,
+    ``u1, u2`` of variances ``q1, q2`` and correlation ``cos t``, ``cos theta = 1 - eps``.
 
-    By Price's theorem it is ``q int_0^theta K(cos t) sin t dt`` (``cos theta = 1 - eps``), where
-    ``K(c) = E[phi'(u1) phi'(u2)] / lam^2 = P(u1, u2 > 0) + 2 alpha E[e^u1; u1 < 0 < u2]
-    + alpha^2 E[e^(u1 + u2); u1, u2 < 0]``. Tilting by the exponentials turns the last two into
+    By Price's theorem that is ``E[phi(u1) phi(u2)]`` at ``c = 1`` less at ``c = 1 - eps`` (at equal
+    variances the difference moment itself). With ``r_i = sqrt(q_i)``, ``c = cos t``, ``s = sin t``,
+    ``E[phi' phi'] / lam^2`` is ``P(u1, u2 > 0) + alpha (E[e^u1; u1 < 0 < u2] + E[e^u2; u2 < 0 < u1])
+    + alpha^2 E[e^(u1 + u2); u1, u2 < 0]``; tilting by the exponentials turns the last two into
     bivariate normal probabilities, and those into Owen's ``T(h, tan a) = int_0^a exp(-h^2 / (2
-    cos^2 x)) dx / (2 pi)``: with ``c = cos t``, ``s = sin t``, ``H = sqrt(q) (1 + c)``,
+    cos^2 x)) dx / (2 pi)``:
 
     * ``P(u1, u2 > 0) = 1/2 - t / (2 pi)``;
-    * ``E[e^u1; u1 < 0 < u2] = int_0^t e^((q/2) sin(t - x) sin(t + x) / cos^2 x) dx / (2 pi)
-      - int_(c sqrt q)^(sqrt q) e^((q - y^2)/2) dy / (2 sqrt(2 pi))``;
-    * ``E[e^(u1 + u2); u1, u2 < 0] = erfcx(H / sqrt 2) e^(q s^2 / 2) / 2
-      - int_0^(t/2) e^(q (1 + c) sin(t/2 + x) sin(t/2 - x) / cos^2 x) dx / pi``.
+    * ``E[e^u1; u1 < 0 < u2] = int_0^t e^((q1/2) (sin^2 t - sin^2 x) / cos^2 x) dx / (2 pi)
+      - int_(c r1)^(r1) e^((q1 - y^2)/2) dy / (2 sqrt(2 pi))`` (and with ``q2``);
+    * ``E[e^(u1 + u2); u1, u2 < 0] = sum over (i, j) = (1, 2), (2, 1) of erfcx(h_i / sqrt 2)
+      e^(q_j s^2 / 2) / 4 - int_0^(atan(r_j s / h_i)) e^((q_j s^2 - N sin^2 x) / (2 cos^2 x)) dx
+      / (2 pi)``, with ``h_i = r_i + c r_j`` and ``N = q1 + q2 + 2 c r1 r2``.
 
     Every exponent lies in ``[0, q s^2 / 2]`` and is formed from ``eps`` and angles, not from
-    ``1 - c``; no difference of the moments themselves is taken, so the digits of a small ``eps``
-    are kept. The integrands are analytic: Gauss-Legendre rules of 16 and 10 nodes (a tensor rule
-    for the inner integrals), the bound their difference plus 64 ulp of the sum of the terms'
-    magnitudes. It holds where ``q s^2`` is moderate (the exponentials vary little); where it is
-    not, the bound says so and the caller takes another method.
+    ``1 - c``, so the digits of a small ``eps`` are kept. The integrands are analytic:
+    Gauss-Legendre rules of 16 and 10 nodes (a tensor rule for the inner integrals); the bound is
+    their difference plus 64 ulp of ``size``, the same sum of the terms' magnitudes. It holds where
+    ``q s^2`` is moderate (the exponentials vary little); where it is not, the bound says so.
+    ``same`` declares ``q1 == q2`` (a difference moment): the terms of ``u1`` and ``u2`` are then equal.
     """
+    r1, r2 = np.sqrt(q1)[:, None], np.sqrt(q2)[:, None]
     theta = 2.0 * np.arcsin(np.sqrt(0.5 * eps))[:, None]
     t = theta * _PRICE_NODES  # both rules' outer nodes, (points, 26)
     half = np.sin(0.5 * t)
     e = 2.0 * half * half  # 1 - cos t
     sin_t = np.sin(t)
-    # both rules' inner nodes x = t v and t v / 2 at every outer node; sin(a - x) sin(a + x) = sin^2 a
-    # - sin^2 x and cos^2 x = 1 - sin^2 x: each exponent off by a few ulp of its largest value
-    inner = np.sin(np.multiply.outer(t, _PRICE_INNER))  # (points, 26, 2, 26)
+    s2 = sin_t * sin_t
+    h1, h2 = r1 + (1.0 - e) * r2, r2 + (1.0 - e) * r1
+    limits = (t, np.arctan(r2 * sin_t / h1))
+    limits = limits if same else limits + (np.arctan(r1 * sin_t / h2),)
+    # sin^2 x at each outer node's inner nodes x = limit v (sin(a - x) sin(a + x) = sin^2 a - sin^2 x,
+    # cos^2 x = 1 - sin^2 x: each exponent off by a few ulp of its largest value)
+    inner = np.sin(np.stack(limits)[..., None] * _INNER_NODES)  # (2 or 3, points, 26, 16)
     inner *= inner
-    qq = q[:, None, None]
-    exponents = np.empty((3,) + t.shape + (_PRICE_NODES.size,))
-    np.multiply(0.5 * qq, (sin_t * sin_t)[..., None] - inner[:, :, 0], out=exponents[0])
-    exponents[0] /= 1.0 - inner[:, :, 0]
-    one = e[..., None] * (1.0 - _PRICE_NODES)
-    np.multiply(0.5 * qq, one * (2.0 - one), out=exponents[1])
-    np.multiply(qq * (2.0 - e)[..., None], (half * half)[..., None] - inner[:, :, 1], out=exponents[2])
-    exponents[2] /= 1.0 - inner[:, :, 1]
+    cos2 = 1.0 - inner
+    s2p, ep = s2[..., None], e[..., None]
+    one = ep * (1.0 - _INNER_NODES)  # eps (1 - w): y = r (c + eps w) on [c r, r]
+    norm = 0.5 * ((r1 + r2) ** 2)[..., None] - ep * (r1 * r2)[..., None]  # (q1 + q2 + 2 c r1 r2) / 2
+    orders = ((q1, q2),) if same else ((q1, q2), (q2, q1))
+    exponents = np.empty((3 * len(orders),) + inner.shape[1:])
+    for k, (q, qj) in enumerate(orders):
+        half_q, half_qj = 0.5 * q[:, None, None], 0.5 * qj[:, None, None]
+        np.divide(half_q * (s2p - inner[0]), cos2[0], out=exponents[3 * k])
+        np.multiply(half_q, one * (2.0 - one), out=exponents[3 * k + 1])
+        np.divide(half_qj * s2p - norm * inner[1 + k], cos2[1 + k], out=exponents[3 * k + 2])
     with np.errstate(over="ignore", invalid="ignore"):
-        sums = np.exp(exponents) @ _PRICE_WEIGHTS  # (3, points, 26, 2): each inner rule
-        # outer node of the 16-node rule with the inner 16-node rule, likewise the 10-node rule
-        a2, b2, b3 = np.concatenate((sums[:, :, :16, 0], sums[:, :, 16:, 1]), axis=-1)
-        root = np.sqrt(q)[:, None]
-        a3 = 0.5 * erfcx((root / math.sqrt(2.0)) * (2.0 - e)) * np.exp((0.5 * q)[:, None] * e * (2.0 - e))
-        a2 *= t / (2 * np.pi)
-        b2 *= root * e / (2 * math.sqrt(2 * np.pi))
-        b3 *= t / (2 * np.pi)
+        exponents = np.exp(exponents, out=exponents)
+        exponents *= _INNER_WEIGHTS
+        sums = exponents.sum(axis=-1)  # the inner integrals at the outer nodes, (3 or 6, points, 26)
+        a1, b1, t1, a2, b2, t2 = (sums[0], sums[1], sums[2]) * 2 if same else sums
+        limits = (limits[0], limits[1], limits[1]) if same else limits
+        tilt = (a1 + a2) * t / (2 * np.pi), (r1 * b1 + r2 * b2) * e / (2 * math.sqrt(2 * np.pi))
+        corner = (0.25 * (erfcx(h1 / math.sqrt(2.0)) * np.exp(0.5 * q2[:, None] * s2)
+                          + erfcx(h2 / math.sqrt(2.0)) * np.exp(0.5 * q1[:, None] * s2)),
+                  (limits[1] * t1 + limits[2] * t2) / (2 * np.pi))
         p1 = 0.5 - t / (2 * np.pi)
         alpha = SELU.ALPHA
-        k = p1 + 2 * alpha * (a2 - b2) + alpha * alpha * (a3 - b3)
-        size = p1 + 2 * alpha * (a2 + b2) + alpha * alpha * (a3 + b3)
-        weight = (SELU.SCALE ** 2 * q)[:, None] * theta * sin_t
+        k = p1 + alpha * (tilt[0] - tilt[1]) + alpha * alpha * (corner[0] - corner[1])
+        size = p1 + alpha * (tilt[0] + tilt[1]) + alpha * alpha * (corner[0] + corner[1])
+        weight = SELU.SCALE ** 2 * r1 * r2 * theta * sin_t
         (hi, lo), (size, _) = ((k * weight) @ _PRICE_WEIGHTS).T, ((size * weight) @ _PRICE_WEIGHTS).T
         bound = np.abs(hi - lo) + 64 * _ULP * size
     bad = ~(np.isfinite(hi) & np.isfinite(bound))
-    return np.where(bad, 0.0, hi), np.where(bad, np.inf, bound)
+    return np.where(bad, 0.0, hi), np.where(bad, np.inf, bound), size
+
+
+def _selu_at_one(q1: np.ndarray, q2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``E[selu(r1 z) selu(r2 z)]`` and the sum of its terms' magnitudes: ``lam^2 (r1 r2 / 2 + alpha^2
+    E[(e^(r1 z) - 1)(e^(r2 z) - 1); z < 0])``, with ``E[e^(a z); z < 0] = erfcx(a / sqrt 2) / 2``."""
+    r1, r2 = np.sqrt(q1), np.sqrt(q2)
+    x = 1.0 / math.sqrt(2.0)
+    parts = 0.5 * erfcx(x * (r1 + r2)), 0.5 * erfcx(x * r1), 0.5 * erfcx(x * r2)
+    lam2, alpha2 = SELU.SCALE ** 2, SELU.ALPHA ** 2
+    value = lam2 * (0.5 * r1 * r2 + alpha2 * (parts[0] - parts[1] - parts[2] + 0.5))
+    return value, lam2 * (0.5 * r1 * r2 + alpha2 * (parts[0] + parts[1] + parts[2] + 0.5))
 
 
 class GELUEvenPart(Activation):

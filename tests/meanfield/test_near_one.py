@@ -1,5 +1,5 @@
-"""SELU's difference moment near ``c = 1`` by Price's theorem (``difference_near_one``), against nested
-adaptive quadrature of the difference written here, and in the kernel layers that take it."""
+"""SELU's moments near ``c = 1`` by Price's theorem (``difference_near_one``, ``cross_near_one``), against
+nested adaptive quadrature (of the difference written here), and in the kernel layers that take them."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ import warnings
 
 import numpy as np
 import pytest
-from reference_quadrature import expect1
+from reference_quadrature import expect1, expect2
 from scipy.integrate import quad
 
 from depthdyn.meanfield import get_activation
-from depthdyn.meanfield.activation import NEAR_ONE, difference_series
+from depthdyn.meanfield.activation import NEAR_ONE
 from depthdyn.meanfield.hermite_rule import RTOL
 from depthdyn.meanfield.kernels import iterate_family
 from depthdyn.meanfield.smooth import SELU
@@ -108,20 +108,51 @@ def test_outside_its_range_the_bound_says_so_and_another_method_answers():
     assert NEAR_ONE >= eps  # it was tried there, and refused
 
 
-def test_the_series_keeps_points_far_from_one():
-    """At ``eps > NEAR_ONE`` the Price path is not asked; ``difference_series`` is the Hermite series."""
-    act = SELU()
-    q, eps = np.array([1.0, 1.0]), np.array([1e-10, 0.9])
-    value, bound, ok = difference_series(act, q, eps)
-    assert ok.all()
+def test_far_from_one_the_series_answers_and_the_near_method_is_not_asked(monkeypatch):
+    asked = []
+    near = SELU.difference_near_one
+
+    def counted(self, q, eps):
+        asked.extend(eps.tolist())
+        return near(self, q, eps)
+
+    monkeypatch.setattr(SELU, "difference_near_one", counted)
+    eps = np.array([1e-10, 0.9])
+    value = SELU().difference_moment(np.array([1.0, 1.0]), eps=eps)
+    assert asked == [1e-10]  # c = 0.1 is the series' (NEAR_ONE = 0.5); c near 1 is not
     for v, e in zip(value, eps, strict=True):
         assert abs(v - reference(1.0, float(e))) <= 1e-12 * v
 
 
+@pytest.mark.parametrize(("q1", "q2", "eps"), [(1.0, 1.2, 1e-6), (0.5, 2.0, 1e-3), (3.0, 2.9, 0.1),
+                                              (10.0, 12.0, 0.01), (1.0, 1.3, 0.4), (2.0, 2.0, 1e-9)])
+def test_cross_moment_of_unequal_variances_against_nested_quadrature(q1, q2, eps):
+    value, bound = SELU().cross_near_one(np.array([q1]), np.array([q2]), np.array([eps]))
+    expected = expect2(_selu, _selu, q1, q2, 1 - eps)
+    assert bound[0] <= RTOL * value[0]
+    assert abs(value[0] - expected) <= bound[0] + 1e-14 * expected
+    swapped, _ = SELU().cross_near_one(np.array([q2]), np.array([q1]), np.array([eps]))
+    assert abs(swapped[0] - value[0]) <= 4e-16 * value[0]  # symmetric in the two variances
+    # a wrong input leaves the reference: q2 one part in 1e6 off
+    moved, _ = SELU().cross_near_one(np.array([q1]), np.array([q2 * (1 + 1e-6)]), np.array([eps]))
+    assert abs(moved[0] - expected) > bound[0] + 1e-14 * expected
+
+
+def test_cross_moment_answers_through_the_activation():
+    """``cross_moment`` takes the near method where the series does not certify (c near 1), the
+    series elsewhere; every point right."""
+    act = SELU()
+    q1, q2, eps = np.array([1.0, 1.0, 0.7]), np.array([1.5, 1.5, 0.4]), np.array([1e-8, 0.9, 1e-3])
+    value = act.cross_moment(q1, q2, eps=eps)
+    for v, a, b, e in zip(value, q1, q2, eps, strict=True):
+        assert abs(v - expect2(_selu, _selu, a, b, 1 - e)) <= 1e-12 * abs(v)
+
+
 class _SeriesSELU(SELU):
-    """SELU without its near-one method: the Hermite series and the two-dimensional quadrature."""
+    """SELU without its near-one methods: the Hermite series and the two-dimensional quadrature."""
 
     difference_near_one = None
+    cross_near_one = None
 
 
 @pytest.mark.parametrize(("family", "params"), [("residual", {"norm": "post"}), ("highway", {"g": 0.3})])
@@ -141,3 +172,12 @@ def test_kernel_layers_agree_with_the_quadrature(family, params, monkeypatch):
     np.testing.assert_allclose(fast.q, slow.q, rtol=1e-12)
     np.testing.assert_allclose(fast.eps, slow.eps, rtol=1e-11)
     assert fast.eps[-1] < 1e-5  # near c = 1 all the way
+
+
+def test_dense_kernel_agrees_with_the_quadrature():
+    """A dense network's lags are correlated near 1 at unequal variances: ``cross_near_one``."""
+    fast = iterate_family(get_activation("selu"), 1.0, 0.05, depth=6, q0=1.0, c0=0.3, family="dense", k=3,
+                          h=0.01)
+    slow = iterate_family(_SeriesSELU(), 1.0, 0.05, depth=6, q0=1.0, c0=0.3, family="dense", k=3, h=0.01)
+    np.testing.assert_allclose(fast.P, slow.P, rtol=1e-12)
+    np.testing.assert_allclose(fast.D, slow.D, rtol=1e-11)
