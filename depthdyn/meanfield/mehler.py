@@ -40,7 +40,8 @@ width (tanh: poles at ``z = i pi / (2 sqrt(q))``). A point is accepted when its 
 below ``RTOL`` times the moment's scale (for tanh near ``c = 1``: ``q`` up to about 2.5; away
 from ``c = 1``: every ``q`` up to ``Q_MAX``); every other point (``c`` near 1 at a larger
 ``q``, or at every ``q`` for SELU, whose kinked derivative makes its coefficients fall only
-algebraically; ``q = 0``; activations without a growth bound) is left to the
+algebraically; ``q = 0``; activations without a growth bound) is left to the activation's own
+method near ``c = 1`` where it has one (SELU's Price integrals), then to the
 graded two-dimensional quadrature of :mod:`depthdyn.meanfield.gaussian`, which integrates
 ``phi(u2) - phi(u1)`` itself.
 

@@ -228,8 +228,8 @@ class SELU(Activation):
     ALPHA = 1.6732632423543772848170429916717
     SCALE = 1.0507009873554804934193349852946
     # |selu(u)| <= lam alpha + lam |u|, |selu'| <= lam alpha. The kink of selu' at 0 makes the
-    # Hermite series converge slowly near c = 1 (the quadrature takes those points); away from
-    # c = 1 its terms fall like |rho|^n and it serves as for the smooth activations.
+    # Hermite series converge slowly near c = 1 (Price's theorem takes those points: the *_near_one
+    # methods); away from c = 1 its terms fall like |rho|^n and it serves as for the smooth ones.
     growth = (SCALE * ALPHA, SCALE, SCALE * ALPHA)
 
     def phi(self, u):
