@@ -16,8 +16,8 @@ def add_arguments(cmd) -> None:
     cmd.add_argument("--family", default="plain", metavar="F",
                      help="network family: plain (default), residual, ... (depthdyn.meanfield.kernels)")
     cmd.add_argument("-p", "--param", action="append", default=[], metavar="NAME=VALUE",
-                     help="a parameter of the activation (alpha=0.2 of leaky_relu) or of the family (h=0.5); "
-                     "repeatable")
+                     help="a parameter of the activation (alpha=0.2 of leaky_relu) or of the family (h=0.5; "
+                     "norm=pre or norm=post places a LayerNorm); repeatable")
     point = cmd.add_argument_group("where to look (default: the critical sw2 at sb2 = 0)")
     point.add_argument("--sw2", type=float, metavar="V", help="weight variance sigma_w^2 (> 0)")
     point.add_argument("--sb2", type=float, metavar="V", help="bias variance sigma_b^2 (>= 0; default 0)")
@@ -32,6 +32,10 @@ def add_arguments(cmd) -> None:
                      "the phase diagram with --phase, else c_l over depth (needs --depth)")
 
 
+#: Family parameters whose values are words, not numbers: LayerNorm's placement (``none`` for none).
+_WORDS = ("norm",)
+
+
 def _split_params(activation: str, assignments) -> tuple[dict, dict]:
     """``-p NAME=VALUE`` into the activation's parameters and the family's."""
     from ..meanfield import ACTIVATIONS
@@ -43,6 +47,10 @@ def _split_params(activation: str, assignments) -> tuple[dict, dict]:
         name = name.strip()
         if not sep or not name:
             raise ParameterError(f"-p expects NAME=VALUE, got {text!r}")
+        if name in _WORDS and name not in own:  # the family checks the word (norm: pre or post)
+            word = value.strip().lower()
+            family_params[name] = None if word == "none" else word
+            continue
         try:  # an integer stays one: stream counts, lags and Hermite degrees are counts
             number = int(value)
         except ValueError:
@@ -117,10 +125,11 @@ def _point_report(act, args, family_params: dict, out) -> int:
     check_weights(sw2, sb2)
     report = {"activation": str(act), "family": args.family, "sw2": sw2, "sb2": sb2, "note": note}
     fp = None
-    if args.family == "plain":
-        if family_params:
-            raise ParameterError(f"the plain chain has no parameter {sorted(family_params)[0]!r}; "
-                                 f"{act} takes {', '.join(act.params) or 'none'}")
+    plain = args.family == "plain" and not family_params  # the chain's fixed point (no LayerNorm)
+    if args.family == "plain" and set(family_params) - set(_WORDS):
+        raise ParameterError(f"the plain chain has no parameter {sorted(family_params)[0]!r}; "
+                             f"{act} takes {', '.join(act.params) or 'none'}")
+    if plain:
         fp = fixed_point(act, sw2, sb2)
         report["fixed_point"] = fp.to_json()
     it = None
@@ -128,7 +137,7 @@ def _point_report(act, args, family_params: dict, out) -> int:
         it = iterate(act, sw2, sb2, depth=args.depth, q0=args.q0, c0=args.c0, family=args.family,
                      **family_params)
         report["iterates"] = it.to_json()
-    elif args.family != "plain":
+    elif not plain:
         raise ParameterError(f"--family {args.family}: give --depth L to iterate its kernel maps")
     if out is not None:
         from ..output import save_figure

@@ -54,7 +54,8 @@ def iterate(act, sw2, sb2, *, depth: int, q0: float = 1.0, c0: float | None = No
         Their correlation, or ``eps0 = 1 - c0`` (more digits near 1); default ``c0 = 0.5``.
     family : str
         ``"plain"`` (this module) or a family of :mod:`depthdyn.meanfield.kernels`
-        (``"residual"``, ...), to which ``**params`` go.
+        (``"residual"``, ...), to which ``**params`` go; the plain chain with ``norm="pre"`` or
+        ``"post"`` (a LayerNorm) is the kernels' ``"plain"`` family too.
     q_max : float
         Where an exploding variance stops the map (at most ``1e300``): the record's
         ``stopped_at`` and ``reason`` say so, and its arrays end at that layer. Every family
@@ -83,9 +84,10 @@ def iterate(act, sw2, sb2, *, depth: int, q0: float = 1.0, c0: float | None = No
     _, eps = correlation_parts(c0, eps0)
     q0 = float(variance_array(q0, "q0"))
     q_max = check_q_max(q_max)
-    if family != "plain":
+    if family != "plain" or params.get("norm") is not None:  # a LayerNorm: the plain family's kernel map
         return iterate_family(act, sw2, sb2, depth=depth, q0=q0, eps0=float(eps), family=family, q_max=q_max,
                               **params)
+    params.pop("norm", None)
     if params:
         raise ParameterError(f"the plain chain takes no parameters, got {', '.join(sorted(params))}; "
                              "activation parameters go to get_activation(name, ...)")

@@ -129,3 +129,40 @@ def test_counts_and_fractions_on_the_command_line(capsys):
     # a non-integer count is still refused, in one line
     code, out, err = _run(capsys, "relu", "--family", "smooth", "-p", "k=2.5", "--depth", "5")
     assert code == 2 and "k must be an integer" in err and err.count("\n") == 1
+
+
+def test_layer_norm_placement_on_the_command_line(capsys):
+    """``-p norm=pre|post`` reaches the family (a word, not a number), as ``norm=`` does in the API."""
+    from depthdyn.meanfield import get_activation
+    from depthdyn.meanfield.kernels import iterate_family
+
+    argv = ("selu", "--family", "residual", "--sw2", "1", "--sb2", "0.05", "--depth", "30", "--json")
+    code, out, err = _run(capsys, *argv, "-p", "norm=post")
+    assert code == 0, err
+    post = json.loads(out)["iterates"]
+    ref = iterate_family(get_activation("selu"), 1.0, 0.05, depth=30, q0=1.0, c0=0.5, family="residual",
+                         norm="post")
+    assert post["q"] == ref.q.tolist() and post["c"] == ref.c.tolist()
+    code, out, err = _run(capsys, *argv, "-p", "norm=pre")
+    assert code == 0, err
+    assert json.loads(out)["iterates"]["q"] != post["q"]  # the placement matters
+    code, out, err = _run(capsys, *argv, "-p", "norm=middle")
+    assert code == 2 and err.count("\n") == 1 and "norm" in err, err
+    # the plain chain too (a kernel map, not the fixed point, which has no LayerNorm)
+    code, out, err = _run(capsys, "tanh", "-p", "norm=pre", "--sw2", "1.5", "--depth", "10", "--json")
+    assert code == 0 and "fixed_point" not in json.loads(out), err
+    code, out, err = _run(capsys, "tanh", "-p", "norm=pre", "--sw2", "1.5")
+    assert code == 2 and "--depth" in err, err
+
+
+
+def test_plain_chain_with_a_layer_norm_is_the_plain_family():
+    from depthdyn.meanfield import get_activation, iterate
+    from depthdyn.meanfield.kernels import iterate_family
+
+    act = get_activation("tanh")
+    pre = iterate(act, 1.5, 0.1, depth=8, family="plain", norm="pre")
+    ref = iterate_family(act, 1.5, 0.1, depth=8, q0=1.0, c0=0.5, family="plain", norm="pre")
+    assert pre.q.tolist() == ref.q.tolist() and pre.c.tolist() == ref.c.tolist()
+    bare = iterate(act, 1.5, 0.1, depth=8, family="plain", norm=None)  # norm=None: the plain chain itself
+    assert bare.q.tolist() == iterate(act, 1.5, 0.1, depth=8).q.tolist() != pre.q.tolist()
