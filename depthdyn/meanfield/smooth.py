@@ -292,7 +292,6 @@ def _cdf_difference(u, h):
     return out
 
 
-
 def _price_rules():
     """Gauss-Legendre rules of 16 and 10 nodes on ``[0, 1]``, side by side: the outer nodes (26) and each
     rule's weights as a column (26, 2); and every outer node's inner rule, its own, as rows of 16
