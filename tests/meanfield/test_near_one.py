@@ -181,3 +181,22 @@ def test_dense_kernel_agrees_with_the_quadrature():
     slow = iterate_family(_SeriesSELU(), 1.0, 0.05, depth=6, q0=1.0, c0=0.3, family="dense", k=3, h=0.01)
     np.testing.assert_allclose(fast.P, slow.P, rtol=1e-12)
     np.testing.assert_allclose(fast.D, slow.D, rtol=1e-11)
+
+
+def test_near_method_against_the_graded_quadrature_over_decades():
+    """Across ``q`` from 1e-8 to 1e4: wherever the Price integral certifies, it agrees with the graded
+    two-dimensional quadrature (a second method) within the two bounds; it certifies the points near
+    ``c = 1`` that the series cannot, at every ``q`` here."""
+    from depthdyn.meanfield.gaussian import expect2 as graded
+
+    act = SELU()
+    q = np.array([1e-8, 1e-3, 1.0, 30.0, 1e4])
+    for eps in (1e-14, 1e-6, 0.3):
+        e = np.full(q.shape, eps)
+        value, bound = act.difference_near_one(q, e)
+        ref, ref_bound = graded(lambda u, d: 0.5 * act.diff(u, d) ** 2, q, q, eps=e, sharp=True,
+                                return_error=True)
+        certified = bound <= RTOL * value
+        assert np.all(np.abs(value - ref)[certified] <= (bound + ref_bound)[certified])
+        if eps <= 1e-6:
+            assert certified.all()
