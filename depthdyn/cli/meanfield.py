@@ -126,8 +126,9 @@ def _point_report(act, args, family_params: dict, out) -> int:
     report = {"activation": str(act), "family": args.family, "sw2": sw2, "sb2": sb2, "note": note}
     fp = None
     plain = args.family == "plain" and not family_params  # the chain's fixed point (no LayerNorm)
-    if args.family == "plain" and set(family_params) - set(_WORDS):
-        raise ParameterError(f"the plain chain has no parameter {sorted(family_params)[0]!r}; "
+    unknown = sorted(set(family_params) - set(_WORDS)) if args.family == "plain" else []
+    if unknown:
+        raise ParameterError(f"the plain chain has no parameter {unknown[0]!r}; "
                              f"{act} takes {', '.join(act.params) or 'none'}")
     if plain:
         fp = fixed_point(act, sw2, sb2)

@@ -335,32 +335,33 @@ def _selu_price(q1: np.ndarray, q2: np.ndarray, eps: np.ndarray, same: bool = Fa
     ``q s^2`` is moderate (the exponentials vary little); where it is not, the bound says so.
     ``same`` declares ``q1 == q2`` (a difference moment): the terms of ``u1`` and ``u2`` are then equal.
     """
-    r1, r2 = np.sqrt(q1)[:, None], np.sqrt(q2)[:, None]
-    theta = 2.0 * np.arcsin(np.sqrt(0.5 * eps))[:, None]
-    t = theta * _PRICE_NODES  # both rules' outer nodes, (points, 26)
-    half = np.sin(0.5 * t)
-    e = 2.0 * half * half  # 1 - cos t
-    sin_t = np.sin(t)
-    s2 = sin_t * sin_t
-    h1, h2 = r1 + (1.0 - e) * r2, r2 + (1.0 - e) * r1
-    limits = (t, np.arctan(r2 * sin_t / h1))
-    limits = limits if same else limits + (np.arctan(r1 * sin_t / h2),)
-    # sin^2 x at each outer node's inner nodes x = limit v (sin(a - x) sin(a + x) = sin^2 a - sin^2 x,
-    # cos^2 x = 1 - sin^2 x: each exponent off by a few ulp of its largest value)
-    inner = np.sin(np.stack(limits)[..., None] * _INNER_NODES)  # (2 or 3, points, 26, 16)
-    inner *= inner
-    cos2 = 1.0 - inner
-    s2p, ep = s2[..., None], e[..., None]
-    one = ep * (1.0 - _INNER_NODES)  # eps (1 - w): y = r (c + eps w) on [c r, r]
-    norm = 0.5 * ((r1 + r2) ** 2)[..., None] - ep * (r1 * r2)[..., None]  # (q1 + q2 + 2 c r1 r2) / 2
-    orders = ((q1, q2),) if same else ((q1, q2), (q2, q1))
-    exponents = np.empty((3 * len(orders),) + inner.shape[1:])
-    for k, (q, qj) in enumerate(orders):
-        half_q, half_qj = 0.5 * q[:, None, None], 0.5 * qj[:, None, None]
-        np.divide(half_q * (s2p - inner[0]), cos2[0], out=exponents[3 * k])
-        np.multiply(half_q, one * (2.0 - one), out=exponents[3 * k + 1])
-        np.divide(half_qj * s2p - norm * inner[1 + k], cos2[1 + k], out=exponents[3 * k + 2])
-    with np.errstate(over="ignore", invalid="ignore"):
+    # a variance 0 (h_i = 0) or an exponential past float64 gives a non-finite value: refused below
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        r1, r2 = np.sqrt(q1)[:, None], np.sqrt(q2)[:, None]
+        theta = 2.0 * np.arcsin(np.sqrt(0.5 * eps))[:, None]
+        t = theta * _PRICE_NODES  # both rules' outer nodes, (points, 26)
+        half = np.sin(0.5 * t)
+        e = 2.0 * half * half  # 1 - cos t
+        sin_t = np.sin(t)
+        s2 = sin_t * sin_t
+        h1, h2 = r1 + (1.0 - e) * r2, r2 + (1.0 - e) * r1
+        limits = (t, np.arctan(r2 * sin_t / h1))
+        limits = limits if same else limits + (np.arctan(r1 * sin_t / h2),)
+        # sin^2 x at each outer node's inner nodes x = limit v (sin(a - x) sin(a + x) = sin^2 a - sin^2 x,
+        # cos^2 x = 1 - sin^2 x: each exponent off by a few ulp of its largest value)
+        inner = np.sin(np.stack(limits)[..., None] * _INNER_NODES)  # (2 or 3, points, 26, 16)
+        inner *= inner
+        cos2 = 1.0 - inner
+        s2p, ep = s2[..., None], e[..., None]
+        one = ep * (1.0 - _INNER_NODES)  # eps (1 - w): y = r (c + eps w) on [c r, r]
+        norm = 0.5 * ((r1 + r2) ** 2)[..., None] - ep * (r1 * r2)[..., None]  # (q1 + q2 + 2 c r1 r2) / 2
+        orders = ((q1, q2),) if same else ((q1, q2), (q2, q1))
+        exponents = np.empty((3 * len(orders),) + inner.shape[1:])
+        for k, (q, qj) in enumerate(orders):
+            half_q, half_qj = 0.5 * q[:, None, None], 0.5 * qj[:, None, None]
+            np.divide(half_q * (s2p - inner[0]), cos2[0], out=exponents[3 * k])
+            np.multiply(half_q, one * (2.0 - one), out=exponents[3 * k + 1])
+            np.divide(half_qj * s2p - norm * inner[1 + k], cos2[1 + k], out=exponents[3 * k + 2])
         exponents = np.exp(exponents, out=exponents)
         exponents *= _INNER_WEIGHTS
         sums = exponents.sum(axis=-1)  # the inner integrals at the outer nodes, (3 or 6, points, 26)
@@ -378,7 +379,7 @@ def _selu_price(q1: np.ndarray, q2: np.ndarray, eps: np.ndarray, same: bool = Fa
         (hi, lo), (size, _) = ((k * weight) @ _PRICE_WEIGHTS).T, ((size * weight) @ _PRICE_WEIGHTS).T
         bound = np.abs(hi - lo) + 64 * _ULP * size
     bad = ~(np.isfinite(hi) & np.isfinite(bound))
-    return np.where(bad, 0.0, hi), np.where(bad, np.inf, bound), size
+    return np.where(bad, 0.0, hi), np.where(bad, np.inf, bound), np.where(bad, 0.0, size)
 
 
 def _selu_at_one(q1: np.ndarray, q2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

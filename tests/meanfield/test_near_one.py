@@ -105,7 +105,16 @@ def test_outside_its_range_the_bound_says_so_and_another_method_answers():
     expected = reference(q, eps)
     got = float(SELU().difference_moment(q, eps=eps))
     assert abs(got - expected) <= 1e-12 * expected
-    assert NEAR_ONE >= eps  # it was tried there, and refused
+
+
+def test_a_variance_zero_is_refused_quietly(recwarn):
+    """``q = 0`` makes the Price integral's limits 0/0: it is refused (no warning, no NaN), and the
+    moments are 0 (selu(0) = 0)."""
+    value, bound = SELU().cross_near_one(np.array([0.0]), np.array([0.0]), np.array([1e-3]))
+    assert np.isinf(bound[0]) and value[0] == 0.0
+    assert float(SELU().cross_moment(0.0, 1.0, eps=1e-3)) == 0.0
+    assert float(SELU().difference_moment(0.0, eps=1e-3)) == 0.0
+    assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
 
 
 def test_far_from_one_the_series_answers_and_the_near_method_is_not_asked(monkeypatch):
@@ -119,7 +128,7 @@ def test_far_from_one_the_series_answers_and_the_near_method_is_not_asked(monkey
     monkeypatch.setattr(SELU, "difference_near_one", counted)
     eps = np.array([1e-10, 0.9])
     value = SELU().difference_moment(np.array([1.0, 1.0]), eps=eps)
-    assert asked == [1e-10]  # c = 0.1 is the series' (NEAR_ONE = 0.5); c near 1 is not
+    assert asked == [1e-10] and 0.9 > NEAR_ONE  # c = 0.1 is beyond the near method's reach
     for v, e in zip(value, eps, strict=True):
         assert abs(v - reference(1.0, float(e))) <= 1e-12 * v
 
