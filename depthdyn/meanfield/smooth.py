@@ -344,12 +344,16 @@ def _selu_price(q1: np.ndarray, q2: np.ndarray, eps: np.ndarray, same: bool = Fa
         e = 2.0 * half * half  # 1 - cos t
         sin_t = np.sin(t)
         s2 = sin_t * sin_t
-        h1, h2 = r1 + (1.0 - e) * r2, r2 + (1.0 - e) * r1
+        h1 = r1 + (1.0 - e) * r2
+        h2 = h1 if same else r2 + (1.0 - e) * r1
         limits = (t, np.arctan(r2 * sin_t / h1))
         limits = limits if same else limits + (np.arctan(r1 * sin_t / h2),)
         # sin^2 x at each outer node's inner nodes x = limit v (sin(a - x) sin(a + x) = sin^2 a - sin^2 x,
         # cos^2 x = 1 - sin^2 x: each exponent off by a few ulp of its largest value)
-        inner = np.sin(np.stack(limits)[..., None] * _INNER_NODES)  # (2 or 3, points, 26, 16)
+        inner = np.empty((len(limits),) + t.shape + (16,))  # (2 or 3, points, 26, 16)
+        for k, limit in enumerate(limits):  # (np.stack costs more than these products)
+            np.multiply(limit[..., None], _INNER_NODES, out=inner[k])
+        np.sin(inner, out=inner)
         inner *= inner
         cos2 = 1.0 - inner
         s2p, ep = s2[..., None], e[..., None]
@@ -365,21 +369,39 @@ def _selu_price(q1: np.ndarray, q2: np.ndarray, eps: np.ndarray, same: bool = Fa
         exponents = np.exp(exponents, out=exponents)
         exponents *= _INNER_WEIGHTS
         sums = exponents.sum(axis=-1)  # the inner integrals at the outer nodes, (3 or 6, points, 26)
-        a1, b1, t1, a2, b2, t2 = (sums[0], sums[1], sums[2]) * 2 if same else sums
-        limits = (limits[0], limits[1], limits[1]) if same else limits
-        tilt = (a1 + a2) * t / (2 * np.pi), (r1 * b1 + r2 * b2) * e / (2 * math.sqrt(2 * np.pi))
-        corner = (0.25 * (erfcx(h1 / math.sqrt(2.0)) * np.exp(0.5 * q2[:, None] * s2)
-                          + erfcx(h2 / math.sqrt(2.0)) * np.exp(0.5 * q1[:, None] * s2)),
-                  (limits[1] * t1 + limits[2] * t2) / (2 * np.pi))
-        p1 = 0.5 - t / (2 * np.pi)
+        # the terms of E[phi' phi'] / lam^2 (see above): P(u1, u2 > 0), then alpha times the tilted
+        # probabilities' two parts and alpha^2 times the corner's, each part non-negative
+        terms = np.empty((5,) + t.shape)
+        np.subtract(0.5, t / (2 * np.pi), out=terms[0])
         alpha = SELU.ALPHA
-        k = p1 + alpha * (tilt[0] - tilt[1]) + alpha * alpha * (corner[0] - corner[1])
-        size = p1 + alpha * (tilt[0] + tilt[1]) + alpha * alpha * (corner[0] + corner[1])
-        weight = SELU.SCALE ** 2 * r1 * r2 * theta * sin_t
-        (hi, lo), (size, _) = ((k * weight) @ _PRICE_WEIGHTS).T, ((size * weight) @ _PRICE_WEIGHTS).T
+        if same:  # the terms of u1 and u2 are equal
+            a1, b1, t1 = sums
+            np.multiply(a1 * t, alpha / np.pi, out=terms[1])
+            np.multiply(r1 * b1 * e, alpha / math.sqrt(2 * np.pi), out=terms[2])
+            np.multiply(erfcx(h1 / math.sqrt(2.0)) * np.exp(0.5 * q1[:, None] * s2), 0.5 * alpha * alpha,
+                        out=terms[3])
+            np.multiply(limits[1] * t1, alpha * alpha / np.pi, out=terms[4])
+        else:
+            a1, b1, t1, a2, b2, t2 = sums
+            np.multiply((a1 + a2) * t, alpha / (2 * np.pi), out=terms[1])
+            np.multiply(r1 * b1 + r2 * b2, e * (alpha / (2 * math.sqrt(2 * np.pi))), out=terms[2])
+            np.multiply(erfcx(h1 / math.sqrt(2.0)) * np.exp(0.5 * q2[:, None] * s2)
+                        + erfcx(h2 / math.sqrt(2.0)) * np.exp(0.5 * q1[:, None] * s2), 0.25 * alpha * alpha,
+                        out=terms[3])
+            np.multiply(limits[1] * t1 + limits[2] * t2, alpha * alpha / (2 * np.pi), out=terms[4])
+        terms *= SELU.SCALE ** 2 * r1 * r2 * theta * sin_t
+        # (the value, the terms' size) by both rules: (2, points, 2)
+        both = (_SIGNS @ terms.reshape(5, -1)).reshape(2, -1, 26) @ _PRICE_WEIGHTS
+        (hi, lo), (size, _) = both.transpose(0, 2, 1)
         bound = np.abs(hi - lo) + 64 * _ULP * size
-    bad = ~(np.isfinite(hi) & np.isfinite(bound))
+    if np.isfinite(bound).all():  # a non-finite value makes its bound non-finite
+        return hi, bound, size
+    bad = ~np.isfinite(bound)
     return np.where(bad, 0.0, hi), np.where(bad, np.inf, bound), np.where(bad, 0.0, size)
+
+
+#: The value ``p1 + (tilt - tilt') + (corner - corner')`` and the size (every sign ``+``) from the terms.
+_SIGNS = np.array([[1.0, 1.0, -1.0, 1.0, -1.0], [1.0, 1.0, 1.0, 1.0, 1.0]])
 
 
 def _selu_at_one(q1: np.ndarray, q2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
