@@ -277,18 +277,13 @@ def derivative_tail(act, series: LayerSeries, known: bool = False) -> float | No
 def layer_series(act, x: float, order: int, odd: int) -> LayerSeries:
     """The :class:`LayerSeries` of ``phi(sqrt(x) z)`` (``0 < x <= Q_MAX``) to at least ``order``, for an
     activation of parity ``odd`` (1: odd, 0: even) with a growth bound. The last results are kept
-    per variance (a kernel recurrence asks for the same variance several times, and a dense
-    network for its lags in consecutive layers)."""
-    for tier in _ENOUGH[order]:  # any order already computed that is enough
-        record = _cache.get(act, (tier, odd, x))
-        if record is not None:
-            return record
-    return _cache.put(act, (order, odd, x), _compute(act, x, order, odd))
-
-
-#: The tiers at least as high as each, itself first (the cache's look-ups: a layer mostly asks again
-#: for the order it asked for before, and the highest tiers are rarely computed).
-_ENOUGH = {t: [t] + [u for u in rule.TIERS if u > t] for t in rule.TIERS}
+    per variance, the highest order computed (a kernel recurrence asks for the same variance several
+    times, and a dense network for its lags in consecutive layers): one look-up, a new variance's
+    included."""
+    record = _cache.get(act, (odd, x))
+    if record is not None and record.order >= order:
+        return record
+    return _cache.put(act, (odd, x), _compute(act, x, order, odd))
 
 
 def diagonal(act, x: float, e: float, odd: int) -> tuple[float, bool, float, bool]:
