@@ -135,7 +135,9 @@ def branch_moments(act, gain2, bias2, qd, QP, QD):
         scaled = (qd, QP, QD) if k2 == 1.0 else (k2 * qd, k2 * QP, k2 * QD)
         sum_p, sum_d = branch_moments(act.inner, gain2 * s * s, 0.0, *scaled)
         if b:  # the line's covariances
-            sum_p, sum_d = sum_p + gain2 * b * b * float(QP.sum()), sum_d + gain2 * b * b * float(QD.sum())
+            # (sums of a few Python floats: NumPy's reduction costs more than these k^2 additions)
+            sum_p, sum_d = (sum_p + gain2 * b * b * sum(QP.ravel().tolist()),
+                            sum_d + gain2 * b * b * sum(QD.ravel().tolist()))
         return sum_p + gain2 * a * a * r * r + bias2 * r * r, sum_d
     if r == 1 and qd[0] > 0:
         return single_branch_moments(act, gain2, bias2, float(qd[0]), float(QD[0, 0]))

@@ -182,6 +182,21 @@ class KernelSpec(Record):
         """``R P R^T``: the covariance of what the branch reads."""
         return P if self.reads_all else self.R @ P @ self.R.T
 
+    @cached_property
+    def _carry(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(C kron C)^T`` and ``e e^T`` flattened: ``vec(C X C^T) = (C kron C) vec(X)`` (row-major), so a
+        layer's products for both fields are one product of small matrices (NumPy's stacked products
+        loop per matrix)."""
+        return np.ascontiguousarray(np.kron(self.C, self.C).T), self.ee.reshape(-1)
+
+    def carry(self, state: np.ndarray, GP: float, GD: float) -> np.ndarray:
+        """The next stack ``[C P C^T + GP e e^T, C D C^T + GD e e^T]`` from the stack ``state = [P, D]``."""
+        k = self.k
+        product, ee = self._carry
+        flat = state.reshape(2, k * k) @ product
+        flat += np.array([[GP], [GD]]) * ee
+        return flat.reshape(2, k, k)
+
     def _text(self) -> str:
         kw = ", ".join(f"{k}={v}" for k, v in self.params.items())
         states = ", ".join(self.states)
@@ -392,7 +407,7 @@ def _advance(act, spec: KernelSpec, sw2: float, sb2: float, state: np.ndarray, Q
     else:
         gain2, bias2 = sw2, sb2
     GP, GD = branch_moments(act, gain2, bias2, qd, QP, QD)
-    state = spec.C @ state @ spec.C.T + np.array([GP, GD])[:, None, None] * spec.ee
+    state = spec.carry(state, GP, GD)
     z = state[0, 0, 0]
     if spec.norm == "post":
         state = state * (1 / (z + LN_EPS))
@@ -526,7 +541,7 @@ def _one_input_layers(act, spec, sw2, sb2, P, D, depth, q_min, q_max):
         state = [float(P[0, 0]), float(D[0, 0])]
         q, d = state
     else:
-        C, CT, ee, R, RT = spec.C, spec.C.T, spec.ee, spec.R, spec.R.T
+        R, RT = spec.R, spec.R.T
         row = np.flatnonzero(R[0])
         # R picks one state: R X R^T = X_jj
         j = int(row[0]) if row.size == 1 and R[0, row[0]] == 1.0 else None
@@ -556,7 +571,7 @@ def _one_input_layers(act, spec, sw2, sb2, P, D, depth, q_min, q_max):
                 p, d = p * scale, d * scale
             state, q, top, finite = [p, d], p, p, math.isfinite(p) and math.isfinite(d)
         else:
-            state = C @ state @ CT + np.array([GP, GD])[:, None, None] * ee
+            state = spec.carry(state, GP, GD)
             if post:
                 state *= 1 / (state[0, 0, 0] + LN_EPS)
             q, d = _read(state, j, R, RT)

@@ -27,9 +27,10 @@ class ActivationMemo:
 
     def put(self, act, key, value):
         """Keep ``value`` for ``act`` and ``key`` (dropping the oldest past ``size``); return it."""
-        self._entries[(id(act), key)] = (act, value)
-        while len(self._entries) > self.size:
-            self._entries.popitem(last=False)
+        entries = self._entries
+        entries[(id(act), key)] = (act, value)
+        if len(entries) > self.size:  # one entry in, at most one out
+            entries.popitem(last=False)
         return value
 
     def clear(self) -> None:
