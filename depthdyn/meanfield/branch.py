@@ -219,6 +219,8 @@ def _new_moments(act, q: list, P: list, D: list, pairs: list, lags: list):
     eps_s = [min(max(e + d, 0.0), 2.0) for e, d in zip(eps_p, delta, strict=True)]
     eps, eps_lag = eps_p + eps_s, [min(max(D[a][a] / (2 * q[a]), 0.0), 2.0) for a in lags]
     m, odd, found = len(pairs), layer_series.parity_of(act), {}
+    if odd is None and _series(act):  # neither parity: a record of every degree
+        odd = layer_series.BOTH
     if not (m or (odd is not None and _series(act))):
         both = []  # no pairs, and no series for the lags: they take their own path below
     elif hasattr(act, "pair_moment"):  # closed forms written for one point (erf)
@@ -226,7 +228,7 @@ def _new_moments(act, q: list, P: list, D: list, pairs: list, lags: list):
     elif getattr(act, "closed_form", False):
         both = act.cross_moment(np.array([q[a] for a in i] * 2), np.array([q[b] for b in j] * 2),
                                 eps=np.array(eps)).tolist()
-    elif odd is not None and _series(act):  # every lag's record of its parity's coefficients
+    elif odd is not None and _series(act):  # every lag's record of its parity's coefficients (or of all)
         rho = [1.0 - e for e in eps + eps_lag]
         order = hermite_rule.order_of(max(q), max(max(rho), -min(rho)), more=True)
         both, errors, ok = layer_series.cross_moments(act, q, odd, order, i + i + lags, j + j + lags, rho)

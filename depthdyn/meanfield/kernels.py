@@ -537,7 +537,7 @@ def _one_input_layers(act, spec, sw2, sb2, P, D, depth, q_min, q_max):
     pre, post, two = spec.norm == "pre", spec.norm == "post", spec.branch == "two"
     scalar = spec.k == 1
     if scalar:
-        c, e2 = float(spec.C[0, 0]), float(spec.ee[0, 0])
+        c2, e2 = float(spec.C[0, 0]) ** 2, float(spec.ee[0, 0])  # as KernelSpec.carry rounds them
         state = [float(P[0, 0]), float(D[0, 0])]
         q, d = state
     else:
@@ -565,7 +565,7 @@ def _one_input_layers(act, spec, sw2, sb2, P, D, depth, q_min, q_max):
         except DomainError:
             return _split(states, spec.k, scalar) + (layer, _overflow_reason(q))
         if scalar:
-            p, d = c * state[0] * c + GP * e2, c * state[1] * c + GD * e2
+            p, d = c2 * state[0] + GP * e2, c2 * state[1] + GD * e2
             if post:
                 scale = 1 / (p + LN_EPS)
                 p, d = p * scale, d * scale

@@ -1,4 +1,4 @@
-"""The Hermite series of one variance as a kernel layer uses it: an odd or even ``phi``, Python floats.
+"""The Hermite series of one variance as a kernel layer uses it, by parity, Python floats.
 
 A kernel layer (:mod:`depthdyn.meanfield.kernels`) asks at every layer for ``E[phi^2]`` and the
 difference moment ``E[phi^2] - E[phi(u1) phi(u2)]`` at a new variance, and a dense network for
@@ -14,6 +14,10 @@ A :class:`LayerSeries` holds ``b_n`` at the degrees of ``phi``'s parity, their b
 ``1 - rho^n``, ``rho^n`` or ``n`` give every value and bound. The coefficients of the other
 parity vanish; their bound is ``base``, and their share of each sum is bounded in closed form
 (``0 <= 1 - rho^n <= min(2, n (1 - rho))`` and ``|rho|^n <= 1``).
+
+A ``phi`` of neither parity (SELU) has a record of every degree (:data:`BOTH`): its even and odd
+parts ``(phi(u) +- phi(-u)) / 2`` are projected on the same nodes ``z > 0`` against their parity's
+tables, one evaluation of ``phi`` at ``+-u`` for both, and every sum above runs over all degrees.
 """
 
 from __future__ import annotations
@@ -28,11 +32,14 @@ import numpy as np
 from . import hermite_rule as rule
 from .memo import ActivationMemo
 
-__all__ = ["LayerSeries", "Projection", "parity_of", "project_parity", "derivative_square", "layer_series",
-           "derivative_tail", "diagonal", "cross_moments"]
+__all__ = ["BOTH", "LayerSeries", "Projection", "parity_of", "rows_of", "project_parity", "derivative_square",
+           "layer_series", "derivative_tail", "diagonal", "cross_moments"]
 
 _ULP = float(np.finfo(float).eps)
 _cache = ActivationMemo(64)
+
+#: The ``odd`` of a record of every degree, for a ``phi`` of neither parity (see the module).
+BOTH = 2
 
 
 class LayerSeries(NamedTuple):
@@ -72,18 +79,25 @@ def parity_of(act) -> int | None:
     return {"odd": 1, "even": 0}.get(act.phi_parity() if hasattr(act, "phi_parity") else None)
 
 
+def rows_of(order: int, odd: int) -> int:
+    """How many degrees up to ``order`` a record of ``odd`` holds (1, 0: one parity's; :data:`BOTH`: all)."""
+    return order + 1 if odd == BOTH else (order + 2 - odd) // 2
+
+
 @cache
 def _other(order: int, odd: int) -> tuple[int, float, int, float]:
-    """The other parity's degrees up to ``order``: their count and sum, and the same of those ``>= 1``."""
-    degrees = [n for n in range(order + 1) if n % 2 != odd]
+    """The other parity's degrees up to ``order``: their count and sum, and the same of those ``>= 1``
+    (none for a record of :data:`BOTH`)."""
+    degrees = [n for n in range(order + 1) if n % 2 != odd and odd != BOTH]
     positive = [n for n in degrees if n >= 1]
     return len(degrees), float(sum(degrees)), len(positive), float(sum(positive))
 
 
 @cache
 def _columns(order: int, odd: int) -> tuple[np.ndarray, np.ndarray]:
-    """The parity's degrees up to ``order`` and the columns ``(1, n)`` of their sums."""
-    n = np.arange(odd, order + 1, 2, dtype=float)
+    """The parity's degrees up to ``order`` (every degree for :data:`BOTH`) and the columns ``(1, n)`` of
+    their sums."""
+    n = np.arange(order + 1.0) if odd == BOTH else np.arange(odd, order + 1, 2, dtype=float)
     return n, np.ascontiguousarray(np.stack((np.ones(n.size), n), axis=1))
 
 
@@ -193,6 +207,29 @@ def _phi_at_zero(act) -> float:
     return value
 
 
+def _project_both(act, x: float, order: int, level: int) -> Projection:
+    """:func:`project_parity` of a ``phi`` of neither parity: both rules' coefficients of every degree up
+    to ``order``, the even ones from ``(phi(u) + phi(-u)) / 2`` and the odd ones from
+    ``(phi(u) - phi(-u)) / 2`` on the nodes ``z > 0`` (the same for both parities' tables), and
+    ``E[phi^2] = E[(phi(u)^2 + phi(-u)^2) / 2]`` (no asymptote, no derivative)."""
+    even, odd = rule.parity_rule(level, 0, order // 2 + 1), rule.parity_rule(level, 1, (order + 1) // 2)
+    mid = even.middle
+    u = even.z * math.sqrt(x)
+    f = np.empty((2, u.size))
+    with np.errstate(under="ignore", over="ignore"):
+        f[0], f[1] = act.phi(u), act.phi(-u)
+    parts = np.empty((2, u.size))
+    np.add(f[0], f[1], out=parts[0])
+    np.subtract(f[0], f[1], out=parts[1])
+    parts *= 0.5
+    hi, lo = np.empty(order + 1), np.empty(order + 1)
+    hi[0::2], hi[1::2] = parts[0, mid + 1:] @ even.t_hi, parts[1, mid + 1:] @ odd.t_hi
+    lo[0::2], lo[1::2] = parts[0, :mid] @ even.t_lo, parts[1, :mid] @ odd.t_lo
+    f *= f
+    m0, m0_lo = (0.5 * (f[0] + f[1]) @ even.weights).tolist()
+    return Projection(hi, lo, m0, m0_lo, 0.0, 0.0, float(parts[0, mid]), None, (0.0, 0.0, 0.0), m0, m0, 0.0)
+
+
 def _span(act, x: float, half: rule.ParityRule) -> tuple[int, int, tuple | None]:
     """The slice ``[start, stop)`` of ``half``'s layout below the activation's asymptote point ``U``
     (all of it where no node of variance ``x`` reaches ``U``), and the asymptote where some does."""
@@ -209,6 +246,13 @@ def _span(act, x: float, half: rule.ParityRule) -> tuple[int, int, tuple | None]
 def derivative_square(act, x: float, level: int, odd: int) -> tuple[float, float, float]:
     """``x E[phi'(sqrt(x) z)^2]`` by each rule, and the asymptote's share of its error (``phi'`` taken
     as ``slope`` beyond ``U``: ``x d (2 slope + d)`` per rule, the rules' difference twice as much)."""
+    if odd == BOTH:  # E[(phi'(u)^2 + phi'(-u)^2) / 2] on the nodes z > 0
+        half = rule.parity_rule(level, 0, 1)
+        u = half.z * math.sqrt(x)
+        with np.errstate(under="ignore", over="ignore"):
+            g = np.square(act.dphi(u)) + np.square(act.dphi(-u))
+        m1, m1_lo = (0.5 * g @ half.weights).tolist()
+        return x * m1, x * m1_lo, 0.0
     half = rule.parity_rule(level, odd, 1)  # the nodes and weights alone
     start, stop, asymptote = _span(act, x, half)
     weights = half.weights[start:stop]
@@ -231,7 +275,10 @@ def derivative_square(act, x: float, level: int, odd: int) -> tuple[float, float
 def _compute(act, x: float, order: int, odd: int) -> LayerSeries:
     level = rule.levels(x)
     a, slope, d = act.growth
-    p = project_parity(act, x, order, level, odd, False)
+    if odd == BOTH:
+        p = _project_both(act, x, order, level)
+    else:
+        p = project_parity(act, x, order, level, odd, False)
     b, lo, m0, m0_lo = p.hi, p.lo, p.m0, p.m0_lo
     window = p.window if p.window is not None else min(rule.share(x, a, slope), rule.share(x, abs(p.phi0), d))
     # rounding: sum_m |f_m A_km| <= sqrt(sum f^2 w) sqrt(sum h_k^2 w) = sqrt(scale) (Cauchy-Schwarz)
@@ -361,7 +408,7 @@ def cross_moments(act, q: list, odd: int, order: int, i: list, j: list, rho: lis
     ``|rho|^(N+1) sqrt(T0_i T0_j)``, the vanishing parity's ``base_i base_j`` per degree, rounding;
     ``ok`` where that is within ``RTOL`` of the scale ``sqrt(E[phi(u_i)^2] E[phi(u_j)^2])``.
     """
-    rows = (order + 2 - odd) // 2
+    rows = rows_of(order, odd)
     cut = {x: _cut(layer_series(act, q[x], order, odd), order, rows) for x in set(i + j)}
     r = np.array(rho)
     n = _columns(order, odd)[0]
