@@ -232,9 +232,16 @@ def _new_moments(act, q: list, P: list, D: list, pairs: list, lags: list):
         rho = [1.0 - e for e in eps + eps_lag]
         order = hermite_rule.order_of(max(q), max(max(rho), -min(rho)), more=True)
         both, errors, ok = layer_series.cross_moments(act, q, odd, order, i + i + lags, j + j + lags, rho)
-        for k in (k for k, good in enumerate(ok[: 2 * m]) if not good):  # the quadrature where it fails
-            a, b = (i + i)[k], (j + j)[k]
-            both[k] = float(act.cross_moment(np.array([q[a]]), np.array([q[b]]), eps=np.array([eps[k]]))[0])
+        failed = [k for k in range(2 * m) if not ok[k]]
+        if failed:  # the activation's own method near c = 1, then the quadrature (the series declined them)
+            qa, qb = np.array([q[(i + i)[k]] for k in failed]), np.array([q[(j + j)[k]] for k in failed])
+            e = np.array([eps[k] for k in failed])
+            near = getattr(act, "cross_near_one", None)
+            value, _, good = near_or_series(act, _declined, near, qa, qb, 1 - e, e)
+            if not good.all():
+                value[~good] = act.cross_moment(qa[~good], qb[~good], eps=e[~good])
+            for k, v in zip(failed, value.tolist(), strict=True):
+                both[k] = v
         for a, value, error in zip(lags, both[2 * m:], errors[2 * m:], strict=True):
             series = layer_series.layer_series(act, q[a], order, odd)
             difference = series.m0 - value  # the far sum: E[phi^2] - sum b_n^2 rho^n
@@ -256,6 +263,12 @@ def _new_moments(act, q: list, P: list, D: list, pairs: list, lags: list):
     moments = [found[a] if a in found else _single_diagonal(act, q[a], e)
                for a, e in zip(lags, eps_lag, strict=True)]
     return list(zip(both[:m], diff, strict=True)), moments
+
+
+def _declined(act, q1, q2, c, eps):
+    """A series that certifies none of the points (:func:`~depthdyn.meanfield.activation.near_or_series`'s
+    first step, where the records' series has already declined them)."""
+    return np.zeros(q1.shape), np.full(q1.shape, np.inf), np.zeros(q1.shape, dtype=bool)
 
 
 def single_branch_moments(act, gain2: float, bias2: float, q: float, d: float) -> tuple[float, float]:

@@ -323,14 +323,23 @@ def derivative_tail(act, series: LayerSeries, known: bool = False) -> float | No
 
 def layer_series(act, x: float, order: int, odd: int) -> LayerSeries:
     """The :class:`LayerSeries` of ``phi(sqrt(x) z)`` (``0 < x <= Q_MAX``) to at least ``order``, for an
-    activation of parity ``odd`` (1: odd, 0: even) with a growth bound. The last results are kept
-    per variance, the highest order computed (a kernel recurrence asks for the same variance several
-    times, and a dense network for its lags in consecutive layers): one look-up, a new variance's
-    included."""
-    record = _cache.get(act, (odd, x))
-    if record is not None and record.order >= order:
-        return record
-    return _cache.put(act, (odd, x), _compute(act, x, order, odd))
+    activation of parity ``odd`` (1: odd, 0: even, :data:`BOTH`) with a growth bound: the record of
+    ``order`` itself where one was computed, else of the next order computed, else a new one. The last
+    variances' records are kept, by order (a kernel recurrence asks for the same variance several
+    times, and a dense network for its lags in consecutive layers): one look-up per variance."""
+    records = _cache.get(act, (odd, x))
+    if records is None:
+        records = _cache.put(act, (odd, x), {})
+    for tier in _ENOUGH[order]:  # a layer mostly asks again for the order it asked for before
+        record = records.get(tier)
+        if record is not None:
+            return record
+    record = records[order] = _compute(act, x, order, odd)
+    return record
+
+
+#: The tiers at least as high as each, itself first.
+_ENOUGH = {t: [t] + [u for u in rule.TIERS if u > t] for t in rule.TIERS}
 
 
 def diagonal(act, x: float, e: float, odd: int) -> tuple[float, bool, float, bool]:

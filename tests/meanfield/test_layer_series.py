@@ -51,9 +51,8 @@ def test_one_variance_diagonal_against_quadrature(q, eps):
 
 
 def _orders(act, x):
-    """The order of the record kept for ``act`` at variance ``x`` (one per variance: the highest computed)."""
-    record = layer_series._cache.get(act, (1, x))
-    return set() if record is None else {record.order}
+    """The orders of the records kept for ``act`` at variance ``x``."""
+    return set(layer_series._cache.get(act, (1, x)) or ())
 
 
 def test_more_terms_only_where_the_default_is_not_enough():
