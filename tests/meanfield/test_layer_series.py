@@ -220,6 +220,64 @@ def test_pairs_of_variances_against_quadrature(order):
     assert abs(values[0] - expect2(math.tanh, math.tanh, 1.3, 0.7, 0.5)) > 1e-6
 
 
+def _hermite(phi, q: float, n: int) -> float:
+    """``E[phi(sqrt(q) z) h_n(z)]`` by QUADPACK (``h_n = He_n / sqrt(n!)``)."""
+    coefficients = np.zeros(n + 1)
+    coefficients[n] = 1.0 / math.sqrt(math.factorial(n))
+    root = math.sqrt(q)
+    return expect1(lambda u: phi(u) * float(np.polynomial.hermite_e.hermeval(u / root, coefficients)), q)
+
+
+@pytest.mark.parametrize("q", [0.04, 1.0, 7.5])
+def test_a_record_of_every_degree_against_quadrature(q):
+    """SELU has neither parity: its record holds every degree, the even ones from ``(phi(u) + phi(-u)) / 2``
+    and the odd ones from ``(phi(u) - phi(-u)) / 2``, each within its bound of QUADPACK."""
+    act = get_activation("selu")
+    _fresh()
+    record = layer_series.layer_series(act, q, 96, layer_series.BOTH)
+    b, bound = record.b, record.b_err
+    assert b.size == 97 and record.base > 0
+    for n in (0, 1, 2, 3, 6, 11, 30):
+        want = _hermite(_selu, q, n)
+        assert abs(b[n] - want) <= bound[n] + 1e-15 and abs(b[n] - want) <= 1e-13, (q, n, b[n], want)
+    second = expect1(lambda u: _selu(u) ** 2, q)
+    assert abs(record.m0 - second) <= record.m0_err + 1e-15 * second
+    # Parseval: the squares and the tail T0 make up E[phi^2]
+    assert record.square_sum <= second <= record.square_sum + record.t0 + 1e-14
+    # the mutant: the mirror image phi(-u) has the odd degrees' signs flipped
+    mirror = layer_series._project_both(_Mirror(), q, 96, mehler.rule.levels(q))
+    assert np.allclose(mirror.hi[0::2], b[0::2], rtol=1e-13, atol=1e-15)
+    assert abs(mirror.hi[1] - _hermite(_selu, q, 1)) > 0.1 * abs(b[1])
+
+
+class _Mirror(smooth.SELU):
+    """``selu(-u)``: the mutant of the records of every degree."""
+
+    def phi(self, u):
+        return super().phi(-u)
+
+
+@pytest.mark.parametrize("q1, q2, rho", [(1.3, 1.2, 0.6), (0.5, 2.0, -0.4), (3.0, 2.5, 0.85),
+                                         (0.2, 0.3, 0.0)])
+def test_pairs_of_a_record_of_every_degree_against_quadrature(q1, q2, rho):
+    act = get_activation("selu")
+    _fresh()
+    values, errors, ok = layer_series.cross_moments(act, [q1, q2], layer_series.BOTH, 192, [0, 1], [1, 0],
+                                                    [rho, rho])
+    reference = expect2(_selu, _selu, q1, q2, rho)
+    assert ok == [True, True]
+    for value, error in zip(values, errors, strict=True):
+        miss = abs(value - reference)
+        assert miss <= error + 1e-14 and miss <= 1e-12 * abs(reference) + 1e-15
+    # the same through the full-line series (mehler), another set of tables and nodes
+    full, _, full_ok = mehler.cross_moment(act, np.array([q1]), np.array([q2]), np.array([rho]))
+    assert full_ok[0] and abs(full[0] - values[0]) <= 1e-14
+    # the mutant: a correlation off by a part in 10^6 leaves the reference
+    moved = layer_series.cross_moments(act, [q1, q2], layer_series.BOTH, 192, [0], [1],
+                                       [rho + 1e-6 * (rho or 1)])
+    assert abs(moved[0][0] - reference) > 1e-10
+
+
 def _dense_reference(phi, spec, P, D, sw2, sb2):
     """One dense layer, every pair of lags by nested quadrature: P' = C P C^T + e e^T sum_ij G."""
     k = spec.k
@@ -236,12 +294,21 @@ def _dense_reference(phi, spec, P, D, sw2, sb2):
     return spec.C @ P @ spec.C.T + sum_p * spec.ee, spec.C @ D @ spec.C.T + sum_d * spec.ee
 
 
-@pytest.mark.parametrize("name, phi", [("tanh", math.tanh), ("erf", math.erf)])
-def test_dense_layers_recall_and_agree_with_quadrature(name, phi):
+def _selu(u: float) -> float:
+    lam, alpha = smooth.SELU.SCALE, smooth.SELU.ALPHA
+    return lam * u if u > 0 else lam * alpha * math.expm1(u)
+
+
+@pytest.mark.parametrize("name, phi", [("tanh", math.tanh), ("erf", math.erf), ("selu", _selu)])
+def test_dense_layers_recall_and_agree_with_quadrature(name, phi, monkeypatch):
     sw2, sb2 = 0.9, 0.05
     spec = kernel_spec("dense", depth=5, sw2=sw2, sb2=sb2, k=2, h=0.4)
     _fresh()
+    both = []  # SELU (neither parity) takes the records of every degree
+    project = layer_series._project_both
+    monkeypatch.setattr(layer_series, "_project_both", lambda *a: both.append(a[1]) or project(*a))
     traj = iterate_family(name, sw2, sb2, depth=5, q0=1.3, eps0=0.6, family="dense", k=2, h=0.4)
+    assert bool(both) == (name == "selu")
     for layer in (1, 3, 4):  # by then the older lag's pairs are recalled from the layer before
         P, D = _dense_reference(phi, spec, traj.P[layer], traj.D[layer], sw2, sb2)
         assert np.allclose(traj.P[layer + 1], P, rtol=1e-11, atol=0)
