@@ -214,20 +214,21 @@ def _project_both(act, x: float, order: int, level: int) -> Projection:
     ``E[phi^2] = E[(phi(u)^2 + phi(-u)^2) / 2]`` (no asymptote, no derivative)."""
     even, odd = rule.parity_rule(level, 0, order // 2 + 1), rule.parity_rule(level, 1, (order + 1) // 2)
     mid = even.middle
-    u = even.z * math.sqrt(x)
-    f = np.empty((2, u.size))
+    u = np.multiply.outer(_SIGNS, even.z * math.sqrt(x))  # u and -u: one evaluation of phi
     with np.errstate(under="ignore", over="ignore"):
-        f[0], f[1] = act.phi(u), act.phi(-u)
-    parts = np.empty((2, u.size))
-    np.add(f[0], f[1], out=parts[0])
-    np.subtract(f[0], f[1], out=parts[1])
-    parts *= 0.5
+        f = act.phi(u)
+    parts = _HALVES @ f  # (phi(u) + phi(-u)) / 2 and (phi(u) - phi(-u)) / 2
     hi, lo = np.empty(order + 1), np.empty(order + 1)
     hi[0::2], hi[1::2] = parts[0, mid + 1:] @ even.t_hi, parts[1, mid + 1:] @ odd.t_hi
     lo[0::2], lo[1::2] = parts[0, :mid] @ even.t_lo, parts[1, :mid] @ odd.t_lo
     f *= f
-    m0, m0_lo = (0.5 * (f[0] + f[1]) @ even.weights).tolist()
+    (a, a_lo), (b, b_lo) = (f @ even.weights).tolist()
+    m0, m0_lo = 0.5 * (a + b), 0.5 * (a_lo + b_lo)
     return Projection(hi, lo, m0, m0_lo, 0.0, 0.0, float(parts[0, mid]), None, (0.0, 0.0, 0.0), m0, m0, 0.0)
+
+
+_SIGNS = np.array([1.0, -1.0])
+_HALVES = np.array([[0.5, 0.5], [0.5, -0.5]])
 
 
 def _span(act, x: float, half: rule.ParityRule) -> tuple[int, int, tuple | None]:
