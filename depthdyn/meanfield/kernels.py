@@ -183,18 +183,25 @@ class KernelSpec(Record):
         return P if self.reads_all else self.R @ P @ self.R.T
 
     @cached_property
-    def _carry(self) -> tuple[np.ndarray, np.ndarray]:
-        """``(C kron C)^T`` and ``e e^T`` flattened: ``vec(C X C^T) = (C kron C) vec(X)`` (row-major), so a
-        layer's products for both fields are one product of small matrices (NumPy's stacked products
-        loop per matrix)."""
-        return np.ascontiguousarray(np.kron(self.C, self.C).T), self.ee.reshape(-1)
+    def _carry(self) -> tuple[np.ndarray, list[int], np.ndarray]:
+        """``(C kron C)^T``, and where ``e e^T`` (flattened) is nonzero and its values there:
+        ``vec(C X C^T) = (C kron C) vec(X)`` (row-major), so a layer's products for both fields are one
+        product of small matrices (NumPy's stacked products loop per matrix)."""
+        ee = self.ee.reshape(-1)
+        where = np.flatnonzero(ee)
+        return np.ascontiguousarray(np.kron(self.C, self.C).T), where.tolist(), ee[where]
 
     def carry(self, state: np.ndarray, GP: float, GD: float) -> np.ndarray:
         """The next stack ``[C P C^T + GP e e^T, C D C^T + GD e e^T]`` from the stack ``state = [P, D]``."""
         k = self.k
-        product, ee = self._carry
+        product, where, values = self._carry
         flat = state.reshape(2, k * k) @ product
-        flat += np.array([[GP], [GD]]) * ee
+        if len(where) == 1:  # e picks one state (most families): two numbers to add
+            w, v = where[0], float(values[0])
+            flat[0, w] += GP * v
+            flat[1, w] += GD * v
+        else:
+            flat[:, where] += np.multiply.outer((GP, GD), values)
         return flat.reshape(2, k, k)
 
     def _text(self) -> str:
