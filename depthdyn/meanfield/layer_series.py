@@ -150,7 +150,8 @@ def project_parity(act, x: float, order: int, level: int, odd: int, derivative: 
     rows = (order + 2 - odd) // 2
     half = rule.parity_rule(level, odd, rows)
     mid, root = half.middle, math.sqrt(x)
-    start, stop, asymptote = _span(act, x, half)
+    asymptote, phi0 = _profile(act)
+    start, stop, asymptote = _span(asymptote, x, half)
     m_lo, m_hi = mid - start, stop - mid - 1
     cut = asymptote is not None
     u = half.z[start:stop] * root
@@ -158,12 +159,12 @@ def project_parity(act, x: float, order: int, level: int, odd: int, derivative: 
     m1, m1_lo, derivative_error = derivative_square(act, x, level, odd) if derivative else (0.0, 0.0, 0.0)
     # an even phi with phi(0) != 0 (softplus's even part: log 2) is summed as phi(u) - phi(0), from its
     # accurate difference: the constant's coefficient is exact, and the rounding is the rest's
-    offset = 0.0 if odd or cut else _phi_at_zero(act)
+    offset = 0.0 if odd or cut else phi0
     if cut:  # only u in [0, U) is evaluated: nothing to guard (NumPy's errstate costs as much as phi)
         f = act.phi_remainder(u)
     else:
         with np.errstate(under="ignore", over="ignore"):
-            f = act.diff(np.zeros(u.size), u) if offset else act.phi(u)
+            f = act.diff(0.0, u) if offset else act.phi(u)  # phi(0 + u) - phi(0)
     hi, lo = f[m_lo + 1:] @ half.t_hi[:m_hi], f[:m_lo] @ half.t_lo[start:mid]
     if not cut and not offset:
         m0, m0_lo = ((f * f) @ weights).tolist()
@@ -195,16 +196,18 @@ def project_parity(act, x: float, order: int, level: int, odd: int, derivative: 
     f *= 2 * (limit + slope * u) + f  # r (2 A + r): E[phi^2] = E[A^2] + E[r (2 A + r)]
     (cross, cross_lo), (size, _) = (f @ weights).tolist(), (np.abs(f) @ weights).tolist()
     errors = (3 * s, 3 * s * (2 * mean_a + s), derivative_error)
-    return Projection(hi, lo, square_a + cross, square_a + cross_lo, m1, m1_lo, _phi_at_zero(act),
+    return Projection(hi, lo, square_a + cross, square_a + cross_lo, m1, m1_lo, phi0,
                       rule.share(x, s, 0.0), errors, scale, size + square_a / 16, 4 * _ULP * np.abs(exact))
 
 
-def _phi_at_zero(act) -> float:
-    """``phi(0)``, kept per activation (asked for at every projection)."""
-    value = _cache.get(act, "phi(0)")
-    if value is None:
-        value = _cache.put(act, "phi(0)", float(act.phi(np.zeros(1))[0]))
-    return value
+def _profile(act) -> tuple[tuple | None, float]:
+    """The activation's asymptote (or ``None``) and ``phi(0)``, kept per activation (asked for at every
+    projection)."""
+    profile = _cache.get(act, "profile")
+    if profile is None:
+        asymptote = act.phi_asymptote() if hasattr(act, "phi_asymptote") else None
+        profile = _cache.put(act, "profile", (asymptote, float(act.phi(np.zeros(1))[0])))
+    return profile
 
 
 def _project_both(act, x: float, order: int, level: int) -> Projection:
@@ -231,10 +234,9 @@ _SIGNS = np.array([1.0, -1.0])
 _HALVES = np.array([[0.5, 0.5], [0.5, -0.5]])
 
 
-def _span(act, x: float, half: rule.ParityRule) -> tuple[int, int, tuple | None]:
-    """The slice ``[start, stop)`` of ``half``'s layout below the activation's asymptote point ``U``
-    (all of it where no node of variance ``x`` reaches ``U``), and the asymptote where some does."""
-    asymptote = act.phi_asymptote() if hasattr(act, "phi_asymptote") else None
+def _span(asymptote: tuple | None, x: float, half: rule.ParityRule) -> tuple[int, int, tuple | None]:
+    """The slice ``[start, stop)`` of ``half``'s layout below the asymptote point ``U`` (all of it where no
+    node of variance ``x`` reaches ``U``, or there is no asymptote), and the asymptote where some does."""
     m_hi, m_lo = half.sizes
     root = math.sqrt(x)
     if asymptote is None or root * half.z[-1] < asymptote[0]:
@@ -255,7 +257,7 @@ def derivative_square(act, x: float, level: int, odd: int) -> tuple[float, float
         m1, m1_lo = (0.5 * g @ half.weights).tolist()
         return x * m1, x * m1_lo, 0.0
     half = rule.parity_rule(level, odd, 1)  # the nodes and weights alone
-    start, stop, asymptote = _span(act, x, half)
+    start, stop, asymptote = _span(_profile(act)[0], x, half)
     weights = half.weights[start:stop]
     u = half.z[start:stop] * math.sqrt(x)
     if asymptote is None:
