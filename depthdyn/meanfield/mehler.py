@@ -419,35 +419,9 @@ def diagonal_moments_scalar(act, q: float, eps: float) -> tuple[float, bool, flo
     if not 0.0 < q <= Q_MAX:
         s, s_ok, d, d_ok = diagonal_moments(act, np.array([q]), np.array([eps]))
         return float(s[0]), bool(s_ok[0]), float(d[0]), bool(d_ok[0])
+    # the record of the parity's degrees (of every degree for neither parity), in fewer NumPy calls
     odd = layer_series.parity_of(act)
-    if odd is not None:  # the record of the parity's degrees, in fewer NumPy calls
-        return layer_series.diagonal(act, q, eps, odd)
-    co = _one_variance(act, q, rule.order_of(q, abs(1.0 - eps)))
-    m0, m0_err = float(co.m0[0]), float(co.m0_err[0])
-    difference, err = _difference_one(co, eps)
-    return m0, m0_err <= RTOL * max(m0, 1e-300), difference, err <= RTOL * max(difference, 1e-300)
-
-
-def _difference_one(co: Coefficients, e: float) -> tuple[float, float]:
-    """:func:`_difference_sums` of a one-variance record and a float ``e``: dot products of its squares."""
-    n = _degrees(co.order)
-    terms = co.b2[0, :, 1:]  # b_n^2 and their bounds, n >= 1
-    # (1 - e)^n - 1 = -(1 - rho^n), without cancellation near e = 0
-    power = np.expm1(n * math.log1p(-e)) if e < 1.0 else -_one_minus_power(np.array([e]), n)[0]
-    near, near_spread = (terms @ power).tolist()
-    near, near_spread = -near, -near_spread
-    t0, t1 = float(co.t0[0]), float(co.t1[0])
-    near_err = near_spread + min(2 * t0, e * t1) + 64 * _ULP * near
-    if near_err <= RTOL * max(near, 1e-300):
-        return near, near_err
-    rho, m0, b0, be0 = 1.0 - e, float(co.m0[0]), float(co.b[0, 0]), float(co.b_err[0, 0])
-    power += 1.0  # rho^n
-    far_sum, far_spread = ((terms @ power).tolist() if rho >= 0  # both sums in one product
-                           else (float(terms[0] @ power), float(terms[1] @ np.abs(power))))
-    far = m0 - b0 * b0 - far_sum
-    far_err = (float(co.m0_err[0]) + (2 * abs(b0) * be0 + be0 * be0) + far_spread
-               + abs(rho) ** (co.order + 1) * t0 + 64 * _ULP * m0)
-    return (far, far_err) if far_err < near_err else (near, near_err)
+    return layer_series.diagonal(act, q, eps, layer_series.BOTH if odd is None else odd)
 
 
 def _power_difference(x: np.ndarray, delta: np.ndarray, n: np.ndarray) -> np.ndarray:

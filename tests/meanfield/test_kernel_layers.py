@@ -158,8 +158,9 @@ def test_half_node_rule_of_an_odd_activation_matches_the_full_rule(q):
     assert np.any(np.abs(wrong.b - b.b) > 1e3 * b.b_err)
 
 
-def test_scalar_diagonal_moments_are_the_array_ones():
-    act = get_activation("tanh")
+@pytest.mark.parametrize("name", ["tanh", "selu"])  # one parity's record, and one of every degree
+def test_scalar_diagonal_moments_are_the_array_ones(name):
+    act = get_activation(name)
     rng = np.random.default_rng(3)
     q = np.concatenate([10 ** rng.uniform(-6, 8, 40), [0.0, 2.5]])
     eps = np.concatenate([rng.uniform(0, 2, 30), 10 ** rng.uniform(-14, -1, 12)])
