@@ -218,17 +218,15 @@ def _new_moments(act, q: list, P: list, D: list, pairs: list, lags: list):
     delta = [D[a][b] / (2 * root) for (a, b), root in zip(pairs, roots, strict=True)]
     eps_s = [min(max(e + d, 0.0), 2.0) for e, d in zip(eps_p, delta, strict=True)]
     eps, eps_lag = eps_p + eps_s, [min(max(D[a][a] / (2 * q[a]), 0.0), 2.0) for a in lags]
-    m, odd, found = len(pairs), layer_series.parity_of(act), {}
-    if odd is None and _series(act):  # neither parity: a record of every degree
-        odd = layer_series.BOTH
-    if not (m or (odd is not None and _series(act))):
+    m, (kind, odd), found = len(pairs), _kind(act), {}
+    if not (m or odd is not None):
         both = []  # no pairs, and no series for the lags: they take their own path below
-    elif hasattr(act, "pair_moment"):  # closed forms written for one point (erf)
+    elif kind == "pair":  # closed forms written for one point (erf)
         both = [act.pair_moment(q[a], q[b], e) for a, b, e in zip(i + i, j + j, eps, strict=True)]
-    elif getattr(act, "closed_form", False):
+    elif kind == "closed":
         both = act.cross_moment(np.array([q[a] for a in i] * 2), np.array([q[b] for b in j] * 2),
                                 eps=np.array(eps)).tolist()
-    elif odd is not None and _series(act):  # every lag's record of its parity's coefficients (or of all)
+    elif odd is not None:  # every lag's record of its parity's coefficients (or of all)
         rho = [1.0 - e for e in eps + eps_lag]
         order = hermite_rule.order_of(max(q), max(max(rho), -min(rho)), more=True)
         both, errors, ok = layer_series.cross_moments(act, q, odd, order, i + i + lags, j + j + lags, rho)
@@ -263,6 +261,22 @@ def _new_moments(act, q: list, P: list, D: list, pairs: list, lags: list):
     moments = [found[a] if a in found else _single_diagonal(act, q[a], e)
                for a, e in zip(lags, eps_lag, strict=True)]
     return list(zip(both[:m], diff, strict=True)), moments
+
+
+def _kind(act) -> tuple[str | None, int | None]:
+    """How a dense layer takes the moments of ``act``'s pairs of lags: ``("pair", _)`` (closed forms for
+    one point), ``("closed", _)`` (closed forms on arrays), else ``(None, odd)`` with the records' parity
+    (:data:`~depthdyn.meanfield.layer_series.BOTH` for neither) where the Hermite series serves, ``None``
+    where it does not. Kept per activation (asked for at every layer)."""
+    kind = _memo.get(act, "kind")
+    if kind is None:
+        odd = layer_series.parity_of(act) if _series(act) else None
+        if odd is None and _series(act):  # neither parity: a record of every degree
+            odd = layer_series.BOTH
+        name = ("pair" if hasattr(act, "pair_moment") else "closed" if getattr(act, "closed_form", False)
+                else None)
+        kind = _memo.put(act, "kind", (name, odd))
+    return kind
 
 
 def _declined(act, q1, q2, c, eps):
