@@ -183,23 +183,20 @@ class KernelSpec(Record):
         return P if self.reads_all else self.R @ P @ self.R.T
 
     @cached_property
-    def _carry(self) -> tuple[np.ndarray, list[int], np.ndarray]:
-        """``(C kron C)^T``, and where ``e e^T`` (flattened) is nonzero and its values there:
-        ``vec(C X C^T) = (C kron C) vec(X)`` (row-major), so a layer's products for both fields are one
-        product of small matrices (NumPy's stacked products loop per matrix)."""
+    def _carry(self) -> tuple[np.ndarray, list[int], list[float]]:
+        """``(C kron C)^T`` (``vec(C X C^T) = (C kron C) vec(X)``, row-major: a layer's products for both
+        fields in one product of small matrices), and where ``e e^T`` is nonzero, its values there."""
         ee = self.ee.reshape(-1)
         where = np.flatnonzero(ee)
-        return np.ascontiguousarray(np.kron(self.C, self.C).T), where.tolist(), ee[where]
+        return np.ascontiguousarray(np.kron(self.C, self.C).T), where.tolist(), ee[where].tolist()
 
     def carry(self, state: np.ndarray, GP: float, GD: float) -> np.ndarray:
         """The next stack ``[C P C^T + GP e e^T, C D C^T + GD e e^T]`` from the stack ``state = [P, D]``."""
-        k = self.k
-        product, where, values = self._carry
+        k, (product, where, values) = self.k, self._carry
         flat = state.reshape(2, k * k) @ product
         if len(where) == 1:  # e picks one state (most families): two numbers to add
-            w, v = where[0], float(values[0])
-            flat[0, w] += GP * v
-            flat[1, w] += GD * v
+            flat[0, where[0]] += GP * values[0]
+            flat[1, where[0]] += GD * values[0]
         else:
             flat[:, where] += np.multiply.outer((GP, GD), values)
         return flat.reshape(2, k, k)
@@ -402,8 +399,7 @@ def _advance(act, spec: KernelSpec, sw2: float, sb2: float, state: np.ndarray, Q
     """:func:`kernel_step` on the stack ``state = [P, D]`` (one ``2 x k x k`` array: the same
     products for both at once), given its branch inputs ``Q = [R P R^T, R D R^T]``; returns the
     next stack and ``z``."""
-    QP, QD = Q
-    qd = QP.diagonal().copy()
+    (QP, QD), qd = Q, Q[0].diagonal().copy()
     if spec.norm == "pre":
         nu = 1 / np.sqrt(qd + LN_EPS)
         QP, QD, qd = QP * np.outer(nu, nu), QD * np.outer(nu, nu), qd * nu**2
