@@ -1,7 +1,8 @@
 """The quadrature rules and truncation orders of the Hermite series (:mod:`depthdyn.meanfield.mehler`).
 
 Composite Gauss-Legendre rules (:data:`HI` and :data:`LO` nodes on panels of width
-:data:`PANEL`, the two next to the origin graded dyadically for ``q > Q_GRADED``) on
+:data:`PANEL`, or :data:`COARSE` for the parity records of degree up to :data:`COARSE_DEGREE`,
+the two next to the origin graded dyadically for ``q > Q_GRADED``) on
 ``[-Z, Z]``, their weights times the normal density, and the tables
 ``A[k, m] = h_k(z_m) w_m`` of the orthonormal Hermite polynomials ``h_k = He_k / sqrt(k!)``
 up to degree :data:`TOP_DEGREE`. The difference of the two rules' results is their error
@@ -28,9 +29,9 @@ from functools import cache
 import numpy as np
 from scipy.special import erfc
 
-__all__ = ["Q_MAX", "RTOL", "TIERS", "Q_GRADED", "Z", "PANEL", "HI", "LO", "TOP_DEGREE", "ParityRule",
-           "levels", "tables", "nodes", "parity_rule", "asymptote_coefficients", "tail_share", "share",
-           "tier", "order_of"]
+__all__ = ["Q_MAX", "RTOL", "TIERS", "Q_GRADED", "Z", "PANEL", "HI", "LO", "COARSE", "COARSE_DEGREE",
+           "TOP_DEGREE", "ParityRule", "levels", "tables", "nodes", "parity_rule", "asymptote_coefficients",
+           "tail_share", "share", "tier", "order_of"]
 
 #: Largest variance the series is tried at.
 Q_MAX = 1e8
@@ -44,6 +45,10 @@ Q_GRADED = 8.0
 Z = 12.0
 PANEL = 0.5
 HI, LO = 20, 14
+#: Panels twice as wide for the parity records of degree up to ``COARSE_DEGREE``: a Hermite function of
+#: degree 48 turns about three times a unit, and the two rules' difference there stays within a few
+#: ulp of the usual panels' (half the nodes: the records of a kernel layer far from ``c = 1``).
+COARSE, COARSE_DEGREE = 1.0, 48
 #: Truncation orders: by default the one for the largest variance of a call (about ``96 q + 48``
 #: terms: tanh's difference moment at ``c -> 1`` then reaches ``RTOL`` up to ``q = 2.5``), at most
 #: 384; 768 and 1536 where a large variance's slowly decaying coefficients need them for
@@ -65,11 +70,12 @@ def levels(q_max: float) -> int:
     return 3 + int(math.ceil(math.log2(PANEL * math.sqrt(q_max))))
 
 
-def _rule(n: int, level: int) -> tuple[np.ndarray, np.ndarray]:
-    """Composite Gauss-Legendre nodes on ``[-Z, Z]`` and weights times the normal density."""
+def _rule(n: int, level: int, panel: float = PANEL) -> tuple[np.ndarray, np.ndarray]:
+    """Composite Gauss-Legendre nodes on ``[-Z, Z]`` (panels of width ``panel``) and weights times the
+    normal density."""
     t, w = np.polynomial.legendre.leggauss(n)
     graded = PANEL * np.exp2(-np.arange(1, level + 1, dtype=float))
-    breaks = np.unique(np.concatenate([np.arange(-Z, Z + PANEL / 2, PANEL), graded, -graded]))
+    breaks = np.unique(np.concatenate([np.arange(-Z, Z + panel / 2, panel), graded, -graded]))
     left, width = breaks[:-1], np.diff(breaks)
     z = (left[:, None] + 0.5 * width[:, None] * (t + 1.0)).ravel()
     weight = (0.5 * width[:, None] * w).ravel()
@@ -144,7 +150,7 @@ def _half(n: int, level: int, parity: int, degree: int) -> tuple[np.ndarray, np.
     ``phi`` of parity ``(-1)^parity`` the coefficients of the other parity vanish and the rest are
     twice the sums over ``z > 0`` (the doubling is exact).
     """
-    z, w = _rule(n, level)
+    z, w = _rule(n, level, COARSE if degree <= COARSE_DEGREE else PANEL)
     right = z > 0
     z, w = z[right], w[right]  # the table on these nodes alone (degrees past 384 are asked for this way only)
     return z, 2.0 * w, np.ascontiguousarray(2.0 * _table(z, w, degree)[parity::2].T)

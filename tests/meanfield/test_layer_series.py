@@ -322,6 +322,34 @@ def test_dense_layers_recall_and_agree_with_quadrature(name, phi, monkeypatch):
     assert not np.allclose(traj.P[4], P, rtol=1e-11, atol=0)
 
 
+@pytest.mark.parametrize("name, phi, q", [("tanh", math.tanh, 0.5), ("tanh", math.tanh, 7.5),
+                                         ("selu", _selu, 2.0), ("gelu", None, 3.0)])
+def test_records_to_degree_48_on_wider_panels_against_quadrature(name, phi, q):
+    """Up to degree 48 the records take panels twice as wide (half the nodes): every coefficient
+    within its bound of QUADPACK, and of the record of degree 96 on the usual panels."""
+    act = get_activation(name)
+    inner = getattr(act, "inner", act)  # GELU: its even part
+    if phi is None:
+        phi = lambda u: 0.5 * u * math.erf(u / math.sqrt(2.0))  # noqa: E731
+    odd = layer_series.parity_of(inner)
+    odd = layer_series.BOTH if odd is None else odd
+    _fresh()
+    coarse, fine = (layer_series._compute(inner, q, order, odd) for order in (48, 96))
+    parity, rows = (0, 25) if odd == layer_series.BOTH else (odd, layer_series.rows_of(48, odd))
+    level = mehler.rule.levels(q)
+    nodes = mehler.rule.parity_rule(level, parity, rows).z.size
+    assert nodes < 0.6 * mehler.rule.parity_rule(level, 0, 49).z.size  # degree 48 on the wider panels
+    degrees = range(48 + 1) if odd == layer_series.BOTH else range(odd, 48 + 1, 2)
+    for i, n in enumerate(degrees):
+        assert abs(coarse.b[i] - fine.b[i]) <= coarse.b_err[i] + fine.b_err[i], (n, coarse.b[i], fine.b[i])
+        if n in (0, 1, 2, 7, 20, 47, 48):
+            want = _hermite(phi, q, n)
+            assert abs(coarse.b[i] - want) <= coarse.b_err[i] + 1e-15, (n, coarse.b[i], want)
+    # the mutant: the coefficients of another variance are not within the bounds
+    other = layer_series._compute(inner, q * (1 + 1e-6), 48, odd)
+    assert np.any(np.abs(other.b - coarse.b) > coarse.b_err + other.b_err)
+
+
 def _williams(q1: float, q2: float, c: float) -> mp.mpf:
     """Williams' arcsine kernel ``(2/pi) asin(2 c sqrt(q1 q2) / sqrt((1 + 2 q1)(1 + 2 q2)))`` at 40 digits."""
     with mp.workdps(40):
