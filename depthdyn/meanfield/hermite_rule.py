@@ -45,9 +45,11 @@ Q_GRADED = 8.0
 Z = 12.0
 PANEL = 0.5
 HI, LO = 20, 14
-#: Panels twice as wide for the parity records of degree up to ``COARSE_DEGREE``: a Hermite function of
-#: degree 48 turns about three times a unit, and the two rules' difference there stays within a few
-#: ulp of the usual panels' (half the nodes: the records of a kernel layer far from ``c = 1``).
+#: Panels twice as wide for the parity records of degree up to ``COARSE_DEGREE`` (half the nodes: the
+#: records of a kernel layer far from ``c = 1``): a Hermite function of degree 48 turns about three
+#: times a unit, and the two rules' difference, the coefficients' bound, stays small (tanh, GELU,
+#: SiLU, softplus, SELU at ``q`` from 1e-4 to 1e4: at most 1.1 times the usual panels', except tanh
+#: near ``q = 8``, whose poles come closer: 1.6e-13 against 5e-15).
 COARSE, COARSE_DEGREE = 1.0, 48
 #: Truncation orders: by default the one for the largest variance of a call (about ``96 q + 48``
 #: terms: tanh's difference moment at ``c -> 1`` then reaches ``RTOL`` up to ``q = 2.5``), at most
