@@ -30,8 +30,8 @@ import numpy as np
 from scipy.special import erfc
 
 __all__ = ["Q_MAX", "RTOL", "TIERS", "Q_GRADED", "Z", "PANEL", "HI", "LO", "COARSE", "COARSE_DEGREE",
-           "TOP_DEGREE", "ParityRule", "levels", "tables", "nodes", "parity_rule", "asymptote_coefficients",
-           "tail_share", "share", "tier", "order_of"]
+           "WIDE_DEGREE", "WIDE_Q", "TOP_DEGREE", "ParityRule", "levels", "tables", "nodes", "parity_rule",
+           "asymptote_coefficients", "tail_share", "share", "tier", "order_of"]
 
 #: Largest variance the series is tried at.
 Q_MAX = 1e8
@@ -49,8 +49,10 @@ HI, LO = 20, 14
 #: records of a kernel layer far from ``c = 1``): a Hermite function of degree 48 turns about three
 #: times a unit, and the two rules' difference, the coefficients' bound, stays small (tanh, GELU,
 #: SiLU, softplus, SELU at ``q`` from 1e-4 to 1e4: at most 1.1 times the usual panels', except tanh
-#: near ``q = 8``, whose poles come closer: 1.6e-13 against 5e-15).
-COARSE, COARSE_DEGREE = 1.0, 48
+#: near ``q = 8``, whose poles come closer: 1.6e-13 against 5e-15). Up to ``WIDE_DEGREE`` too where
+#: the variance is at most ``WIDE_Q`` (:func:`parity_rule`'s ``wide``): tanh's bound at degree 96 is
+#: then at most 1.3 times the usual panels' (2.5 times at ``q = 4``, 6 at 4.5).
+COARSE, COARSE_DEGREE, WIDE_DEGREE, WIDE_Q = 1.0, 48, 96, 3.5
 #: Truncation orders: by default the one for the largest variance of a call (about ``96 q + 48``
 #: terms: tanh's difference moment at ``c -> 1`` then reaches ``RTOL`` up to ``q = 2.5``), at most
 #: 384; 768 and 1536 where a large variance's slowly decaying coefficients need them for
@@ -145,24 +147,29 @@ class ParityRule:
     totals: tuple[float, float]
 
 
-def _half(n: int, level: int, parity: int, degree: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _half(n: int, level: int, parity: int, degree: int, panel: float
+          ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(z, 2 w, 2 A^T)``: the nodes ``z > 0`` of a rule and its table's rows of degrees ``parity + 2 i``.
 
     The panels, their nodes and weights are symmetric about 0 and ``h_k(-z) = (-1)^k h_k(z)``: for
     ``phi`` of parity ``(-1)^parity`` the coefficients of the other parity vanish and the rest are
     twice the sums over ``z > 0`` (the doubling is exact).
     """
-    z, w = _rule(n, level, COARSE if degree <= COARSE_DEGREE else PANEL)
+    z, w = _rule(n, level, panel)
     right = z > 0
     z, w = z[right], w[right]  # the table on these nodes alone (degrees past 384 are asked for this way only)
     return z, 2.0 * w, np.ascontiguousarray(2.0 * _table(z, w, degree)[parity::2].T)
 
 
 @cache
-def parity_rule(level: int, parity: int, rows: int) -> ParityRule:
-    """The :class:`ParityRule` of ``rows`` degrees of parity ``parity`` (1: odd ``phi``, 0: even)."""
+def parity_rule(level: int, parity: int, rows: int, wide: bool = False) -> ParityRule:
+    """The :class:`ParityRule` of ``rows`` degrees of parity ``parity`` (1: odd ``phi``, 0: even), on panels
+    of width :data:`COARSE` up to degree :data:`COARSE_DEGREE` (with ``wide``, a variance at most
+    :data:`WIDE_Q`: up to :data:`WIDE_DEGREE`), else :data:`PANEL`."""
     degree = parity + 2 * (rows - 1)
-    (z_hi, w_hi, t_hi), (z_lo, w_lo, t_lo) = (_half(n, level, parity, degree) for n in (HI, LO))
+    coarse = degree <= COARSE_DEGREE or (wide and degree <= WIDE_DEGREE)
+    (z_hi, w_hi, t_hi), (z_lo, w_lo, t_lo) = (_half(n, level, parity, degree, COARSE if coarse else PANEL)
+                                              for n in (HI, LO))
     t_hi, t_lo = np.ascontiguousarray(t_hi[:, :rows]), np.ascontiguousarray(t_lo[::-1, :rows])
     n_lo = z_lo.size
     z = np.concatenate([z_lo[::-1], [0.0], z_hi])

@@ -148,7 +148,7 @@ def project_parity(act, x: float, order: int, level: int, odd: int, derivative: 
     the summed one.
     """
     rows = (order + 2 - odd) // 2
-    half = rule.parity_rule(level, odd, rows)
+    half = rule.parity_rule(level, odd, rows, x <= rule.WIDE_Q)
     mid, root = half.middle, math.sqrt(x)
     asymptote, phi0 = _profile(act)
     start, stop, asymptote = _span(asymptote, x, half)
@@ -215,7 +215,9 @@ def _project_both(act, x: float, order: int, level: int) -> Projection:
     to ``order``, the even ones from ``(phi(u) + phi(-u)) / 2`` and the odd ones from
     ``(phi(u) - phi(-u)) / 2`` on the nodes ``z > 0`` (the same for both parities' tables), and
     ``E[phi^2] = E[(phi(u)^2 + phi(-u)^2) / 2]`` (no asymptote, no derivative)."""
-    even, odd = rule.parity_rule(level, 0, order // 2 + 1), rule.parity_rule(level, 1, (order + 1) // 2)
+    wide = x <= rule.WIDE_Q  # the same panels for both parities (their degrees differ by one)
+    even = rule.parity_rule(level, 0, order // 2 + 1, wide)
+    odd = rule.parity_rule(level, 1, (order + 1) // 2, wide)
     mid = even.middle
     u = np.multiply.outer(_SIGNS, even.z * math.sqrt(x))  # u and -u: one evaluation of phi
     with np.errstate(under="ignore", over="ignore"):

@@ -322,11 +322,11 @@ def test_dense_layers_recall_and_agree_with_quadrature(name, phi, monkeypatch):
     assert not np.allclose(traj.P[4], P, rtol=1e-11, atol=0)
 
 
-@pytest.mark.parametrize("name, phi, q", [("tanh", math.tanh, 0.5), ("tanh", math.tanh, 7.5),
-                                         ("selu", _selu, 2.0), ("gelu", None, 3.0)])
+@pytest.mark.parametrize("name, phi, q", [("tanh", math.tanh, 0.5), ("tanh", math.tanh, 3.4),
+                                         ("tanh", math.tanh, 7.5), ("selu", _selu, 2.0), ("gelu", None, 3.0)])
 def test_records_to_degree_48_on_wider_panels_against_quadrature(name, phi, q):
-    """Up to degree 48 the records take panels twice as wide (half the nodes): every coefficient
-    within its bound of QUADPACK, and of the record of degree 96 on the usual panels."""
+    """Up to degree 48 the records take panels twice as wide (half the nodes), and up to 96 where
+    ``q <= WIDE_Q``: every coefficient within its bound of QUADPACK, and of a record of a higher degree."""
     act = get_activation(name)
     inner = getattr(act, "inner", act)  # GELU: its even part
     if phi is None:
@@ -345,6 +345,13 @@ def test_records_to_degree_48_on_wider_panels_against_quadrature(name, phi, q):
         if n in (0, 1, 2, 7, 20, 47, 48):
             want = _hermite(phi, q, n)
             assert abs(coarse.b[i] - want) <= coarse.b_err[i] + 1e-15, (n, coarse.b[i], want)
+    # up to degree 96 too where q <= WIDE_Q: against the record of degree 192 on the usual panels
+    wide, finer = (layer_series._compute(inner, q, order, odd) for order in (96, 192))
+    rows96 = 49 if odd == layer_series.BOTH else layer_series.rows_of(96, odd)
+    wide_nodes = mehler.rule.parity_rule(level, parity, rows96, q <= mehler.rule.WIDE_Q).z.size
+    assert (q <= mehler.rule.WIDE_Q) == (wide_nodes == nodes)
+    n = wide.b.size
+    assert np.all(np.abs(wide.b - finer.b[:n]) <= wide.b_err + finer.b_err[:n])
     # the mutant: the coefficients of another variance are not within the bounds
     other = layer_series._compute(inner, q * (1 + 1e-6), 48, odd)
     assert np.any(np.abs(other.b - coarse.b) > coarse.b_err + other.b_err)
