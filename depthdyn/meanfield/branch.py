@@ -228,8 +228,14 @@ def _new_moments(act, q: list, P: list, D: list, pairs: list, lags: list):
                                 eps=np.array(eps)).tolist()
     elif odd is not None:  # every lag's record of its parity's coefficients (or of all)
         rho = [1.0 - e for e in eps + eps_lag]
-        order = hermite_rule.order_of(max(q), max(max(rho), -min(rho)), more=True)
+        top = max(max(rho), -min(rho))
+        order = full = hermite_rule.order_of(max(q), top, more=True)
+        if m:  # fewer terms where an older lag's record says its tail is that small (a dense layer)
+            order = layer_series.least_order(act, q[j[0]], odd, top, full)
         both, errors, ok = layer_series.cross_moments(act, q, odd, order, i + i + lags, j + j + lags, rho)
+        if order < full and not all(ok):  # the new lag's tail was not as small: the order |rho|^N asks
+            order = full
+            both, errors, ok = layer_series.cross_moments(act, q, odd, order, i + i + lags, j + j + lags, rho)
         failed = [k for k in range(2 * m) if not ok[k]]
         if failed:  # the activation's own method near c = 1, then the quadrature (the series declined them)
             qa, qb = np.array([q[(i + i)[k]] for k in failed]), np.array([q[(j + j)[k]] for k in failed])

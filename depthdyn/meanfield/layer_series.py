@@ -33,7 +33,7 @@ from . import hermite_rule as rule
 from .memo import ActivationMemo
 
 __all__ = ["BOTH", "LayerSeries", "Projection", "parity_of", "rows_of", "project_parity", "derivative_square",
-           "layer_series", "derivative_tail", "diagonal", "cross_moments"]
+           "layer_series", "least_order", "derivative_tail", "diagonal", "cross_moments"]
 
 _ULP = float(np.finfo(float).eps)
 _cache = ActivationMemo(64)
@@ -345,6 +345,26 @@ def layer_series(act, x: float, order: int, odd: int) -> LayerSeries:
 
 #: The tiers at least as high as each, itself first.
 _ENOUGH = {t: [t] + [u for u in rule.TIERS if u > t] for t in rule.TIERS}
+
+
+def least_order(act, x: float, odd: int, rho: float, order: int) -> int:
+    """The least of :data:`~depthdyn.meanfield.hermite_rule.TIERS` up to ``order`` at which the kept record
+    of variance ``x`` makes the tail ``|rho|^(N+1) T0(N)`` a hundredth of ``RTOL E[phi^2]``; ``order``
+    where none is kept. A variance close to ``x`` (a dense network's new lag beside the one before)
+    has a tail about as small: the criterion ``|rho|^N <= RTOL / 100`` of :func:`~depthdyn.meanfield.
+    hermite_rule.order_of` ignores how fast the coefficients fall (a caller checks the bounds)."""
+    records = _cache.get(act, (odd, x))
+    if not records:
+        return order
+    series = records[max(records)]
+    limit = rule.RTOL * 1e-2 * series.m0
+    for tier in rule.TIERS:
+        if tier >= order or tier > series.order:
+            return order
+        root = _cut(series, tier, rows_of(tier, odd))[1][0]  # sqrt(T0) at that order
+        if abs(rho) ** (tier + 1) * root * root <= limit:
+            return tier
+    return order
 
 
 def diagonal(act, x: float, e: float, odd: int) -> tuple[float, bool, float, bool]:

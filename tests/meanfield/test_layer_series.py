@@ -419,3 +419,31 @@ def test_an_even_activation_keeps_its_degree_zero(q, eps):
     act.parity = "odd"
     _fresh()
     assert layer_series.diagonal(act, q, eps, 1)[2] != pytest.approx(expected, rel=1e-6)
+
+
+def test_a_dense_layer_takes_the_order_its_tails_need():
+    """The order of a dense layer's pairs comes from an older lag's record: the least tier whose tail
+    ``|rho|^(N+1) T0(N)`` is a hundredth of the tolerance, not ``|rho|^N`` alone; the trajectory is the
+    one at the order ``|rho|^N`` asks for, within the moments' bounds."""
+    act = get_activation("softplus").inner
+    _fresh()
+    layer_series.layer_series(act, 2.0, 192, 0)
+    # softplus's even part falls fast at q = 2: 48 terms where |rho|^N alone asks for 192
+    assert mehler.rule.order_of(2.0, 0.8, more=True) == 192
+    assert layer_series.least_order(act, 2.0, 0, 0.8, 192) == 48
+    # the mutants: no record kept, a correlation near 1, a kinked activation's slow tail
+    assert layer_series.least_order(act, 2.1, 0, 0.8, 192) == 192
+    assert layer_series.least_order(act, 2.0, 0, 0.99999, 192) > 48
+    selu = get_activation("selu")
+    layer_series.layer_series(selu, 2.0, 192, layer_series.BOTH)
+    assert layer_series.least_order(selu, 2.0, layer_series.BOTH, 0.8, 192) == 192
+    # the kernel against the one whose pairs take the order |rho|^N asks for
+    for name in ("softplus", "selu", "tanh"):
+        _fresh()
+        fast = iterate_family(name, 1.0, 0.05, depth=300, q0=1.0, c0=0.3, family="dense", k=3, h=0.01)
+        _fresh()
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(layer_series, "least_order", lambda act, x, odd, rho, order: order)
+            full = iterate_family(name, 1.0, 0.05, depth=300, q0=1.0, c0=0.3, family="dense", k=3, h=0.01)
+        np.testing.assert_allclose(fast.P, full.P, rtol=1e-12, atol=0)
+        np.testing.assert_allclose(fast.D, full.D, rtol=1e-11, atol=0)
