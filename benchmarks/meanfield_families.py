@@ -85,11 +85,12 @@ the others                  <= 1.05 <= 0.98
 (``layer_series.BOTH``: the even and odd parts projected on the half-line nodes, one evaluation of
 ``phi`` at ``+-u``) instead of the full-line series, and the Price integral was trimmed (83 -> 70 us
 a call): post-LN residual 0.84-0.89 s, pre-LN, scaled, rezero, momentum, smooth and
-hyper-connection 0.54-0.72 s, dense 1.13-1.18 s. The largest kernel of each activation in the same
-session (``--act tanh,erf,relu,gelu,silu,softplus,sigmoid,selu``, the least of two runs, load
-0.6-0.9): tanh dense 0.89 s, erf 0.28, ReLU 0.79, GELU 0.98-1.03, SiLU 0.94-0.98, softplus 1.14,
-sigmoid 0.87, SELU 1.17; every other kernel 0.84 s or less. softplus's and SELU's dense kernels miss
-the 1 s target.
+hyper-connection 0.54-0.72 s, dense 1.13-1.18 s. Then a dense layer took the order
+its tails need (``layer_series.least_order``), and records up to degree 48 (96 where ``q <= 3.5``) took
+panels twice as wide. The dense kernel of each activation (its largest), the least of two runs
+(``--act tanh,erf,relu,gelu,silu,softplus,sigmoid,selu``, load 0.5-0.9): tanh 0.80 s, erf 0.27,
+ReLU 0.80, GELU 0.88, SiLU 0.84, softplus 1.01-1.03, sigmoid 0.81, SELU 1.07-1.09; every other
+kernel 0.85 s or less. softplus's dense kernel is at the 1 s target, SELU's misses it.
 """
 
 from __future__ import annotations
