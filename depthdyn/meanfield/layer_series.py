@@ -170,12 +170,10 @@ def project_parity(act, x: float, order: int, level: int, odd: int, derivative: 
         m0, m0_lo = ((f * f) @ weights).tolist()
         return Projection(hi, lo, m0, m0_lo, m1, m1_lo, float(f[m_lo]), None, (0.0, 0.0, 0.0), m0, m0, 0.0)
     if not cut:  # E[phi^2] = phi(0)^2 + 2 phi(0) E[f] + E[f^2], f = phi - phi(0)
+        mean, mean_lo = float(hi[0]), float(lo[0])  # E[f] by each rule: the coefficient of h_0 = 1
         hi[0] += offset
         lo[0] += offset
-        both = np.empty((2, f.size))
-        np.multiply(f, f, out=both[0])
-        both[1] = f
-        (m0, m0_lo), (mean, mean_lo) = (both @ weights).tolist()
+        m0, m0_lo = ((f * f) @ weights).tolist()
         a, slope, d = act.growth  # |f| <= a + |phi(0)| + slope |u| and <= d |u|
         window = min(rule.share(x, a + abs(offset), slope), rule.share(x, 0.0, d))
         exact = np.zeros(hi.size)
