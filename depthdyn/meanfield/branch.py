@@ -276,9 +276,10 @@ def _kind(act) -> tuple[str | None, int | None]:
     where it does not. Kept per activation (asked for at every layer)."""
     kind = _memo.get(act, "kind")
     if kind is None:
-        odd = layer_series.parity_of(act) if _series(act) else None
-        if odd is None and _series(act):  # neither parity: a record of every degree
-            odd = layer_series.BOTH
+        odd = None
+        if _series(act):  # the records of the parity's degrees, or of every degree for neither parity
+            odd = layer_series.parity_of(act)
+            odd = layer_series.BOTH if odd is None else odd
         name = ("pair" if hasattr(act, "pair_moment") else "closed" if getattr(act, "closed_form", False)
                 else None)
         kind = _memo.put(act, "kind", (name, odd))

@@ -147,7 +147,7 @@ def project_parity(act, x: float, order: int, level: int, odd: int, derivative: 
     with ``phi(0) != 0`` elsewhere: ``phi(0)`` is the exact part, ``phi(u) - phi(0)`` (``act.diff``)
     the summed one.
     """
-    rows = (order + 2 - odd) // 2
+    rows = rows_of(order, odd)
     half = rule.parity_rule(level, odd, rows, x <= rule.WIDE_Q)
     mid, root = half.middle, math.sqrt(x)
     asymptote, phi0 = _profile(act)
@@ -214,8 +214,7 @@ def _project_both(act, x: float, order: int, level: int) -> Projection:
     ``(phi(u) - phi(-u)) / 2`` on the nodes ``z > 0`` (the same for both parities' tables), and
     ``E[phi^2] = E[(phi(u)^2 + phi(-u)^2) / 2]`` (no asymptote, no derivative)."""
     wide = x <= rule.WIDE_Q  # the same panels for both parities (their degrees differ by one)
-    even = rule.parity_rule(level, 0, order // 2 + 1, wide)
-    odd = rule.parity_rule(level, 1, (order + 1) // 2, wide)
+    even, odd = (rule.parity_rule(level, parity, rows_of(order, parity), wide) for parity in (0, 1))
     mid = even.middle
     u = np.multiply.outer(_SIGNS, even.z * math.sqrt(x))  # u and -u: one evaluation of phi
     with np.errstate(under="ignore", over="ignore"):
@@ -251,11 +250,11 @@ def derivative_square(act, x: float, level: int, odd: int) -> tuple[float, float
     as ``slope`` beyond ``U``: ``x d (2 slope + d)`` per rule, the rules' difference twice as much)."""
     if odd == BOTH:  # E[(phi'(u)^2 + phi'(-u)^2) / 2] on the nodes z > 0
         half = rule.parity_rule(level, 0, 1)
-        u = half.z * math.sqrt(x)
         with np.errstate(under="ignore", over="ignore"):
-            g = np.square(act.dphi(u)) + np.square(act.dphi(-u))
-        m1, m1_lo = (0.5 * g @ half.weights).tolist()
-        return x * m1, x * m1_lo, 0.0
+            g = act.dphi(np.multiply.outer(_SIGNS, half.z * math.sqrt(x)))  # u and -u: one evaluation
+        g *= g
+        (a, a_lo), (b, b_lo) = (g @ half.weights).tolist()
+        return 0.5 * x * (a + b), 0.5 * x * (a_lo + b_lo), 0.0
     half = rule.parity_rule(level, odd, 1)  # the nodes and weights alone
     start, stop, asymptote = _span(_profile(act)[0], x, half)
     weights = half.weights[start:stop]

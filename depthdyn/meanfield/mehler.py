@@ -184,7 +184,7 @@ def _project(act, q: np.ndarray, order: int, levels: int):
 
 def _project_half(act, q: np.ndarray, order: int, levels: int, odd: int):
     """:func:`_project` of an activation of one parity (``odd``: 1 for odd ``phi``, 0 for even)."""
-    rows = (order + 2 - odd) // 2  # the degrees of this parity up to the order
+    rows = layer_series.rows_of(order, odd)  # the degrees of this parity up to the order
     half = rule.parity_rule(levels, odd, rows)
     u = np.sqrt(q)[:, None] * half.z
     with np.errstate(under="ignore", over="ignore"):

@@ -233,3 +233,20 @@ def test_a_subclass_that_redefines_phi_loses_the_parity():
     wrong = mehler.cross_moment(act, np.array([0.7]), np.array([1.4]), np.array([0.4]))[0][0]
     _fresh()
     assert abs(wrong - reference) > 1e-3
+
+
+@pytest.mark.parametrize("family, params", [("dense", {"k": 3, "h": 0.3}), ("momentum", {"m": 0.5, "h": 0.5}),
+                                            ("hyper_connection", {"n": 4, "h": 0.4}), ("residual", {})])
+def test_the_state_update_is_c_x_c_transpose_plus_the_branch(family, params):
+    """``KernelSpec.carry`` (one product with ``C kron C``; where ``e e^T`` has one entry, two float
+    additions) against ``C X C^T + G e e^T`` written out, for ``e`` with one entry and with several."""
+    spec = kernel_spec(family, depth=10, **params)
+    rng = np.random.default_rng(7)
+    state = rng.uniform(0.1, 2.0, (2, spec.k, spec.k))
+    state = state + state.transpose(0, 2, 1)
+    GP, GD = 0.7, 0.3
+    C, ee = spec.C, spec.ee
+    want = np.stack([C @ field @ C.T + g * ee for field, g in zip(state, (GP, GD), strict=True)])
+    np.testing.assert_allclose(spec.carry(state, GP, GD), want, rtol=1e-14, atol=1e-15)
+    # the mutant: the two fields' branch sums swapped
+    assert not np.allclose(spec.carry(state, GD, GP), want, rtol=1e-10, atol=0)

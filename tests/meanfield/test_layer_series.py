@@ -248,6 +248,15 @@ def test_a_record_of_every_degree_against_quadrature(q):
     mirror = layer_series._project_both(_Mirror(), q, 96, mehler.rule.levels(q))
     assert np.allclose(mirror.hi[0::2], b[0::2], rtol=1e-13, atol=1e-15)
     assert abs(mirror.hi[1] - _hermite(_selu, q, 1)) > 0.1 * abs(b[1])
+    # q E[phi'^2] (the derivative's Parseval tail T1) from phi' at +-u, against QUADPACK
+    lam, alpha = smooth.SELU.SCALE, smooth.SELU.ALPHA
+    slope = q * expect1(lambda u: (lam if u > 0 else lam * alpha * math.exp(u)) ** 2, q)
+    level = mehler.rule.levels(q)
+    m1, m1_lo, _ = layer_series.derivative_square(act, q, level, layer_series.BOTH)
+    assert abs(m1 - slope) <= abs(m1 - m1_lo) + 1e-13 * slope and abs(m1 - m1_lo) <= 1e-12 * slope
+    # the mutant: a variance off by a part in 10^3 leaves the reference
+    moved = layer_series.derivative_square(act, q * 1.001, level, layer_series.BOTH)[0]
+    assert abs(moved - slope) > 1e-5 * slope
 
 
 class _Mirror(smooth.SELU):
@@ -447,3 +456,28 @@ def test_a_dense_layer_takes_the_order_its_tails_need():
             full = iterate_family(name, 1.0, 0.05, depth=300, q0=1.0, c0=0.3, family="dense", k=3, h=0.01)
         np.testing.assert_allclose(fast.P, full.P, rtol=1e-12, atol=0)
         np.testing.assert_allclose(fast.D, full.D, rtol=1e-11, atol=0)
+
+
+def test_a_dense_layer_whose_tails_are_not_as_small_takes_the_full_order(monkeypatch):
+    """Where the order from an older lag's tail is too low for the new lag, the layer asks again at the
+    order ``|rho|^N`` asks for, and the trajectory is that order's."""
+    calls = []
+    cross = layer_series.cross_moments
+
+    def counted(act, q, odd, order, i, j, rho):
+        out = cross(act, q, odd, order, i, j, rho)
+        calls.append((order, all(out[2])))
+        return out
+
+    _fresh()
+    full = iterate_family("tanh", 1.0, 0.05, depth=40, q0=6.0, c0=0.3, family="dense", k=3, h=0.3)
+    _fresh()
+    monkeypatch.setattr(layer_series, "least_order", lambda act, x, odd, rho, order: 48)
+    monkeypatch.setattr(layer_series, "cross_moments", counted)
+    low = iterate_family("tanh", 1.0, 0.05, depth=40, q0=6.0, c0=0.3, family="dense", k=3, h=0.3)
+    # the guess of 48 terms misses at q = 6 (tanh's poles near the real line), and the next call of the
+    # same layer takes the full order
+    retried = [k for k, (order, good) in enumerate(calls[:-1]) if order == 48 and not good]
+    assert retried and all(calls[k + 1][0] > 48 for k in retried)
+    np.testing.assert_allclose(low.P, full.P, rtol=1e-12, atol=0)
+    np.testing.assert_allclose(low.D, full.D, rtol=1e-11, atol=0)
