@@ -27,6 +27,9 @@ __all__ = ["Activation", "variance_array", "near_or_series", "NEAR_ONE"]
 NEAR_ONE = 0.5
 
 
+_PLUS_MINUS = np.array([1.0, -1.0])
+
+
 @cache
 def _phi_owner(cls: type) -> type:
     """The class in ``cls``'s method resolution order that defines ``phi``."""
@@ -120,6 +123,17 @@ class Activation:
             return own(self, u)
         _, limit, slope, _, _ = self.phi_asymptote()
         return self.phi(u) - limit - slope * u
+
+    def phi_mirrored(self, v: np.ndarray) -> np.ndarray:
+        """``phi(v)`` and ``phi(-v)`` as the rows of a new ``(2, len(v))`` array, for ``v >= 0``: the even
+        and odd parts of a ``phi`` of neither parity from one evaluation. The ``mirrored`` method of the
+        class that defines ``phi`` where it has one (each half-line in its own closed form: SELU's),
+        else ``phi`` at ``+-v``."""
+        own = vars(_phi_owner(type(self))).get("mirrored")
+        if own is not None:
+            return own(self, v)
+        with np.errstate(under="ignore", over="ignore"):
+            return self.phi(np.multiply.outer(_PLUS_MINUS, v))
 
     def _declared(self, name: str):
         """An attribute set on the instance, or declared by the class that defines ``phi``."""

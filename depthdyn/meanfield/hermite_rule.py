@@ -30,7 +30,8 @@ import numpy as np
 from scipy.special import erfc
 
 __all__ = ["Q_MAX", "RTOL", "TIERS", "Q_GRADED", "Z", "PANEL", "HI", "LO", "COARSE", "COARSE_DEGREE",
-           "WIDE_DEGREE", "WIDE_Q", "TOP_DEGREE", "ParityRule", "levels", "tables", "nodes", "parity_rule",
+           "WIDE_DEGREE", "WIDE_Q", "TOP_DEGREE", "ParityRule", "BothRule", "levels", "tables", "nodes",
+           "parity_rule", "both_rule",
            "asymptote_coefficients", "tail_share", "share", "tier", "order_of"]
 
 #: Largest variance the series is tried at.
@@ -177,6 +178,36 @@ def parity_rule(level: int, parity: int, rows: int, wide: bool = False) -> Parit
     weights[n_lo + 1:, 0], weights[:n_lo, 1] = w_hi, w_lo[::-1]
     return ParityRule(z, n_lo, z_hi.tolist(), z_lo.tolist(), (z_hi.size, n_lo), rows, t_hi, t_lo, weights,
                       tuple(weights.sum(axis=0).tolist()))
+
+
+
+@dataclass(frozen=True, eq=False)
+class BothRule:
+    """:func:`parity_rule`'s of both parities for a ``phi`` of neither, every degree up to an order.
+
+    ``z`` is the 20-node rule's nodes ``z > 0`` (its first ``split``) then the 14-node rule's, in the
+    order of the rows of ``even``'s and ``odd``'s tables (:class:`ParityRule`, the same nodes). A
+    caller evaluates ``phi`` at ``u = sqrt(x) z`` and at ``-u`` as the rows of a ``(2, len(z))`` array;
+    ``weights`` ``(2 len(z), 2)`` gives each rule's ``E[phi^2]`` from its squares read flat.
+    """
+
+    z: np.ndarray
+    split: int
+    weights: np.ndarray
+    even: ParityRule
+    odd: ParityRule
+
+
+@cache
+def both_rule(level: int, order: int, wide: bool = False) -> BothRule:
+    """The :class:`BothRule` of the degrees ``0..order`` (the panels of :func:`parity_rule`'s, the same for
+    both parities: their highest degrees differ by one)."""
+    even, odd = (parity_rule(level, parity, (order + 2 - parity) // 2, wide) for parity in (0, 1))
+    mid, split = even.middle, even.sizes[0]
+    weights = np.zeros((even.z.size - 1, 2))  # each node's doubled weight, shared by u and -u
+    weights[:split, 0], weights[split:, 1] = 0.5 * even.weights[mid + 1:, 0], 0.5 * even.weights[:mid, 1]
+    weights = np.concatenate([weights, weights])
+    return BothRule(np.concatenate([even.z[mid + 1:], even.z[:mid]]), split, weights, even, odd)
 
 
 @cache

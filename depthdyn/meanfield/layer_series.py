@@ -212,21 +212,19 @@ def _project_both(act, x: float, order: int, level: int) -> Projection:
     """:func:`project_parity` of a ``phi`` of neither parity: both rules' coefficients of every degree up
     to ``order``, the even ones from ``(phi(u) + phi(-u)) / 2`` and the odd ones from
     ``(phi(u) - phi(-u)) / 2`` on the nodes ``z > 0`` (the same for both parities' tables), and
-    ``E[phi^2] = E[(phi(u)^2 + phi(-u)^2) / 2]`` (no asymptote, no derivative)."""
-    wide = x <= rule.WIDE_Q  # the same panels for both parities (their degrees differ by one)
-    even, odd = (rule.parity_rule(level, parity, rows_of(order, parity), wide) for parity in (0, 1))
-    mid = even.middle
-    u = np.multiply.outer(_SIGNS, even.z * math.sqrt(x))  # u and -u: one evaluation of phi
-    with np.errstate(under="ignore", over="ignore"):
-        f = act.phi(u)
+    ``E[phi^2] = E[(phi(u)^2 + phi(-u)^2) / 2]`` (no asymptote, no derivative), from one evaluation
+    of ``phi`` at ``+-u`` (:meth:`~depthdyn.meanfield.activation.Activation.phi_mirrored`)."""
+    both = rule.both_rule(level, order, x <= rule.WIDE_Q)
+    f = act.phi_mirrored(both.z * math.sqrt(x))  # the rows phi(u), phi(-u)
     parts = _HALVES @ f  # (phi(u) + phi(-u)) / 2 and (phi(u) - phi(-u)) / 2
+    split, even, odd = both.split, both.even, both.odd
     hi, lo = np.empty(order + 1), np.empty(order + 1)
-    hi[0::2], hi[1::2] = parts[0, mid + 1:] @ even.t_hi, parts[1, mid + 1:] @ odd.t_hi
-    lo[0::2], lo[1::2] = parts[0, :mid] @ even.t_lo, parts[1, :mid] @ odd.t_lo
+    hi[0::2], hi[1::2] = parts[0, :split] @ even.t_hi, parts[1, :split] @ odd.t_hi
+    lo[0::2], lo[1::2] = parts[0, split:] @ even.t_lo, parts[1, split:] @ odd.t_lo
+    f = f.reshape(-1)
     f *= f
-    (a, a_lo), (b, b_lo) = (f @ even.weights).tolist()
-    m0, m0_lo = 0.5 * (a + b), 0.5 * (a_lo + b_lo)
-    return Projection(hi, lo, m0, m0_lo, 0.0, 0.0, float(parts[0, mid]), None, (0.0, 0.0, 0.0), m0, m0, 0.0)
+    m0, m0_lo = (f @ both.weights).tolist()
+    return Projection(hi, lo, m0, m0_lo, 0.0, 0.0, _profile(act)[1], None, (0.0, 0.0, 0.0), m0, m0, 0.0)
 
 
 _SIGNS = np.array([1.0, -1.0])

@@ -239,6 +239,17 @@ class SELU(Activation):
     def dphi(self, u):
         return self.SCALE * np.where(u > 0, 1.0, self.ALPHA * np.exp(np.minimum(u, 0.0)))
 
+    def mirrored(self, v):
+        """``(selu(v), selu(-v))`` for ``v >= 0`` (:meth:`~depthdyn.meanfield.activation.Activation.
+        phi_mirrored`): the line and the exponential, each on its half alone, rounded as :meth:`phi`."""
+        out = np.empty((2, v.size))
+        np.multiply(v, self.SCALE, out=out[0])
+        left = out[1]
+        np.expm1(-v, out=left)
+        left *= self.ALPHA
+        left *= self.SCALE
+        return out
+
     def diff(self, u, h):
         y = u + h
         # both non-positive: alpha (e^y - e^u), written with the smaller exponential outside

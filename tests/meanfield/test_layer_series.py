@@ -17,6 +17,7 @@ import pytest
 from reference_quadrature import expect1, expect2
 
 from depthdyn.meanfield import branch, get_activation, layer_series, mehler, smooth
+from depthdyn.meanfield.activation import Activation
 from depthdyn.meanfield.kernels import iterate_family, kernel_spec
 
 
@@ -264,6 +265,53 @@ class _Mirror(smooth.SELU):
 
     def phi(self, u):
         return super().phi(-u)
+
+
+class _Cubic(Activation):
+    """``u^3 / 6 + u^2 / 2 + u``: neither parity, and Hermite coefficients in closed form."""
+
+    def phi(self, u):
+        return u * (1.0 + u * (0.5 + u / 6.0))
+
+
+class _Swapped(_Cubic):
+    """The mutant: ``phi(-u)`` and ``phi(u)`` handed over in each other's place (``mirrored`` is taken from
+    the class that defines ``phi``)."""
+
+    def phi(self, u):
+        return super().phi(u)
+
+    def mirrored(self, v):
+        return self.phi(np.multiply.outer([-1.0, 1.0], v))
+
+
+@pytest.mark.parametrize("x", [0.04, 1.0, 3.0, 9.0])
+def test_every_degree_of_a_cubic_exactly(x):
+    """``phi(a z)`` with ``a = sqrt(x)`` is ``a^2 / 2 + (a + a^3 / 2) h_1 + (a^2 / sqrt 2) h_2 + (a^3 / sqrt 6) h_3``
+    (``z^2 = sqrt 2 h_2 + 1``, ``z^3 = sqrt 6 h_3 + 3 h_1``): both rules give it, degree by degree, from
+    ``phi`` at ``+-u`` (each rule is exact on polynomials of low degree)."""
+    a = math.sqrt(x)
+    want = np.zeros(49)
+    want[:4] = [a * a / 2, a + a**3 / 2, a * a / math.sqrt(2), a**3 / math.sqrt(6)]
+    level = mehler.rule.levels(x)
+    p = layer_series._project_both(_Cubic(), x, 48, level)
+    scale = float(np.abs(want).max())
+    for coefficients in (p.hi, p.lo):
+        assert np.abs(coefficients - want).max() <= 1e-13 * scale
+    assert p.m0 == pytest.approx(float(want @ want), rel=1e-13) and p.m0_lo == pytest.approx(p.m0, rel=1e-13)
+    swapped = layer_series._project_both(_Swapped(), x, 48, level)
+    assert np.allclose(swapped.hi[0::2], want[0::2], rtol=0, atol=1e-13 * scale)
+    assert abs(swapped.hi[1] + want[1]) <= 1e-13 * scale  # the odd degrees' signs flipped
+
+
+def test_selu_on_both_half_lines_as_its_phi():
+    """SELU's ``phi(v), phi(-v)`` from the line and the exponential alone, bit for bit as ``phi`` at ``+-v``;
+    a subclass that redefines ``phi`` does not inherit them."""
+    v = np.concatenate([[0.0, 1e-300, 1e-8], np.linspace(0.01, 40.0, 997), [800.0]])
+    act = get_activation("selu")
+    assert np.array_equal(act.phi_mirrored(v), act.phi(np.multiply.outer([1.0, -1.0], v)))
+    mirror = _Mirror()
+    assert np.array_equal(mirror.phi_mirrored(v), act.phi(np.multiply.outer([-1.0, 1.0], v)))
 
 
 @pytest.mark.parametrize("q1, q2, rho", [(1.3, 1.2, 0.6), (0.5, 2.0, -0.4), (3.0, 2.5, 0.85),
