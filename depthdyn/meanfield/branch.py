@@ -181,25 +181,25 @@ def _lag_sums(act, q: list, P: list, D: list) -> tuple[float, float]:
     A pair's moments depend on ``(q_i, q_j, P_ij, D_ij)`` alone and a lag's on ``(q_i, D_ii)``: those
     met before (a dense network's older lags) are recalled, the rest computed in one call.
     """
-    r = len(q)
+    r, kept = len(q), _memo.of(act)
     pairs, pending, lags, fresh = [], [], [], []
     for i in range(r):
         for j in range(i + 1, r):
             key = (q[i], q[j], P[i][j], D[i][j])
-            pairs.append(_memo.get(act, key))
+            pairs.append(kept.get(key))
             if pairs[-1] is None:
                 pending.append((i, j, key, len(pairs) - 1))
     for i in range(r):
         key = (q[i], D[i][i])
-        lags.append(_memo.get(act, key))
+        lags.append(kept.get(key))
         if lags[-1] is None:
             fresh.append((i, key))
     if pending or fresh:
         new_pairs, new_lags = _new_moments(act, q, P, D, [p[:2] for p in pending], [i for i, _ in fresh])
         for (_, _, key, k), moments in zip(pending, new_pairs, strict=True):
-            pairs[k] = _memo.put(act, key, moments)
+            pairs[k] = kept.put(key, moments)
         for (i, key), moments in zip(fresh, new_lags, strict=True):
-            lags[i] = _memo.put(act, key, moments)
+            lags[i] = kept.put(key, moments)
     sum_p = sum_d = 0.0
     for mp, diff in pairs:  # in one order, whichever were recalled
         sum_p, sum_d = sum_p + 2 * mp, sum_d + 2 * diff
@@ -249,7 +249,8 @@ def _new_moments(act, q: list, P: list, D: list, pairs: list, lags: list):
         for a, value, error in zip(lags, both[2 * m:], errors[2 * m:], strict=True):
             series = layer_series.layer_series(act, q[a], order, odd)
             difference = series.m0 - value  # the far sum: E[phi^2] - sum b_n^2 rho^n
-            bound = error + series.m0_err + 64 * _ULP * series.m0
+            # the sum's bound (its rounding too), E[phi^2]'s, and the subtraction's rounding
+            bound = error + series.m0_err + 2 * _ULP * abs(difference)
             if series.m0_err <= mehler.RTOL * series.m0 and bound <= mehler.RTOL * max(difference, 1e-300):
                 found[a] = (series.m0, difference)
     else:

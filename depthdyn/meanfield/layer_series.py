@@ -150,8 +150,8 @@ def project_parity(act, x: float, order: int, level: int, odd: int, derivative: 
     rows = rows_of(order, odd)
     half = rule.parity_rule(level, odd, rows, x <= rule.WIDE_Q)
     mid, root = half.middle, math.sqrt(x)
-    asymptote, phi0 = _profile(act)
-    start, stop, asymptote = _span(asymptote, x, half)
+    declared, phi0 = _profile(act)
+    start, stop, asymptote = _span(declared, x, half)
     m_lo, m_hi = mid - start, stop - mid - 1
     cut = asymptote is not None
     u = half.z[start:stop] * root
@@ -162,9 +162,11 @@ def project_parity(act, x: float, order: int, level: int, odd: int, derivative: 
     offset = 0.0 if odd or cut else phi0
     if cut:  # only u in [0, U) is evaluated: nothing to guard (NumPy's errstate costs as much as phi)
         f = act.phi_remainder(u)
+    elif declared is not None:  # no node reaches U: the same
+        f = act.diff(0.0, u) if offset else act.phi(u)  # phi(0 + u) - phi(0)
     else:
         with np.errstate(under="ignore", over="ignore"):
-            f = act.diff(0.0, u) if offset else act.phi(u)  # phi(0 + u) - phi(0)
+            f = act.diff(0.0, u) if offset else act.phi(u)
     hi, lo = f[m_lo + 1:] @ half.t_hi[:m_hi], f[:m_lo] @ half.t_lo[start:mid]
     if not cut and not offset:
         m0, m0_lo = ((f * f) @ weights).tolist()

@@ -529,3 +529,35 @@ def test_a_dense_layer_whose_tails_are_not_as_small_takes_the_full_order(monkeyp
     assert retried and all(calls[k + 1][0] > 48 for k in retried)
     np.testing.assert_allclose(low.P, full.P, rtol=1e-12, atol=0)
     np.testing.assert_allclose(low.D, full.D, rtol=1e-11, atol=0)
+
+
+def _log_cosh(u: float) -> float:
+    """softplus's even part ``log(2 cosh(u / 2))``."""
+    a = abs(u)
+    return 0.5 * a + math.log1p(math.exp(-a))
+
+
+def test_a_lags_own_difference_from_the_far_sum(monkeypatch):
+    """A dense layer's new lag: ``E[psi^2] - sum b_n^2 rho^n`` from the sum its pairs already took, bounded
+    by that sum's bound (its rounding included), ``E[psi^2]``'s and the subtraction's rounding. At
+    softplus's even part, ``q = 1.3``, ``1 - c = 0.7`` (a dense network's early layers) that is within the
+    tolerance: no second sum is taken; at ``q = 1``, ``1 - c = 0.3`` it is not, and the one-variance path
+    takes it. Both meet QUADPACK."""
+    act = get_activation("softplus").inner
+    fallback = []
+    single = branch._single_diagonal
+    monkeypatch.setattr(branch, "_single_diagonal", lambda *a: fallback.append(a) or single(*a))
+    for x, eps, far in ((1.3, 0.7, True), (1.0, 0.3, False)):
+        want_second = expect1(lambda u: _log_cosh(u) ** 2, x)
+        want = want_second - expect2(_log_cosh, _log_cosh, x, x, 1 - eps)
+        for moved in (1.0, 1 + 1e-9):  # the mutant: a correlation moved by a part in 10^9 is seen
+            _fresh()
+            fallback.clear()
+            q, P, D = [x, 1.2], [[x, 0.9], [0.9, 1.2]], [[2 * eps * moved * x, 1.0], [1.0, 1.5]]
+            _, [(second, difference)] = branch._new_moments(act, q, P, D, [(0, 1)], [0])
+            assert (not fallback) == far
+            assert second == pytest.approx(want_second, rel=1e-13)
+            if moved == 1.0:
+                assert difference == pytest.approx(want, rel=1e-12, abs=0)
+            else:
+                assert difference != pytest.approx(want, rel=1e-10, abs=0)
