@@ -183,7 +183,7 @@ class SoftplusEvenPart(Activation):
         u, h = np.asarray(u, dtype=float), np.asarray(h, dtype=float)
         if (u.shape in (h.shape, ()) and np.count_nonzero(u) == 0
                 and np.maximum.reduce(np.abs(h), axis=None, initial=0.0) <= 1000.0):
-            t = np.sinh(0.25 * h)  # psi(h) - psi(0): the kernel layers' sums (in place: this is their hot path)
+            t = np.sinh(0.25 * h)  # psi(h) - psi(0): the kernel layers' sums (in place: their hot path)
             t *= t
             t *= 2.0
             return np.log1p(t, out=t)

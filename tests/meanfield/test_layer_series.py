@@ -288,8 +288,9 @@ class _Swapped(_Cubic):
 @pytest.mark.parametrize("x", [0.04, 1.0, 3.0, 9.0])
 def test_every_degree_of_a_cubic_exactly(x):
     """``phi(a z)`` with ``a = sqrt(x)`` is
-    ``a^2 / 2 + (a + a^3 / 2) h_1 + (a^2 / sqrt 2) h_2 + (a^3 / sqrt 6) h_3`` (``z^2 = sqrt 2 h_2 + 1``, ``z^3 = sqrt 6 h_3 + 3 h_1``): both rules give it, degree by degree, from
-    ``phi`` at ``+-u`` (each rule is exact on polynomials of low degree)."""
+    ``a^2 / 2 + (a + a^3 / 2) h_1 + (a^2 / sqrt 2) h_2 + (a^3 / sqrt 6) h_3`` (``z^2 = sqrt 2 h_2 + 1``,
+    ``z^3 = sqrt 6 h_3 + 3 h_1``): both rules give it, degree by degree, from ``phi`` at ``+-u`` (each rule
+    is exact on polynomials of low degree)."""
     a = math.sqrt(x)
     want = np.zeros(49)
     want[:4] = [a * a / 2, a + a**3 / 2, a * a / math.sqrt(2), a**3 / math.sqrt(6)]
