@@ -287,22 +287,23 @@ def _compute(act, x: float, order: int, odd: int) -> LayerSeries:
     base = window + p.errors[0] + 64 * _ULP * math.sqrt(p.scale)
     stack = np.empty((3, b.size))  # b, |b|, its bound: one array for the pairs of lags
     stack[0] = b
+    np.abs(b, out=stack[1])
     err = np.subtract(b, lo, out=stack[2])  # in place: each temporary costs as much as its arithmetic
     np.abs(err, out=err)
     err += base
-    err += p.exact
+    if isinstance(p.exact, np.ndarray) or p.exact:
+        err += p.exact
     e0 = abs(m0 - m0_lo) + window * window + p.errors[1] + 64 * _ULP * p.m0_scale
-    terms = np.empty((3, b.size))
-    np.multiply(b, b, out=terms[0])
-    np.abs(b, out=stack[1])
-    np.multiply(stack[1], err, out=terms[1])
-    np.multiply(err, err, out=terms[2])
+    terms = stack * stack[_PICK]  # b^2, |b| E, E^2
     (s_b, n_b), (s_x, n_x), (s_e, n_e) = (terms @ _columns(order, odd)[1]).tolist()
     count, total, _, _ = _other(order, odd)
     # the spreads (2 |b| + E) E of every degree, the other parity's base^2 included
     spread, n_spread = 2 * s_x + s_e + count * base * base, 2 * n_x + n_e + total * base * base
     t0 = max(m0 - s_b + e0 + spread + 8 * _ULP * m0, 0.0)
     return LayerSeries(x, order, odd, stack, terms, base, m0, e0, t0, s_b, (n_b, n_spread))
+
+
+_PICK = [0, 2, 2]  # the rows b, E, E: times b, |b|, E
 
 
 def derivative_tail(act, series: LayerSeries, known: bool = False) -> float | None:

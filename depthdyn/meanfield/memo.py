@@ -5,16 +5,19 @@ for its lags' moments in consecutive layers. Each activation has its own entries
 activation's ``id``; they hold the activation itself, so that the ``id`` is not reused by another
 object while they are kept, and a look-up for another activation with a reused ``id`` finds
 nothing. A hot loop takes an activation's :class:`Entries` once (:meth:`ActivationMemo.of`) and
-looks up its keys with ``dict.get``.
+looks up its keys with ``get``.
 """
 
 from __future__ import annotations
 
+from collections import OrderedDict
+
 __all__ = ["ActivationMemo", "Entries"]
 
 
-class Entries(dict):
-    """One activation's entries, the last ``size`` kept (a dict keeps the order of insertion)."""
+class Entries(OrderedDict):
+    """One activation's entries, the last ``size`` kept (in the order of insertion; an ``OrderedDict``
+    drops its oldest in constant time, where a dict scans the holes its deletions left)."""
 
     __slots__ = ("size",)
 
@@ -22,7 +25,7 @@ class Entries(dict):
         """Keep ``value`` for ``key`` (dropping the oldest entry past ``size``); return it."""
         self[key] = value
         if len(self) > self.size:  # one entry in, at most one out
-            del self[next(iter(self))]
+            self.popitem(last=False)
         return value
 
 
