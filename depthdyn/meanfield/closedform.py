@@ -53,9 +53,20 @@ def _angle(eps):
     return 2.0 * np.arcsin(np.sqrt(0.5 * eps))
 
 
+def _series_minus_sin(t):
+    """``t - sin t`` by its Taylor series (``t < 0.1``: no cancellation; the next term is below 1 ulp)."""
+    return t ** 3 / 6 - t ** 5 / 120 + t ** 7 / 5040 - t ** 9 / 362880 + t ** 11 / 39916800
+
+
 def _theta_minus_sin(t):
-    series = t ** 3 / 6 - t ** 5 / 120 + t ** 7 / 5040 - t ** 9 / 362880 + t ** 11 / 39916800
-    return np.where(t < 0.1, series, t - np.sin(t))
+    return np.where(t < 0.1, _series_minus_sin(t), t - np.sin(t))
+
+
+def _finite(value: float) -> float:
+    """:func:`checked_moment` of one Python float."""
+    if not math.isfinite(value):
+        raise DomainError("a Gaussian moment overflows float64 at this variance; use a smaller q")
+    return value
 
 
 def arcsin_near_one(x, one_minus_x):
@@ -132,6 +143,23 @@ class PiecewiseLinear(Activation):
         # theta c - sin theta = (theta - sin theta) - theta eps
         relu = q / (2 * np.pi) * (np.pi * eps + _theta_minus_sin(t) - t * eps)
         return checked_moment((1 - a) ** 2 * relu + a * q * eps, return_error, q * eps)
+
+    def layer_moments(self, q: float, eps: float) -> tuple[float, float]:
+        """:meth:`second_moment` and :meth:`difference_moment` at one ``q > 0`` and ``0 <= eps <= 2``
+        (Python floats, the same formulas): what a kernel layer with one branch input needs, without
+        NumPy's cost per call."""
+        t, a = 2.0 * math.asin(math.sqrt(0.5 * eps)), self.alpha
+        minus_sin = _series_minus_sin(t) if t < 0.1 else t - math.sin(t)
+        relu = q / (2 * math.pi) * (math.pi * eps + minus_sin - t * eps)
+        return _finite(q * (1 + a * a) / 2), _finite((1 - a) ** 2 * relu + a * q * eps)
+
+    def pair_moment(self, q1: float, q2: float, eps: float) -> float:
+        """:meth:`cross_moment` at one pair ``q1, q2 > 0`` and ``0 <= eps <= 2`` (Python floats, the same
+        formulas): what a dense kernel layer needs for each new pair of lags."""
+        c, t, a = 1.0 - eps, 2.0 * math.asin(math.sqrt(0.5 * eps)), self.alpha
+        root = math.sqrt(q1 * q2)
+        relu = root / (2 * math.pi) * (math.sqrt(eps * (2.0 - eps)) + (math.pi - t) * c)
+        return _finite((1 - a) ** 2 * relu + a * root * c)
 
     def exact_moments(self) -> dict:
         import sympy as sp

@@ -189,6 +189,36 @@ def test_erf_layer_moments_are_its_array_formulas():
     assert act.layer_moments(1.0, 0.3)[1] != act.layer_moments(1.0, 0.3 * (1 + 1e-15))[1]
 
 
+@pytest.mark.parametrize("name", ["relu", "leaky_relu", "abs", "linear"])
+def test_piecewise_linear_layer_and_pair_moments_are_its_array_formulas(name):
+    """The one-point forms a kernel layer takes (Python floats) against the array methods, to a few ulp
+    (``math``'s and NumPy's sine may differ in the last bit), and the pairs against QUADPACK."""
+    act = get_activation(name)
+    ulp = np.finfo(float).eps
+    rng = np.random.default_rng(6)
+    for q in np.concatenate([10 ** rng.uniform(-9, 8, 60), [0.25, 1e-300]]).tolist():
+        for e in (0.0, 1e-300, 1e-12, 0.05, 0.3, 1.0, 1.7, 2.0, float(rng.uniform(0, 2))):
+            second, difference = act.layer_moments(q, e)
+            assert abs(second - float(act.second_moment(np.array([q]))[0])) <= 2 * ulp * second
+            want = float(act.difference_moment(np.array([q]), eps=np.array([e]))[0])
+            assert abs(difference - want) <= 8 * ulp * abs(want)
+            q2 = q * float(rng.uniform(0.1, 10))
+            want = float(act.cross_moment(np.array([q]), np.array([q2]), eps=np.array([e]))[0])
+            assert abs(act.pair_moment(q, q2, e) - want) <= 8 * ulp * math.sqrt(q * q2)
+    alpha = act.alpha
+
+    def phi(x):
+        return max(x, alpha * x) if alpha <= 1 else min(x, alpha * x)
+
+    for q1, q2, c in ((1.0, 2.0, 0.3), (0.5, 0.5, -0.6), (3.0, 1.0, 0.999)):
+        want = expect2(phi, phi, q1, q2, c)
+        assert act.pair_moment(q1, q2, 1 - c) == pytest.approx(want, rel=1e-11, abs=1e-13)
+    # the mutant: another slope's moments
+    other = get_activation("leaky_relu", alpha=0.2) if name != "leaky_relu" else get_activation("relu")
+    assert other.pair_moment(1.0, 2.0, 0.7) != pytest.approx(act.pair_moment(1.0, 2.0, 0.7), rel=1e-6)
+    assert other.layer_moments(1.0, 0.7)[1] != pytest.approx(act.layer_moments(1.0, 0.7)[1], rel=1e-6)
+
+
 @pytest.mark.parametrize("name", ["erf", "tanh"])
 def test_branch_sums_of_several_lags_are_the_pairs_moments(name):
     # a dense layer's sums written out pair by pair with the activation's own cross moment
