@@ -91,6 +91,16 @@ panels twice as wide. The dense kernel of each activation (its largest), the lea
 (``--act tanh,erf,relu,gelu,silu,softplus,sigmoid,selu``, load 0.5-0.9): tanh 0.80 s, erf 0.27,
 ReLU 0.80, GELU 0.88, SiLU 0.84, softplus 1.01-1.03, sigmoid 0.81, SELU 1.07-1.09; every other
 kernel 0.85 s or less. softplus's dense kernel is at the 1 s target, SELU's misses it.
+
+Then a dense lag's own difference took the far sum's bound without a second rounding allowance
+(softplus's lags had left for the one-variance path at 2,658 of 10^4 layers, now 115), SELU's
+records took ``phi`` at ``+-u`` from its line and exponential (``SELU.mirrored``), and ReLU's
+family its arc-cosine forms in Python floats. One run each (``--act`` each activation, load
+0.6-0.9), the dense kernel and the largest of the others: SELU 0.93 s (post-LN 0.86), softplus 0.91
+(0.65), GELU 0.86 (0.52), SiLU 0.79 (0.48), sigmoid 0.78 (full residual 0.81), tanh 0.75 (0.46),
+ReLU 0.28 (0.13; was 0.81 and plain 0.39), erf 0.27 (0.17): every kernel within the 1 s target.
+The harness (``--only harness --act tanh``, the same session): weights method 12.0-12.7 s for every
+family but the full residual (24.0 s), Gaussian conditioning 0.14-0.39 s; floor 18.5 s.
 """
 
 from __future__ import annotations
