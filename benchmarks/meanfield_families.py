@@ -99,8 +99,8 @@ family its arc-cosine forms in Python floats. One run each (``--act`` each activ
 0.6-0.9), the dense kernel and the largest of the others: SELU 0.93 s (post-LN 0.86), softplus 0.91
 (0.65), GELU 0.86 (0.52), SiLU 0.79 (0.48), sigmoid 0.78 (full residual 0.81), tanh 0.75 (0.46),
 ReLU 0.28 (0.13; was 0.81 and plain 0.39), erf 0.27 (0.17): every kernel within the 1 s target.
-The harness (``--only harness --act tanh``, the same session): weights method 12.0-12.7 s for every
-family but the full residual (24.0 s), Gaussian conditioning 0.14-0.39 s; floor 18.5 s.
+The harness (``--only harness --act tanh``, the same session, the other core running tests): weights
+method 12.0-12.7 s for every family but the full residual (24.0 s), Gaussian conditioning 0.14-0.39 s.
 """
 
 from __future__ import annotations
