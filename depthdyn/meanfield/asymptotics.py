@@ -30,8 +30,9 @@ import numpy as np
 
 from ..errors import DomainError, ParameterError
 from ..records import Record
+from .checks import as_count
 from .kernel_analysis import branch_gains, depth_scales, linearise_kernel
-from .kernels import LN_EPS, as_count, iterate_family, kernel_spec, kernel_step, resolve_activation
+from .kernels import LN_EPS, iterate_family, kernel_spec, kernel_step, resolve_activation
 
 __all__ = ["gradient_norms", "classify", "AsymptoticClass", "KernelAsymptotics", "kernel_asymptotics"]
 

@@ -29,7 +29,7 @@ import numpy as np
 
 from ..errors import DomainError, ParameterError
 from ..records import Record
-from .kernels import as_count, as_real
+from .checks import as_count, as_real
 
 __all__ = ["JacobianMoments", "jacobian_moments", "isometry_score", "jacobian_density", "WEIGHTS"]
 

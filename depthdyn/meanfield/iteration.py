@@ -15,8 +15,9 @@ import numpy as np
 from ..errors import DomainError, ParameterError
 from .activation import Activation, variance_array
 from .activations import get_activation
+from .checks import check_q_max
 from .gaussian import correlation_parts
-from .kernels import Q_MAX, check_q_max, iterate_family
+from .kernels import Q_MAX, iterate_family
 from .maps import Iterates, check_weights
 
 __all__ = ["iterate"]

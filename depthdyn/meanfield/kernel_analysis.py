@@ -30,7 +30,8 @@ import sympy as sp
 
 from ..errors import DomainError, ParameterError
 from ..recurrence import Recurrence
-from .kernels import LN_EPS, as_count, as_real, kernel_spec, kernel_step, resolve_activation
+from .checks import as_count, as_real
+from .kernels import LN_EPS, kernel_spec, kernel_step, resolve_activation
 
 __all__ = ["kernel_fixed_point", "linearise_kernel", "depth_scales", "continuum_limit", "branch_gains"]
 

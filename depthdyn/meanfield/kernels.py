@@ -40,11 +40,12 @@ from functools import cached_property
 
 import numpy as np
 
-from ..errors import DomainError, ParameterError, ShapeError, UnknownFamilyError, UnknownParameterError
+from ..errors import DomainError, ParameterError, UnknownFamilyError, UnknownParameterError
 from ..families import suggest
 from ..limits import MAX_ORDER, MAX_STREAMS
 from ..records import Record
 from .branch import branch_moments, single_branch_moments
+from .checks import as_count, as_matrix, as_real, check_q_max
 
 __all__ = [
     "KERNEL_FAMILIES",
@@ -54,10 +55,7 @@ __all__ = [
     "kernel_step",
     "iterate_family",
     "resolve_activation",
-    "as_real",
-    "as_count",
     "Q_MAX",
-    "check_q_max",
 ]
 
 #: The families with a kernel recurrence, and the keyword parameters each takes.
@@ -82,19 +80,6 @@ LN_EPS = 1e-5
 Q_MAX = 1e8
 
 
-def check_q_max(q_max) -> float:
-    """``q_max`` as a float in ``(0, 1e300]`` (a :class:`DomainError` otherwise)."""
-    if isinstance(q_max, bool):
-        raise ParameterError(f"q_max must be a number, got {q_max!r}")
-    try:
-        value = float(q_max)
-    except (TypeError, ValueError):
-        raise ParameterError(f"q_max must be a number, got {q_max!r}") from None
-    if not (0 < value <= 1e300):
-        raise DomainError(f"q_max must lie in (0, 1e300], got {q_max!r}")
-    return value
-
-
 def resolve_activation(act):
     """An activation object with the moment methods: ``act`` itself, or ``get_activation(act)``."""
     if hasattr(act, "cross_moment") and hasattr(act, "derivative_cross_moment"):
@@ -102,43 +87,6 @@ def resolve_activation(act):
     from .activations import get_activation
 
     return get_activation(act)
-
-
-def as_real(value, name: str, *, low=None, high=None, low_open=False, high_open=False) -> float:
-    """``value`` as a finite float inside the given bounds, or a typed error naming ``name``."""
-    if isinstance(value, bool):
-        raise ParameterError(f"{name} must be a number, got {value!r}")
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise ParameterError(f"{name} must be a real number, got {value!r}") from None
-    if not math.isfinite(v):
-        raise ParameterError(f"{name} must be finite, got {value!r}")
-    bad_low = low is not None and (v <= low if low_open else v < low)
-    bad_high = high is not None and (v >= high if high_open else v > high)
-    if bad_low or bad_high:
-        lo = "" if low is None else f"{'(' if low_open else '['}{low:g}"
-        hi = "" if high is None else f"{high:g}{')' if high_open else ']'}"
-        raise DomainError(f"{name} must lie in {lo or '(-inf'}, {hi or 'inf)'}; got {value!r}")
-    return v
-
-
-def as_count(value, name: str, upper: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 1 <= value <= upper:
-        raise ParameterError(f"{name} must be an integer in 1..{upper}, got {value!r}")
-    return int(value)
-
-
-def _matrix(value, name: str, shape: tuple[int, ...]) -> np.ndarray:
-    try:
-        a = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        raise ParameterError(f"{name} must be numeric, got {value!r}") from None
-    if a.shape != shape:
-        raise ShapeError(f"{name} must have shape {shape}, got {a.shape}")
-    if not np.all(np.isfinite(a)):
-        raise ParameterError(f"{name} must be finite")
-    return a
 
 
 @dataclass(frozen=True, eq=False)
@@ -320,13 +268,13 @@ def kernel_spec(family: str, *, depth: int | None = None, sw2=1.0, sb2=0.0, **pa
     if n > 1:
         c[1] = n - 1.0
     H_res = (
-        _matrix(params["H_res"], "H_res", (n, n))
+        as_matrix(params["H_res"], "H_res", (n, n))
         if params.get("H_res") is not None
         else np.full((n, n), 1 / n)
     )
-    H_pre = _matrix(params["H_pre"], "H_pre", (n,)) if params.get("H_pre") is not None else np.eye(n)[0]
-    H_post = _matrix(params["H_post"], "H_post", (n,)) if params.get("H_post") is not None else c
-    expansion = _matrix(params["expansion"], "expansion", (n,)) if params.get("expansion") is not None else c
+    H_pre = as_matrix(params["H_pre"], "H_pre", (n,)) if params.get("H_pre") is not None else np.eye(n)[0]
+    H_post = as_matrix(params["H_post"], "H_post", (n,)) if params.get("H_post") is not None else c
+    expansion = c if params.get("expansion") is None else as_matrix(params["expansion"], "expansion", (n,))
     d = expansion - 1
     P0 = np.ones((n, n)) + np.outer(d, d)
     states = tuple(f"x{i}" for i in range(n))

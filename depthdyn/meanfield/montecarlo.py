@@ -31,7 +31,8 @@ import numpy as np
 
 from ..errors import OptionalDependencyError, ParameterError
 from ..records import Record
-from .kernels import LN_EPS, KernelSpec, as_count, as_real, kernel_spec, resolve_activation
+from .checks import as_count, as_real
+from .kernels import LN_EPS, KernelSpec, kernel_spec, resolve_activation
 
 __all__ = [
     "MonteCarloKernel",

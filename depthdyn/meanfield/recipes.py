@@ -25,9 +25,10 @@ import numpy as np
 from ..errors import DomainError, ParameterError
 from ..records import Record
 from .asymptotics import gradient_norms
+from .checks import as_count, as_real
 from .fixedpoint import critical_point
 from .isometry import isometry_score
-from .kernels import as_count, as_real, kernel_spec, resolve_activation
+from .kernels import kernel_spec, resolve_activation
 
 __all__ = ["InitRecipe", "init_recipe", "apply_recipe"]
 

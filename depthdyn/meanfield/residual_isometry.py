@@ -38,10 +38,11 @@ from fractions import Fraction
 import numpy as np
 
 from ..errors import DomainError, ParameterError
+from .checks import as_count, as_real
 from .closedform import PiecewiseLinear
 from .gaussian import expect, expect2
 from .isometry import WEIGHTS, JacobianMoments
-from .kernels import as_count, as_real, iterate_family, resolve_activation
+from .kernels import iterate_family, resolve_activation
 
 __all__ = ["residual_jacobian_moments", "residual_d2_moments", "residual_isometry_score"]
 
