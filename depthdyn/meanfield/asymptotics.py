@@ -66,21 +66,26 @@ def gradient_norms(act, sw2, sb2, *, depth: int, q0=1.0, family="residual", **pa
             f"the forward kernel stopped at layer {traj.stopped_at} ({traj.reason}); use fewer layers"
         )
     spec = kernel_spec(family, depth=depth, sw2=traj.sw2, sb2=traj.sb2, **params)
+    # the Gram matrix of the gradient with respect to the state, in the basis the forward kernel is
+    # iterated in (KernelSpec.iterated: X = B Y, the gradients' Gram B^T G B): x_L is its first state
+    run, back = spec.iterated
     k = spec.k
     gamma = np.zeros((k, k))
     gamma[0, 0] = 1.0
     out = np.empty(depth + 1)
     out[depth] = 1.0
-    ee = spec.e
+    b, read = _input_directions(spec), np.eye(k)[0]  # x_0's directions in the state; x_l alone
+    if back is not None:
+        b, read = np.linalg.solve(back, b), np.linalg.solve(back, read)
+    ee = run.e
     for layer in range(depth - 1, -1, -1):
         P = traj.P[layer]
         if spec.norm == "post":
             gamma = gamma / (kernel_step(act, spec, traj.sw2, traj.sb2, P, 0 * P)[2] + LN_EPS)
         K = branch_gains(act, spec, traj.sw2, traj.sb2, P, P)
-        gamma = spec.C.T @ gamma @ spec.C + float(ee @ gamma @ ee) * (spec.R.T @ K @ spec.R)
-        b = _input_directions(spec)
+        gamma = run.C.T @ gamma @ run.C + float(ee @ gamma @ ee) * (run.R.T @ K @ run.R)
         # the gradient with respect to the read-out x_l of layer l (all of the state's columns)
-        out[layer] = float(np.sum(b * (gamma @ b))) if layer == 0 else float(gamma[0, 0])
+        out[layer] = float(np.sum(b * (gamma @ b))) if layer == 0 else float(read @ gamma @ read)
         if not np.isfinite(gamma).all() or np.max(np.abs(gamma)) > 1e250:
             raise DomainError(
                 f"the gradient overflows below layer {layer} (exploding gradients); use fewer layers"

@@ -12,6 +12,7 @@ written out here; the library's generic step ``kernel_step`` iterated by a loop 
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -73,8 +74,14 @@ def test_layers_agree_with_quadrature_of_the_recurrence(family, params, name, ph
 
 
 def _stepped(act, family, params, depth, q_min, q_max, sw2=SW2, sb2=SB2):
-    """The test's own layer loop: ``kernel_step`` until a variance leaves ``[q_min, q_max]``."""
-    spec = kernel_spec(family, depth=depth, sw2=sw2, sb2=sb2, **params)
+    """The test's own layer loop: ``kernel_step`` until a variance leaves ``[q_min, q_max]``, in the basis
+    the family is iterated in (``KernelSpec.iterated``), its states taken back to the spec's own."""
+    spec, back = kernel_spec(family, depth=depth, sw2=sw2, sb2=sb2, **params).iterated
+    Ps, Ds, stopped = _stepped_in(act, spec, depth, q_min, q_max, sw2, sb2)
+    return (Ps, Ds, stopped) if back is None else (back @ Ps @ back.T, back @ Ds @ back.T, stopped)
+
+
+def _stepped_in(act, spec, depth, q_min, q_max, sw2, sb2):
     P = 1.3 * spec.P0
     D = 2 * 0.6 * P
     Ps, Ds = [P], [D]
@@ -280,3 +287,71 @@ def test_the_state_update_is_c_x_c_transpose_plus_the_branch(family, params):
     np.testing.assert_allclose(spec.carry(state, GP, GD), want, rtol=1e-14, atol=1e-15)
     # the mutant: the two fields' branch sums swapped
     assert not np.allclose(spec.carry(state, GD, GP), want, rtol=1e-10, atol=0)
+
+
+def _smooth_exact(k: int, h: Fraction, sw2: Fraction, sb2: Fraction, depth: int):
+    """The ``C^k`` smooth kernel of ``phi(u) = u`` in exact rationals, on the lags as the family is written
+    (``sum_i (-1)^i C(k, i) x_{l+1-i} = h^k F(x_l)``, lags equal at layer 0, ``q0 = 1``): the lags'
+    covariances ``P`` of every layer, and the gradients' Gram matrices back from layer ``depth``."""
+    C = [[Fraction(0)] * k for _ in range(k)]
+    for i in range(1, k + 1):
+        C[0][i - 1] = Fraction(-((-1) ** i) * math.comb(k, i))
+    for r in range(1, k):
+        C[r][r - 1] = Fraction(1)
+    e2 = h ** (2 * k)  # e e^T has one entry, (h^k)^2
+
+    def conj(X, left):  # C X C^T (left) or C^T X C
+        A = [[C[b][a] for b in range(k)] for a in range(k)] if not left else C
+        AX = [[sum(A[a][m] * X[m][b] for m in range(k)) for b in range(k)] for a in range(k)]
+        return [[sum(AX[a][m] * A[b][m] for m in range(k)) for b in range(k)] for a in range(k)]
+
+    P = [[Fraction(1)] * k for _ in range(k)]
+    Ps = [P]
+    for _ in range(depth):  # the branch reads x_l: E[phi(x)^2] = q for phi(u) = u
+        G = sw2 * P[0][0] + sb2
+        P = conj(P, True)
+        P[0][0] += G * e2
+        Ps.append(P)
+    gamma = [[Fraction(int(a == b == 0)) for b in range(k)] for a in range(k)]
+    grads = [Fraction(1)]
+    for _ in range(depth):  # E[phi' phi'] = 1: K = sw2
+        add = e2 * gamma[0][0] * sw2
+        gamma = conj(gamma, False)
+        gamma[0][0] += add
+        grads.append(gamma[0][0])
+    input_grad = sum(sum(row) for row in gamma)  # x_0 feeds every lag
+    return Ps, grads[::-1], input_grad
+
+
+@pytest.mark.parametrize("k, h, depth", [(3, Fraction(3, 10), 50), (6, Fraction(1, 20), 250)])
+def test_smooth_kernel_and_gradients_of_high_order_against_exact_arithmetic(k, h, depth, monkeypatch):
+    """A ``C^k`` smooth kernel's lags are nearly equal, and their alternating binomial sums lose the
+    differences' digits: iterated on the backward differences, the kernel and the gradient norms of a
+    linear network meet the exact rational recurrence; on the lags themselves (the mutant) they do not."""
+    from depthdyn.meanfield import asymptotics
+    from depthdyn.meanfield.asymptotics import gradient_norms
+    from depthdyn.meanfield.kernels import KernelSpec
+
+    sw2, sb2 = Fraction(1), Fraction(1, 20)
+    Ps, grads, input_grad = _smooth_exact(k, h, sw2, sb2, depth)
+    want_q = np.array([float(P[0][0]) for P in Ps])
+    want_lags = np.array([[float(x) for x in P[0]] for P in Ps])  # Cov(x_l, x_{l-m})
+    want_grad = np.array([float(input_grad)] + [float(g) for g in grads[1:]])
+    kw = dict(depth=depth, q0=1.0, c0=0.3, family="smooth", k=k, h=float(h))
+    traj = iterate_family("linear", float(sw2), float(sb2), **kw)
+    assert traj.stopped_at is None and traj.states[1] == "x[l-1]"
+    np.testing.assert_allclose(traj.q, want_q, rtol=1e-13, atol=0)
+    np.testing.assert_allclose(np.array(traj.P)[:, 0, :], want_lags, rtol=1e-12, atol=0)
+    grad = gradient_norms("linear", float(sw2), float(sb2), depth=depth, family="smooth", k=k, h=float(h))
+    np.testing.assert_allclose(grad, want_grad, rtol=1e-12, atol=0)
+    # the mutants: the same recurrences on the lags (at k = 6 the forward one stops at a negative
+    # variance; the backward one, given the right forward kernel, is off by a factor)
+    monkeypatch.setattr(KernelSpec, "iterated", property(lambda spec: (spec, None)))
+    lags = iterate_family("linear", float(sw2), float(sb2), **kw)
+    n = lags.q.size
+    assert lags.stopped_at is not None or not np.allclose(lags.q, want_q[:n], rtol=1e-13, atol=0)
+    if k == 6:
+        monkeypatch.setattr(asymptotics, "iterate_family", lambda *a, **kw: traj)
+        lag_grad = gradient_norms("linear", float(sw2), float(sb2), depth=depth, family="smooth", k=k,
+                                  h=float(h))
+        assert not np.allclose(lag_grad, want_grad, rtol=1e-3, atol=0)
