@@ -31,8 +31,7 @@ from scipy.special import erfc
 
 __all__ = ["Q_MAX", "RTOL", "TIERS", "Q_GRADED", "Z", "PANEL", "HI", "LO", "COARSE", "COARSE_DEGREE",
            "WIDE_DEGREE", "WIDE_Q", "TOP_DEGREE", "ParityRule", "BothRule", "levels", "tables", "nodes",
-           "parity_rule", "both_rule",
-           "asymptote_coefficients", "tail_share", "share", "tier", "order_of"]
+           "parity_rule", "both_rule", "asymptote_coefficients", "tail_share", "share", "tier", "order_of"]
 
 #: Largest variance the series is tried at.
 Q_MAX = 1e8
@@ -178,7 +177,6 @@ def parity_rule(level: int, parity: int, rows: int, wide: bool = False) -> Parit
     weights[n_lo + 1:, 0], weights[:n_lo, 1] = w_hi, w_lo[::-1]
     return ParityRule(z, n_lo, z_hi.tolist(), z_lo.tolist(), (z_hi.size, n_lo), rows, t_hi, t_lo, weights,
                       tuple(weights.sum(axis=0).tolist()))
-
 
 
 @dataclass(frozen=True, eq=False)

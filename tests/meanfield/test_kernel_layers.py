@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 from reference_quadrature import expect1, expect2
 
+from depthdyn.errors import DomainError
 from depthdyn.meanfield import branch, get_activation, hermite_rule, layer_series, mehler
 from depthdyn.meanfield.kernels import LN_EPS, iterate_family, kernel_spec, kernel_step, resolve_activation
 
@@ -220,6 +221,12 @@ def test_piecewise_linear_layer_and_pair_moments_are_its_array_formulas(name):
     for q1, q2, c in ((1.0, 2.0, 0.3), (0.5, 0.5, -0.6), (3.0, 1.0, 0.999)):
         want = expect2(phi, phi, q1, q2, c)
         assert act.pair_moment(q1, q2, 1 - c) == pytest.approx(want, rel=1e-11, abs=1e-13)
+    # past float64 the one-point forms refuse as the array methods do, with a typed error
+    if name != "relu":  # relu's q / 2 stays finite
+        with pytest.raises(DomainError):
+            act.layer_moments(float(np.finfo(float).max), 0.5)
+    with pytest.raises(DomainError):
+        act.pair_moment(1.7e308, 1.7e308, 0.5)
     # the mutant: another slope's moments
     other = get_activation("leaky_relu", alpha=0.2) if name != "leaky_relu" else get_activation("relu")
     assert other.pair_moment(1.0, 2.0, 0.7) != pytest.approx(act.pair_moment(1.0, 2.0, 0.7), rel=1e-6)
