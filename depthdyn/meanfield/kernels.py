@@ -162,8 +162,8 @@ class KernelSpec(Record):
         if len(where) == 1:  # e picks one state (most families): two numbers to add
             flat[0, where[0]] += GP * values[0]
             flat[1, where[0]] += GD * values[0]
-        else:
-            flat[:, where] += np.multiply.outer((GP, GD), values)
+        else:  # e e^T's zeros added too: no fancy indexing
+            flat += np.multiply.outer((GP, GD), self.ee.reshape(-1))
         return flat.reshape(2, k, k)
 
     def _text(self) -> str:
