@@ -11,7 +11,13 @@ torch = pytest.importorskip("torch", reason="depthdyn.nn needs the optional torc
 from torch.autograd.function import once_differentiable  # noqa: E402
 
 from depthdyn.errors import ParameterError  # noqa: E402
-from depthdyn.nn.analysis import LayerOperator, spectral_radius_estimate, top_singular_values  # noqa: E402
+from depthdyn.nn.analysis import (  # noqa: E402
+    LayerOperator,
+    arnoldi_hessenberg,
+    ritz_values,
+    spectral_radius_estimate,
+    top_singular_values,
+)
 
 
 def _linear(J: torch.Tensor) -> LayerOperator:
@@ -133,6 +139,25 @@ def test_arnoldi_stops_at_its_tolerance_on_a_known_spectrum():
     J2 = S @ torch.diag_embed(lam2.expand(P, n)) @ torch.linalg.inv(S)
     r2 = spectral_radius_estimate(_linear(J2), steps=50, tol=1e-10)
     np.testing.assert_allclose(r2.values[:, 0], 2.5, rtol=1e-8)
+
+
+def test_arnoldi_hessenberg_holds_every_shorter_run_and_the_whole_space_is_exact():
+    """The leading ``(t + 1, t)`` part of a run's Hessenberg matrix is the run of ``t`` steps
+    (what benchmarks/krylov_floor.py reads its Ritz values from); ``n`` steps give the
+    eigenvalues of ``J`` (numpy's, of the matrix itself)."""
+    J = _matrix(n=40, P=2, seed=3)
+    op = _linear(J)
+    H, s = arnoldi_hessenberg(op, steps=30, seed=5)
+    assert s == 30 and H.shape == (2, 31, 30)
+    short, t = arnoldi_hessenberg(op, steps=12, seed=5)
+    np.testing.assert_allclose(H[:, :13, :12], short, atol=1e-13)
+    leading = np.sort_complex(np.linalg.eigvals(H[:, :12, :12]))
+    np.testing.assert_allclose(leading, np.sort_complex(ritz_values(op, steps=12, seed=5)), atol=1e-12)
+    # another start gives another Krylov space: a check that could fail
+    assert np.abs(arnoldi_hessenberg(op, steps=12, seed=6)[0] - short).max() > 1e-3
+    whole, n = arnoldi_hessenberg(op, steps=40, seed=5)
+    exact = np.sort_complex(np.linalg.eigvals(J.numpy()))
+    np.testing.assert_allclose(np.sort_complex(np.linalg.eigvals(whole[:, :n, :n])), exact, atol=1e-10)
 
 
 def _easy_and_hard() -> tuple[torch.Tensor, torch.Tensor]:

@@ -36,6 +36,7 @@ from .hyper import HCProfile, hc_layers, hc_profile
 from .inspection import Inspection, inspect
 from .krylov import (
     KrylovEstimate,
+    arnoldi_hessenberg,
     hutchinson_trace,
     ritz_values,
     singular_values_and_radius,
@@ -81,6 +82,7 @@ __all__ = [
     "spectral_radius_estimate",
     "singular_values_and_radius",
     "ritz_values",
+    "arnoldi_hessenberg",
     "hutchinson_trace",
     "end_to_end",
     "lyapunov_exponents",

@@ -30,7 +30,7 @@ from .smalldense import per_matrix
 
 __all__ = [
     "KrylovEstimate", "check_tol", "top_singular_values", "spectral_radius_estimate",
-    "singular_values_and_radius", "hutchinson_trace", "ritz_values",
+    "singular_values_and_radius", "hutchinson_trace", "ritz_values", "arnoldi_hessenberg",
 ]
 
 
@@ -182,15 +182,17 @@ def top_singular_values(
     return KrylovEstimate(sig.numpy(), resid.numpy(), f"Golub-Kahan-Lanczos ({j + 1} steps, tol {tol:g})")
 
 
-def _arnoldi(op, steps: int, seed: int) -> tuple[np.ndarray, int]:
+def arnoldi_hessenberg(op, *, steps: int = 40, seed: int = 0) -> tuple[np.ndarray, int]:
     """Arnoldi on ``J^T`` (same eigenvalues as ``J``; ``vjp`` only): the ``(P, s + 1, s)``
     Hessenberg matrix in float64 and the number of steps ``s`` taken (all ``steps``: the
-    stopping rule of :func:`_radius_steps` is not applied)."""
+    stopping rule of :func:`spectral_radius_estimate` is not applied). Its leading
+    ``(t + 1, t)`` part is the Hessenberg matrix of the first ``t`` steps, whose square part's
+    eigenvalues are the Ritz values after ``t`` steps."""
     return solo(op, _arnoldi_steps(op, steps, seed))
 
 
 def _arnoldi_steps(op, steps: int, seed: int, test=None):
-    """:func:`_arnoldi` as an iteration of :mod:`.schedule` (it yields its ``J^T`` products).
+    """:func:`arnoldi_hessenberg` as an iteration of :mod:`.schedule` (it yields its ``J^T`` products).
     ``test(hessenberg, s)``, where given, is asked after step ``s`` whether to stop
     (``hessenberg()`` gives the ``(P, s + 1, s)`` float64 Hessenberg matrix so far: a copy to the
     CPU only where the test is due); it answers ``None`` to go on, or the step ``t <= s`` whose
@@ -394,7 +396,7 @@ def ritz_values(op, *, steps: int = 40, seed: int = 0) -> np.ndarray:
     With ``steps >= n`` these are the eigenvalues of ``J``; below it, a sampled spectrum whose
     extreme values converge first.
     """
-    H, s = _arnoldi(op, steps, seed)
+    H, s = arnoldi_hessenberg(op, steps=steps, seed=seed)
     return per_matrix(torch.linalg.eigvals, torch.from_numpy(np.ascontiguousarray(H[:, :s, :]))).numpy()
 
 
