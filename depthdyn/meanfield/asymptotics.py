@@ -37,22 +37,6 @@ from .kernels import LN_EPS, iterate_family, kernel_spec, kernel_step, resolve_a
 __all__ = ["gradient_norms", "classify", "AsymptoticClass", "KernelAsymptotics", "kernel_asymptotics"]
 
 
-def _input_directions(spec) -> np.ndarray:
-    """Columns b with X_0 = sum_b b (independent field per column) as functions of x_0."""
-    if spec.family == "momentum":
-        return np.array([[1.0], [0.0]])
-    if spec.family == "hyper_connection":
-        expansion = spec.params.get("expansion")
-        if expansion is None:  # the block's default (1, n - 1, 0, ...)
-            expansion = np.zeros(spec.k)
-            expansion[0] = 1.0
-            if spec.k > 1:
-                expansion[1] = spec.k - 1.0
-        d = np.asarray(expansion, float) - 1
-        return np.stack((np.ones(spec.k), d), axis=1)
-    return np.ones((spec.k, 1))
-
-
 def gradient_norms(act, sw2, sb2, *, depth: int, q0=1.0, family="residual", **params) -> np.ndarray:
     """``E|d<u, x_L>/dx_l|^2 / E|u|^2`` for ``l = 0..L`` (mean field; see the module docstring).
 
@@ -74,7 +58,7 @@ def gradient_norms(act, sw2, sb2, *, depth: int, q0=1.0, family="residual", **pa
     gamma[0, 0] = 1.0
     out = np.empty(depth + 1)
     out[depth] = 1.0
-    b, read = _input_directions(spec), np.eye(k)[0]  # x_0's directions in the state; x_l alone
+    b, read = spec.inputs, np.eye(k)[0]  # x_0's directions in the state; x_l alone
     if back is not None:
         b, read = np.linalg.solve(back, b), np.linalg.solve(back, read)
     ee = run.e

@@ -93,11 +93,12 @@ def resolve_activation(act):
 class KernelSpec(Record):
     """One family's layer as ``X' = C X + e sum_j F((R X)_j)`` (see the module docstring).
 
-    ``P0`` is the per-unit covariance pattern of the initial state for ``q0 = 1``: the state
-    of layer 0 built from the input as depthdyn's blocks build it (``v_0 = 0``; equal lags;
-    the expansion of hyper-connections). ``branch`` is ``"one"`` (``W phi(y) + b``) or
-    ``"two"`` (``V phi(W y + b) + a``, the full residual block); ``norm`` is ``None``,
-    ``"pre"`` (LayerNorm on the branch input) or ``"post"`` (on the new state).
+    ``inputs`` ``(k, m)`` is the state of layer 0 as depthdyn's blocks build it from the input
+    (``v_0 = 0``; equal lags; the expansion of hyper-connections): ``X_0 = inputs @ Z`` with
+    ``Z``'s ``m`` rows independent fields of the input's variance, the first the input itself;
+    ``P0 = inputs @ inputs.T`` is its per-unit covariance for ``q0 = 1``. ``branch`` is ``"one"``
+    (``W phi(y) + b``) or ``"two"`` (``V phi(W y + b) + a``, the full residual block); ``norm`` is
+    ``None``, ``"pre"`` (LayerNorm on the branch input) or ``"post"`` (on the new state).
     """
 
     family: str
@@ -105,7 +106,7 @@ class KernelSpec(Record):
     C: np.ndarray
     e: np.ndarray
     R: np.ndarray
-    P0: np.ndarray
+    inputs: np.ndarray
     branch: str = "one"
     norm: str | None = None
     sv2: float = 0.0
@@ -115,6 +116,11 @@ class KernelSpec(Record):
     @property
     def k(self) -> int:
         return self.C.shape[0]
+
+    @cached_property
+    def P0(self) -> np.ndarray:
+        """The state's per-unit covariance at layer 0 for ``q0 = 1``: ``inputs @ inputs.T``."""
+        return self.inputs @ self.inputs.T
 
     @cached_property
     def reads_all(self) -> bool:
@@ -137,11 +143,12 @@ class KernelSpec(Record):
         k = self.k
         if self.family != "smooth" or k == 1:
             return self, None
-        P0 = np.zeros((k, k))
-        P0[0, 0] = 1.0
         states = tuple(f"nabla^{j} x[l]" if j else "x[l]" for j in range(k))
         back = np.array([[(-1) ** j * math.comb(m, j) for j in range(k)] for m in range(k)], dtype=float)
-        return replace(self, states=states, C=np.triu(np.ones((k, k))), e=np.full(k, self.e[0]), P0=P0), back
+        # equal lags at layer 0: the input in x_0, no differences
+        spec = replace(self, states=states, C=np.triu(np.ones((k, k))), e=np.full(k, self.e[0]),
+                       inputs=np.eye(k)[:, :1])
+        return spec, back
 
     def branch_inputs(self, P: np.ndarray) -> np.ndarray:
         """``R P R^T``: the covariance of what the branch reads."""
@@ -257,7 +264,7 @@ def kernel_spec(family: str, *, depth: int | None = None, sw2=1.0, sb2=0.0, **pa
             C,
             np.array([eta * h, eta * h]),
             np.array([[1.0, 0.0]]),
-            np.diag([1.0, 0.0]),
+            np.array([[1.0], [0.0]]),  # v_0 = 0
             norm=norm,
             params=dict(params),
         )
@@ -273,7 +280,7 @@ def kernel_spec(family: str, *, depth: int | None = None, sw2=1.0, sb2=0.0, **pa
             C[0, k - 1] = 1.0
             e[0], R = h, np.eye(k)
         states = tuple(f"x[l-{i}]" if i else "x[l]" for i in range(k))
-        return KernelSpec(family, states, C, e, R, np.ones((k, k)), norm=norm, params=dict(params))
+        return KernelSpec(family, states, C, e, R, np.ones((k, 1)), norm=norm, params=dict(params))
     # hyper-connections
     if params.get("H_res") is not None:
         n = np.asarray(params["H_res"], dtype=object).shape[0]
@@ -292,10 +299,11 @@ def kernel_spec(family: str, *, depth: int | None = None, sw2=1.0, sb2=0.0, **pa
     H_pre = as_matrix(params["H_pre"], "H_pre", (n,)) if params.get("H_pre") is not None else np.eye(n)[0]
     H_post = as_matrix(params["H_post"], "H_post", (n,)) if params.get("H_post") is not None else c
     expansion = c if params.get("expansion") is None else as_matrix(params["expansion"], "expansion", (n,))
-    d = expansion - 1
-    P0 = np.ones((n, n)) + np.outer(d, d)
+    # stream i holds x + (c_i - 1) P x (HyperConnectionBlock): P x an independent field of x's variance
+    inputs = np.stack((np.ones(n), expansion - 1), axis=1)
     states = tuple(f"x{i}" for i in range(n))
-    return KernelSpec(family, states, H_res, h * H_post, H_pre[None, :], P0, norm=norm, params=dict(params))
+    return KernelSpec(family, states, H_res, h * H_post, H_pre[None, :], inputs, norm=norm,
+                      params=dict(params))
 
 
 @dataclass(frozen=True, eq=False)

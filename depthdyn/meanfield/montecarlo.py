@@ -134,24 +134,12 @@ def _inputs(torch, gen, seeds, width, q0, c0, dtype, device):
 
 
 def _initial_state(torch, spec: KernelSpec, x):
-    """(S, 2, k, N) state of layer 0, built as depthdyn's blocks build it."""
-    k = spec.k
-    if spec.family == "momentum":
-        return torch.stack((x, torch.zeros_like(x)), dim=2)
-    if spec.family == "hyper_connection":
-        expansion = spec.params.get("expansion")
-        expansion = _default_expansion(k) if expansion is None else np.asarray(expansion, float)
-        d = torch.as_tensor(expansion - 1, dtype=x.dtype, device=x.device)
-        return x[:, :, None, :] + d[:, None] * torch.roll(x, 1, dims=-1)[:, :, None, :]
-    return x[:, :, None, :].expand(*x.shape[:2], k, x.shape[-1]).clone()
-
-
-def _default_expansion(n: int) -> np.ndarray:
-    c = np.zeros(n)
-    c[0] = 1.0
-    if n > 1:
-        c[1] = n - 1.0
-    return c
+    """(S, 2, k, N) state of layer 0, built as depthdyn's blocks build it: ``spec.inputs`` applied
+    to the input and, where there is a second field (hyper-connections' expansion), the input
+    rolled by one unit (an independent field of the same variance across the width)."""
+    fields = torch.stack([torch.roll(x, b, dims=-1) for b in range(spec.inputs.shape[1])], dim=2)
+    inputs = torch.as_tensor(spec.inputs, dtype=x.dtype, device=x.device)
+    return torch.einsum("kb,sjbn->sjkn", inputs, fields)
 
 
 def _layer_norm(torch, y):
@@ -265,10 +253,8 @@ def _block(torch, spec: KernelSpec, phi_module, width: int, depth: int):
             block.H_res.copy_(torch.as_tensor(spec.C))
             block.H_pre.copy_(torch.as_tensor(spec.R[0]))
             block.H_post.copy_(torch.as_tensor(spec.e / h))
-            expansion = spec.params.get("expansion")
-            block.expansion.copy_(
-                torch.as_tensor(_default_expansion(spec.k) if expansion is None else expansion)
-            )
+            if spec.params.get("expansion") is not None:  # else the block's own (1, n - 1, 0, ...)
+                block.expansion.copy_(torch.as_tensor(spec.params["expansion"]))
     if spec.norm == "post":
         inner = block
 

@@ -355,3 +355,40 @@ def test_every_family_has_a_spec_and_a_trajectory_record():
         traj = iterate_family(resolve_activation("erf"), 1.0, 0.1, depth=10, q0=1.0, c0=0.5, family=family)
         assert traj.q.shape == (11,) and family in str(traj)
         assert set(traj.to_json()) >= {"q", "c", "eps"}
+
+
+@pytest.mark.parametrize(
+    "family, params, block, kwargs",
+    [
+        ("residual", {}, "ResidualBlock", {}),
+        ("momentum", {"m": 0.5}, "MomentumBlock", {}),
+        ("smooth", {"k": 3}, "SmoothBlock", {"k": 3}),
+        ("dense", {"k": 4}, "DenseBlock", {"k": 4}),
+        ("hyper_connection", {"n": 4}, "HyperConnectionBlock", {"n": 4, "mixing": "static"}),
+        ("hyper_connection", {"n": 3, "expansion": [1.0, 0.5, 3.0]}, "HyperConnectionBlock",
+         {"n": 3, "mixing": "static"}),
+    ],
+)
+def test_the_spec_builds_layer_zero_as_the_blocks_do(family, params, block, kwargs):
+    """``KernelSpec.inputs`` (what the kernels start from and the Monte-Carlo harness builds its
+    state with) is the blocks' own ``initial_state``: the input and, for hyper-connections, the
+    input shifted by one feature (an independent field of its variance)."""
+    from depthdyn.nn import blocks
+
+    d = 12
+    spec = kernel_spec(family, **params)
+    net = getattr(blocks, block)(d, **kwargs)
+    if "expansion" in params:
+        with torch.no_grad():
+            net.expansion.copy_(torch.tensor(params["expansion"]))
+    x = torch.randn(5, d, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    state = net.initial_state(x).double().reshape(5, spec.k, d)
+    fields = torch.stack([torch.roll(x, b, dims=-1) for b in range(spec.inputs.shape[1])], dim=1)
+    built = torch.einsum("kb,sbn->skn", torch.as_tensor(spec.inputs), fields)
+    torch.testing.assert_close(built, state, rtol=0, atol=1e-15)
+    np.testing.assert_array_equal(spec.P0, spec.inputs @ spec.inputs.T)
+    # another expansion is another state: the comparison can fail
+    if family == "hyper_connection":
+        other = kernel_spec(family, n=spec.k, expansion=[2.0] + [1.0] * (spec.k - 1))
+        moved = torch.einsum("kb,sbn->skn", torch.as_tensor(other.inputs), fields)
+        assert (moved - state).abs().max() > 0.1
