@@ -15,7 +15,7 @@ import numpy as np
 from ..errors import DomainError, ParameterError
 from .activation import Activation, variance_array
 from .activations import get_activation
-from .checks import check_q_max
+from .checks import as_real
 from .gaussian import correlation_parts
 from .kernels import Q_MAX, iterate_family
 from .maps import Iterates, check_weights
@@ -84,7 +84,7 @@ def iterate(act, sw2, sb2, *, depth: int, q0: float = 1.0, c0: float | None = No
         c0 = 0.5
     _, eps = correlation_parts(c0, eps0)
     q0 = float(variance_array(q0, "q0"))
-    q_max = check_q_max(q_max)
+    q_max = as_real(q_max, "q_max", low=0, high=1e300, low_open=True)
     if family != "plain" or params.get("norm") is not None:  # a LayerNorm: the plain family's kernel map
         return iterate_family(act, sw2, sb2, depth=depth, q0=q0, eps0=float(eps), family=family, q_max=q_max,
                               **params)
