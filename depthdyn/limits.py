@@ -82,6 +82,9 @@ MAX_LAYERS = 10**6
 MAX_SINKHORN_ROUNDS = 10_000
 #: Most loop iterations a claim's code listing may run when it is executed.
 MAX_LISTING_STEPS = 1_000_000
+#: Highest degree of a polynomial activation (``x**3 - x``): its Gaussian moments come from
+#: Mehler's sum over its Hermite coefficients, with weights ``j!`` (``170!`` is float64's last).
+MAX_POLYNOMIAL_DEGREE = 170
 
 # ------------------------------------------------------------------ models built for inspection
 #: Most parameters of a model that ``depthdyn inspect`` builds from a configuration (a model

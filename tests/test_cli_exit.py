@@ -88,6 +88,10 @@ def test_internal_error_exits_3_and_traceback_shows_it(name, monkeypatch, capsys
     assert main(["--traceback", *argv]) == 3
     err = capsys.readouterr().err
     assert "Traceback" in err and "RuntimeError: boom" in err
+    # where the one line says to add it: after the command too
+    assert main([*argv, "--traceback"]) == 3
+    err = capsys.readouterr().err
+    assert "Traceback" in err and "RuntimeError: boom" in err
 
 
 @pytest.mark.parametrize("name", SUBCOMMANDS)

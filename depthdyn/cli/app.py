@@ -132,10 +132,11 @@ def _run(args) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``depthdyn`` command; returns the exit status (see :data:`EXIT_CODES`)."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    # the one-line error says "run with --traceback": taken wherever it is given, after the command too
     show = "--traceback" in argv
+    argv = [a for a in argv if a != "--traceback"]
     try:
         args = _parser(argv).parse_args(argv)
-        show = args.traceback
         return _run(args)
     except KeyboardInterrupt:
         sys.stderr.write("depthdyn: interrupted\n")

@@ -25,8 +25,10 @@ def add_arguments(cmd) -> None:
                        help="the phase diagram: the order-to-chaos line and xi_c over (sw2, sb2)")
     cmd.add_argument("--depth", type=int, metavar="L", help="iterate the maps over L layers (with --phase: "
                      "outline the trainable region of depth L)")
-    cmd.add_argument("--q0", type=float, default=1.0, metavar="Q", help="input variance (default 1)")
-    cmd.add_argument("--c0", type=float, default=0.5, metavar="C", help="input correlation (default 1/2)")
+    cmd.add_argument("--q0", type=float, metavar="Q",
+                     help="input variance, with --depth (default 1)")
+    cmd.add_argument("--c0", type=float, metavar="C",
+                     help="input correlation, with --depth (default 1/2)")
     cmd.add_argument("--json", action="store_true", help="emit one JSON object")
     cmd.add_argument("--out", metavar="FIG", help="write the figure here (.png at 200 dpi, .pdf or .svg): "
                      "the phase diagram with --phase, else c_l over depth (needs --depth)")
@@ -66,7 +68,8 @@ def _activation(text: str, params: dict):
     from ..meanfield import ACTIVATIONS, get_activation
 
     key = text.strip().lower()
-    if key in ACTIVATIONS or key.replace("-", "_") in ACTIVATIONS or key.isidentifier() and "(" not in key:
+    named = key in ACTIVATIONS or key.replace("-", "_") in ACTIVATIONS
+    if named or key.isidentifier() and text.strip() != "x":  # "x": the expression of the identity
         return get_activation(text, **params)  # an unknown name: the registry suggests the nearest
     import sympy as sp
 
@@ -106,6 +109,9 @@ def run(args) -> int:
     _check_depth(args.depth)
     act_params, family_params = _split_params(args.activation, args.param)
     act = _activation(args.activation, act_params)
+    if (args.q0 is not None or args.c0 is not None) and (args.depth is None or args.phase):
+        raise ParameterError("--q0 and --c0 are the input of the iteration over --depth L layers: give "
+                             "--depth (they have no part in a fixed point or the phase diagram)")
     if args.phase:
         if args.sw2 is not None or args.sb2 is not None:
             raise ParameterError("--phase draws the whole (sw2, sb2) plane: leave out --sw2 and --sb2")
@@ -135,8 +141,8 @@ def _point_report(act, args, family_params: dict, out) -> int:
         report["fixed_point"] = fp.to_json()
     it = None
     if args.depth is not None:
-        it = iterate(act, sw2, sb2, depth=args.depth, q0=args.q0, c0=args.c0, family=args.family,
-                     **family_params)
+        q0, c0 = 1.0 if args.q0 is None else args.q0, 0.5 if args.c0 is None else args.c0
+        it = iterate(act, sw2, sb2, depth=args.depth, q0=q0, c0=c0, family=args.family, **family_params)
         report["iterates"] = it.to_json()
     elif not plain:
         raise ParameterError(f"--family {args.family}: give --depth L to iterate its kernel maps")

@@ -121,6 +121,8 @@ def _from_sympy(expression) -> Activation:
                              f"{sorted(map(str, symbols))}; "
                              "substitute numbers for the others")
     (x,) = symbols
+    if expression == x:  # the identity: the named linear activation (homogeneous, in closed form)
+        return _by_name("linear", {})
     if expression.is_polynomial(x):
         coefficients = [float(a) for a in reversed(sp.Poly(expression, x).all_coeffs())]
         return Polynomial(str(expression), coefficients)

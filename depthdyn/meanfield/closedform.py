@@ -13,11 +13,13 @@ moment ``E[phi^2] - E[phi(u1) phi(u2)]`` is formed without subtracting nearly eq
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
 
-from ..errors import DomainError
+from ..errors import DegreeTooLargeError, DomainError
+from ..limits import MAX_POLYNOMIAL_DEGREE
 from .activation import Activation, variance_array
 from .gaussian import correlation_parts
 
@@ -36,6 +38,18 @@ def checked_moment(value, return_error: bool, scale=None):
     if not return_error:
         return value
     return value, 32 * _ULP * np.abs(value if scale is None else scale)
+
+
+def _overflow_checked(moment):
+    """A moment method whose overflow ``checked_moment`` reports as a ``DomainError``: no NumPy
+    warning on the way."""
+
+    @functools.wraps(moment)
+    def quiet(*args, **kwargs):
+        with np.errstate(over="ignore", invalid="ignore"):
+            return moment(*args, **kwargs)
+
+    return quiet
 
 
 def pair_parts(q1, q2, c, eps):
@@ -460,10 +474,16 @@ class Polynomial(Activation):
         if self.coefficients.size == 0:
             self.coefficients = np.zeros(1)
         n = self.coefficients.size
+        if n - 1 > MAX_POLYNOMIAL_DEGREE:
+            raise DegreeTooLargeError(f"a polynomial activation of degree {n - 1} is past the highest "
+                                      f"depthdyn takes, {MAX_POLYNOMIAL_DEGREE} (its moments' factorial "
+                                      "weights leave float64)")
         self._to_hermite = np.stack([np.pad(herme.poly2herme(np.eye(n)[k]), (0, n - 1))[:n]
                                      for k in range(n)])
         self._fact = np.array([math.factorial(j) for j in range(n)], dtype=float)
         self._derivative = None if n == 1 else np.polynomial.polynomial.polyder(self.coefficients)
+        # a x (no constant): positively homogeneous of degree one, its q-map a line through 0
+        self.homogeneous = n == 2 and self.coefficients[0] == 0
 
     def _hermite(self, q, coefficients):
         q = variance_array(q)
@@ -508,25 +528,31 @@ class Polynomial(Activation):
                                  1 - c[..., None] ** j)
         return (fact * b1 * b1 * one_minus).sum(axis=-1)
 
+    @_overflow_checked
     def mean(self, q, *, return_error=False):
         return checked_moment(self._hermite(q, self.coefficients)[..., 0], return_error)
 
+    @_overflow_checked
     def second_moment(self, q, *, return_error=False):
         b = self._hermite(q, self.coefficients)
         return checked_moment((self._fact * b * b).sum(axis=-1), return_error)
 
+    @_overflow_checked
     def derivative_second_moment(self, q, *, return_error=False):
         if self._derivative is None:
             return checked_moment(np.zeros_like(variance_array(q)), return_error, 1.0)
         b = self._hermite(q, self._derivative)
         return checked_moment((self._fact[: b.shape[-1]] * b * b).sum(axis=-1), return_error)
 
+    @_overflow_checked
     def cross_moment(self, q1, q2, c=None, *, eps=None, return_error=False):
         return checked_moment(self._moments(self.coefficients, q1, q2, c, eps, "cross"), return_error, 1.0)
 
+    @_overflow_checked
     def derivative_cross_moment(self, q1, q2, c=None, *, eps=None, return_error=False):
         return checked_moment(self._moments(self._derivative, q1, q2, c, eps, "cross"), return_error, 1.0)
 
+    @_overflow_checked
     def difference_moment(self, q, c=None, *, eps=None, return_error=False):
         return checked_moment(self._moments(self.coefficients, q, q, c, eps, "difference"), return_error)
 

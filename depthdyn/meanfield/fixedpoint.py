@@ -92,10 +92,12 @@ class FixedPoint(Record):
         def scale(x):
             return "inf (critical)" if math.isinf(x) and self.phase == "critical" else f"{x:.6g}"
 
+        # no fixed point on the critical line (homogeneous activations, sb2 > 0): q grows by sb2 a layer
+        growth = (f"  (q grows by sb2 = {self.sb2:.6g} per layer)" if self.phase == "critical" else
+                  f"  (q grows by {self.growth:.6g} per layer)")
         lines = [f"mean-field fixed point of {self.activation} at sw2={self.sw2:.12g}, sb2={self.sb2:.12g}: "
                  f"{self.phase}",
-                 f"  q*    = {self.q_star:.12g}" + (f"  (q grows by {self.growth:.6g} per layer)"
-                                                    if math.isinf(self.q_star) else ""),
+                 f"  q*    = {self.q_star:.12g}" + (growth if math.isinf(self.q_star) else ""),
                  f"  c*    = {self.c_star:.15g}  (1 - c* = {self.eps_star:.6g})",
                  f"  chi_1 = {self.chi1:.12g}   chi_c = {self.chi_c:.12g}   chi_q = {self.chi_q:.12g}",
                  f"  xi_c  = {scale(self.xi_c)}   xi_q = {scale(self.xi_q)}   "
@@ -365,7 +367,9 @@ def critical_points(act, *, sw2=None, sb2=None) -> tuple[CriticalPoint, ...]:
             ratio = m2 / d2
             values = grid - ratio - sb2
             bound = (m2_err + np.abs(ratio) * d2_err) / np.abs(d2) + 8 * _ULP * (grid + np.abs(ratio) + sb2)
-        qs = _roots(excess, grid, np.nan_to_num(values, nan=-1.0, neginf=-1.0), log=False,
+        # E[phi'^2] = 0 with E[phi^2] > 0 (cos at q = 0): the excess is -inf there, a sign; 0 / 0
+        # (phi(0) = phi'(0) = 0, x^2 at q = 0) has none, and brackets no root
+        qs = _roots(excess, grid, np.nan_to_num(values, nan=np.nan, neginf=-1.0), log=False,
                     bound=np.nan_to_num(bound, nan=0.0, posinf=0.0))
         found = [(1.0 / float(act.derivative_second_moment(q)), sb2, q) for q in qs]
     else:

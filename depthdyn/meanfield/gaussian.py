@@ -70,7 +70,8 @@ def _panel_nodes(breaks: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _finish(hi: np.ndarray, lo: np.ndarray, absolute: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    bound = np.abs(hi - lo) + 64 * np.finfo(float).eps * absolute
+    with np.errstate(invalid="ignore"):  # inf - inf where a moment is not finite: _check_finite says so
+        bound = np.abs(hi - lo) + 64 * np.finfo(float).eps * absolute
     return hi, bound
 
 
@@ -96,18 +97,23 @@ def expect(func, scale, *, return_error: bool = False):
     flat = scale.reshape(-1)
     levels = _levels(flat.max(initial=0.0), Z_MAX)
     breaks = _dyadic(Z_MAX, levels)
-    out = []
+    out, point = [], None
     for n in (_HI, _LO):
         z, w = _panel_nodes(breaks, n)
-        with np.errstate(under="ignore"):
+        with np.errstate(all="ignore"):  # a moment that is not finite is reported by _check_finite
             values = func(flat[:, None] * z[None, :])
         values = np.broadcast_to(values, (flat.size, z.size))
         out.append((values * w).sum(axis=-1))
         if n == _HI:
             absolute = (np.abs(values) * w).sum(axis=-1)
+        if n == _HI and not np.isfinite(values).all():
+            where = flat[:, None] * z[None, :]
+            bad = np.flatnonzero(~np.isfinite(values))
+            first = bad[np.argmin(np.abs(where.reshape(-1)[bad]))]  # the point nearest 0
+            point = (float(where.reshape(-1)[first]), float(values.reshape(-1)[first]))
     value, bound = _finish(out[0], out[1], absolute)
     value, bound = value.reshape(scale.shape), bound.reshape(scale.shape)
-    _check_finite(value)
+    _check_finite(value, point)
     return (value, bound) if return_error else value
 
 
@@ -183,7 +189,7 @@ def _expect2_chunk(func, r1, r2, c, s, slope, outer, window, graded):
         z2, w2 = _panel_nodes(breaks, n)  # (P, N1, N2)
         u1 = (r1[:, None] * z1)[..., None]
         delta = slope[:, None, None] * z1[..., None] + (r2 * s)[:, None, None] * z2
-        with np.errstate(under="ignore"):
+        with np.errstate(all="ignore"):  # a moment that is not finite is reported by _check_finite
             values = func(np.broadcast_to(u1, delta.shape), delta)
         weights = w1[None, :, None] * w2
         results.append((values * weights).sum(axis=(-1, -2)))
@@ -192,10 +198,18 @@ def _expect2_chunk(func, r1, r2, c, s, slope, outer, window, graded):
     return _finish(results[0], results[1], absolute)
 
 
-def _check_finite(value: np.ndarray) -> None:
-    if not np.isfinite(value).all():
-        raise DomainError("a Gaussian moment is not finite in float64 (the activation grows too fast "
-                          "for this variance); use smaller q or the mpmath path")
+def _check_finite(value: np.ndarray, point: tuple[float, float] | None = None) -> None:
+    """A typed error where a moment is not finite; ``point`` ``(u, f(u))``: where the integrand
+    itself is not (the node nearest 0), which tells an activation undefined at a point (``1/x``
+    at 0, ``sqrt(x)`` below 0) from one that overflows far out (``exp`` at a large variance)."""
+    if np.isfinite(value).all():
+        return
+    if point is not None and (math.isnan(point[1]) or abs(point[0]) < 1.0):
+        u = point[0] + 0.0  # no -0
+        raise DomainError(f"a Gaussian moment is not finite: the integrand is {point[1]} at u = {u:.6g} "
+                          "(the activation must be a finite real number on the whole line)")
+    raise DomainError("a Gaussian moment is not finite in float64 (the activation grows too fast "
+                      "for this variance); use smaller q or the mpmath path")
 
 
 def expect2_hermite(func, q, eps, n: int = 96):

@@ -513,7 +513,7 @@ class SymbolicActivation(Activation):
         self.bounded = False
 
     def _eval(self, fn, u):
-        with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
             return np.broadcast_to(np.asarray(fn(u), dtype=float), np.shape(u))
 
     def phi(self, u):

@@ -91,6 +91,10 @@ def test_correlation_figure(tmp_path, capsys):
     (["tanh", "--out", "x.png"], "--depth"),
     (["tanh", "--family", "nosuch", "--depth", "3"], "nosuch"),
     (["x*y", "--sw2", "1"], "unknown name 'y'"),
+    (["tanh", "--q0", "-1"], "give --depth"),  # was ignored without --depth
+    (["tanh", "--c0", "0.3", "--phase"], "give --depth"),
+    (["tanh", "--q0", "-1", "--depth", "3"], "q0"),
+    (["tanh", "--c0", "1.5", "--depth", "3"], "correlation"),
 ])
 def test_bad_input_is_one_line_with_exit_2(argv, words, capsys):
     code, out, err = _run(capsys, *argv)
@@ -166,3 +170,53 @@ def test_plain_chain_with_a_layer_norm_is_the_plain_family():
     assert pre.q.tolist() == ref.q.tolist() and pre.c.tolist() == ref.c.tolist()
     bare = iterate(act, 1.5, 0.1, depth=8, family="plain", norm=None)  # norm=None: the plain chain itself
     assert bare.q.tolist() == iterate(act, 1.5, 0.1, depth=8).q.tolist() != pre.q.tolist()
+
+
+@pytest.mark.parametrize(
+    "expression, says",
+    [
+        ("1/x", "the integrand is inf at u = 0 "),
+        ("log(x)", "the integrand is inf at u = 0 "),
+        ("sqrt(x)", "the integrand is nan at u = -"),
+        ("exp(x**2)", "grows too fast"),
+        ("x**200", "degree 200 is past the highest depthdyn takes, 170"),
+        ("x**170", "overflows float64"),
+    ],
+)
+def test_an_activation_past_float64_is_one_line_with_exit_2_and_no_warning(capsys, expression, says):
+    """Where the moments cannot be taken the line says why (undefined at a point, growing too
+    fast, a degree past the factorials' range), and no NumPy warning comes before it."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a warning on the way would be an internal error (exit 3)
+        code, out, err = _run(capsys, expression, "--depth", "3", "-q")
+    assert code == 2 and out == "" and err.count("\n") == 1 and says in err, err
+
+
+def test_polynomials_without_a_slope_at_zero_fall_back_to_sw2_one(capsys):
+    """x^2 has no order-to-chaos point at sb2 = 0 (q - E[phi^2] / E[phi'^2] = q / 4): the command says
+    so and iterates at sw2 = 1, q_1 = E[(sqrt(q0) z)^4] = 3 (was an internal error)."""
+    code, out, err = _run(capsys, "x**2", "--depth", "2", "--json", "-q")
+    data = json.loads(out)
+    assert code == 0 and "no order-to-chaos point" in data["note"] and data["sw2"] == 1.0
+    assert data["iterates"]["q"][1] == pytest.approx(3.0, rel=1e-12)
+
+
+def test_unbounded_variance_says_how_it_grows(capsys):
+    """ReLU: q' = sw2 q / 2 + sb2, so at sw2 = 2 q grows by sb2 each layer, at sw2 = 3 by a factor 1.5."""
+    code, out, _ = _run(capsys, "relu", "--sw2", "2", "--sb2", "0.1", "-q")
+    assert code == 0 and "q*    = inf  (q grows by sb2 = 0.1 per layer)" in out
+    code, out, _ = _run(capsys, "relu", "--sw2", "3", "--sb2", "0.1", "-q")
+    assert code == 0 and "q*    = inf  (q grows by 1.5 per layer)" in out
+
+
+def test_the_identity_and_its_multiples_are_homogeneous(capsys):
+    """'x' is the expression of the identity (the named linear activation, not an unknown name), and
+    a x is positively homogeneous: every q is a fixed point at sw2 = 1 / a^2, sb2 = 0."""
+    code, out, _ = _run(capsys, "x", "-q")
+    assert code == 0 and "linear" in out and "every q is a fixed point" in out
+    code, out, _ = _run(capsys, "2*x", "--sw2", "0.25", "-q")
+    assert code == 0 and "every q is a fixed point" in out and "critical" in out
+    code, out, _ = _run(capsys, "2*x + 1", "--sw2", "0.2", "--sb2", "0.1", "-q")  # not homogeneous
+    assert code == 0 and "every q" not in out and "q*    = 1.5" in out  # q = 0.2 (4 q + 1) + 0.1

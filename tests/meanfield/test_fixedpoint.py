@@ -197,3 +197,20 @@ def test_sign_changes_inside_the_rounding_of_the_equation_are_one_branch():
     # the mutant: two genuinely distinct branches (GELU's turn) stay two
     points = critical_points("gelu", sw2=1.97)
     assert len(points) == 2 and points[1].q_star > 5 * points[0].q_star
+
+
+def test_polynomials_vanishing_with_their_slope_at_zero_have_a_critical_point_only_with_bias():
+    """phi = x^2: E[phi^2] = 3 q^2, E[phi'^2] = 4 q (Gaussian moments), so the critical equation
+    q - E[phi^2] / E[phi'^2] = sb2 reads q / 4 = sb2: no root at sb2 = 0 (0 / 0 at q = 0 is no
+    sign change), q* = 4 sb2 and sw2 = 1 / (4 q*) otherwise; phi = x^3: 4 q / 9 = sb2."""
+    x = sp.Symbol("x")
+    for expr in (x**2, x**3):
+        with pytest.raises(DomainError, match="no order-to-chaos point"):
+            critical_point(expr, sb2=0.0)
+    cp = critical_point(x**2, sb2=0.25)
+    assert cp.q_star == pytest.approx(1.0, rel=1e-10) and cp.sw2 == pytest.approx(0.25, rel=1e-10)
+    cp = critical_point(x**3, sb2=0.4)  # q* = 9 sb2 / 4, sw2 = 1 / E[phi'^2] = 1 / (27 q*^2)
+    assert cp.q_star == pytest.approx(0.9, rel=1e-10) and cp.sw2 == pytest.approx(1 / (27 * 0.81), rel=1e-10)
+    # with a linear part the slope at zero is 1: critical at sw2 = 1, q* = 0, as tanh
+    cp = critical_point(x + x**2, sb2=0.0)
+    assert cp.q_star == 0.0 and cp.sw2 == pytest.approx(1.0, rel=1e-12)
