@@ -82,6 +82,11 @@ MAX_LAYERS = 10**6
 MAX_SINKHORN_ROUNDS = 10_000
 #: Most loop iterations a claim's code listing may run when it is executed.
 MAX_LISTING_STEPS = 1_000_000
+#: Largest variance the mean-field functions take: ``sw2``, ``sb2``, an input ``q0`` and the
+#: ``q_max`` an iteration stops at. Their Gaussian rules refine down to the activation's scale
+#: ``1/sqrt(q)``, so a layer costs more as ``q`` grows (softplus: about 0.03 s a layer near
+#: ``q = 1e9``, 1.3 s near ``1e70``; tanh's fixed point at ``sw2 = 1e20`` 2.5 s, at ``1e100`` 66 s).
+MAX_VARIANCE = 1e30
 #: Highest degree of a polynomial activation (``x**3 - x``): its Gaussian moments come from
 #: Mehler's sum over its Hermite coefficients, with weights ``j!`` (``170!`` is float64's last).
 MAX_POLYNOMIAL_DEGREE = 170

@@ -123,7 +123,7 @@ def run(args) -> int:
 
 def _point_report(act, args, family_params: dict, out) -> int:
     from ..meanfield import fixed_point, iterate
-    from ..meanfield.maps import check_weights
+    from ..meanfield.checks import check_weights
 
     sw2, sb2, note = _point(act, args.sw2, args.sb2)
     if note and args.family != "plain":

@@ -25,7 +25,7 @@ from ..errors import DomainError, ParameterError
 from ..records import Record
 from .activation import Activation
 from .activations import get_activation
-from .maps import check_weights
+from .checks import as_variance, check_weights
 
 __all__ = ["FixedPoint", "CriticalPoint", "fixed_point", "critical_point", "critical_points", "depth_scale"]
 
@@ -174,7 +174,12 @@ def _bracketed(func, a: float, b: float, log: bool) -> float:
     if fa == 0 or fb == 0 or fa * fb > 0:  # a scalar evaluation rounded differently from the grid's
         return a if abs(fa) <= abs(fb) else b
     if log and a > 0:
-        return math.exp(brentq(lambda t: func(math.exp(t)), math.log(a), math.log(b), xtol=1e-15, rtol=1e-15))
+        ta, tb = math.log(a), math.log(b)
+
+        def along(t):  # at the ends a and b themselves: exp(log(a)) may round across a root at a or b
+            return fa if t == ta else fb if t == tb else func(math.exp(t))
+
+        return math.exp(brentq(along, ta, tb, xtol=1e-15, rtol=1e-15))
     return brentq(func, a, b, xtol=1e-300, rtol=1e-15)
 
 
@@ -222,6 +227,12 @@ def _variance_fixed_point(act: Activation, sw2: float, sb2: float, q0: float | N
         above = [r for r in roots if r > q0]
         if above:
             return above[0], 1.0
+        if act.bounded:  # q' <= sw2 sup phi^2 + sb2: the fixed point lies past the grid, not at infinity
+            hi = _Q_BIG
+            while gap(hi) > 0 and hi < 1e300:
+                hi *= 10.0
+            if gap(hi) <= 0:
+                return _bracketed(gap, hi / 10.0, hi, log=True), 1.0
         big = float(sw2 * act.second_moment(_Q_BIG) + sb2) / _Q_BIG
         return math.inf, big
     below = [r for r in roots if r < q0]
@@ -271,12 +282,7 @@ def fixed_point(act, sw2, sb2, *, q0: float | None = None, tol: float = 1e-10) -
     act = get_activation(act)
     sw2, sb2 = check_weights(sw2, sb2)
     if q0 is not None:
-        try:
-            q0 = float(q0)
-        except (TypeError, ValueError):
-            raise ParameterError(f"q0 must be a number, got {q0!r}") from None
-        if not (math.isfinite(q0) and q0 >= 0):
-            raise DomainError(f"q0 must be finite and >= 0, got {q0!r}")
+        q0 = as_variance(q0, "q0")
     q_star, growth = _variance_fixed_point(act, sw2, sb2, q0)
     name = str(act)
     if math.isinf(q_star):
@@ -305,7 +311,7 @@ def fixed_point(act, sw2, sb2, *, q0: float | None = None, tol: float = 1e-10) -
 
 def _slope_at(act: Activation, q: float, sw2: float, sb2: float, eps: float) -> float:
     q_next = sw2 * float(act.second_moment(q)) + sb2
-    return sw2 * q * float(act.derivative_cross_moment(q, q, eps=eps)) / q_next
+    return sw2 * (q / q_next) * float(act.derivative_cross_moment(q, q, eps=eps))  # sw2 q alone may overflow
 
 
 def _gradient_scale(chi1: float) -> float:

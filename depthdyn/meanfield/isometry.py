@@ -29,7 +29,7 @@ import numpy as np
 
 from ..errors import DomainError, ParameterError
 from ..records import Record
-from .checks import as_count, as_real
+from .checks import as_count, as_real, as_variance
 
 __all__ = ["JacobianMoments", "jacobian_moments", "isometry_score", "jacobian_density", "WEIGHTS"]
 
@@ -190,7 +190,7 @@ def jacobian_density(x, *, p, sw2, depth: int, weights: str = "gaussian", eta: f
     if x.ndim != 1 or np.any(x <= 0) or not np.all(np.isfinite(x)):
         raise ParameterError("x must be a 1-d array of positive numbers")
     p = as_real(p, "p", low=0, high=1, low_open=True)
-    sw2 = as_real(sw2, "sw2", low=0, low_open=True)
+    sw2 = as_variance(sw2, "sw2", positive=True)
     depth = as_count(depth, "depth", 64)
     if weights not in WEIGHTS:
         raise ParameterError(f"weights must be one of {', '.join(WEIGHTS)}, got {weights!r}")

@@ -13,12 +13,12 @@ import math
 import numpy as np
 
 from ..errors import DomainError, ParameterError
-from .activation import Activation, variance_array
+from .activation import Activation
 from .activations import get_activation
-from .checks import as_real
+from .checks import as_variance, check_weights
 from .gaussian import correlation_parts
 from .kernels import Q_MAX, iterate_family
-from .maps import Iterates, check_weights
+from .maps import Iterates
 
 __all__ = ["iterate"]
 
@@ -58,8 +58,9 @@ def iterate(act, sw2, sb2, *, depth: int, q0: float = 1.0, c0: float | None = No
         (``"residual"``, ...), to which ``**params`` go; the plain chain with ``norm="pre"`` or
         ``"post"`` (a LayerNorm) is the kernels' ``"plain"`` family too.
     q_max : float
-        Where an exploding variance stops the map (at most ``1e300``): the record's
-        ``stopped_at`` and ``reason`` say so, and its arrays end at that layer. Every family
+        Where an exploding variance stops the map (at most
+        :data:`depthdyn.limits.MAX_VARIANCE`): the record's ``stopped_at`` and ``reason`` say
+        so, and its arrays end at that layer. Every family
         follows this convention; nothing is returned as inf or NaN.
 
     Returns
@@ -83,8 +84,8 @@ def iterate(act, sw2, sb2, *, depth: int, q0: float = 1.0, c0: float | None = No
     if c0 is None and eps0 is None:
         c0 = 0.5
     _, eps = correlation_parts(c0, eps0)
-    q0 = float(variance_array(q0, "q0"))
-    q_max = as_real(q_max, "q_max", low=0, high=1e300, low_open=True)
+    q0 = as_variance(q0, "q0")
+    q_max = as_variance(q_max, "q_max", positive=True)
     if family != "plain" or params.get("norm") is not None:  # a LayerNorm: the plain family's kernel map
         return iterate_family(act, sw2, sb2, depth=depth, q0=q0, eps0=float(eps), family=family, q_max=q_max,
                               **params)

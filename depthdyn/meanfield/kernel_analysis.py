@@ -30,7 +30,7 @@ import sympy as sp
 
 from ..errors import DomainError, ParameterError
 from ..recurrence import Recurrence
-from .checks import as_count, as_real
+from .checks import as_count, as_real, as_variance, check_weights
 from .kernels import LN_EPS, kernel_spec, kernel_step, resolve_activation
 
 __all__ = ["kernel_fixed_point", "linearise_kernel", "depth_scales", "continuum_limit", "branch_gains"]
@@ -46,8 +46,7 @@ def kernel_fixed_point(
     ``at="zero"`` in :func:`linearise_kernel`).
     """
     act = resolve_activation(act)
-    sw2 = as_real(sw2, "sw2", low=0, low_open=True)
-    sb2 = as_real(sb2, "sb2", low=0)
+    sw2, sb2 = check_weights(sw2, sb2)
     max_layers = as_count(max_layers, "max_layers", 10**7)
     c0 = as_real(c0, "c0", low=-1, high=1)
     spec = kernel_spec(family, depth=1, sw2=sw2, sb2=sb2, **params)
@@ -126,8 +125,7 @@ def linearise_kernel(
         ``(1, -a)`` for first-order families.
     """
     act = resolve_activation(act)
-    sw2 = as_real(sw2, "sw2", low=0, low_open=True)
-    sb2 = as_real(sb2, "sb2", low=0)
+    sw2, sb2 = check_weights(sw2, sb2)
     if family == "scaled_residual":
         raise ParameterError(
             "scaled_residual's branch scale depends on the depth; linearise 'residual' with h"
@@ -211,9 +209,8 @@ def continuum_limit(act, sw2, sb2, *, t, q0=1.0, c0=0.0, h=1.0, rtol=1e-10):
     from scipy.integrate import solve_ivp
 
     act = resolve_activation(act)
-    sw2 = as_real(sw2, "sw2", low=0, low_open=True)
-    sb2 = as_real(sb2, "sb2", low=0)
-    q0 = as_real(q0, "q0", low=0, low_open=True)
+    sw2, sb2 = check_weights(sw2, sb2)
+    q0 = as_variance(q0, "q0", positive=True)
     c0 = as_real(c0, "c0", low=-1, high=1)
     h = as_real(h, "h", low=0, low_open=True)
     t = np.atleast_1d(np.asarray(t, dtype=float))

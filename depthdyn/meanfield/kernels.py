@@ -45,7 +45,7 @@ from ..families import suggest
 from ..limits import MAX_ORDER, MAX_STREAMS
 from ..records import Record
 from .branch import branch_moments, single_branch_moments
-from .checks import as_count, as_matrix, as_real
+from .checks import as_count, as_matrix, as_real, as_variance, check_weights
 
 __all__ = [
     "KERNEL_FAMILIES",
@@ -444,11 +444,10 @@ def iterate_family(
     [1.0, 2.0, 4.0, 8.0]
     """
     act = resolve_activation(act)
-    sw2 = as_real(sw2, "sw2", low=0, low_open=True)
-    sb2 = as_real(sb2, "sb2", low=0)
+    sw2, sb2 = check_weights(sw2, sb2)
     depth = 0 if depth == 0 and not isinstance(depth, bool) else as_count(depth, "depth", 10**7)
-    q0 = as_real(q0, "q0", low=0, low_open=True)
-    q_max = as_real(q_max, "q_max", low=0, high=1e300, low_open=True)
+    q0 = as_variance(q0, "q0", positive=True)
+    q_max = as_variance(q_max, "q_max", positive=True)
     q_min = as_real(q_min, "q_min", low=0, high=q_max)
     if c0 is not None and eps0 is not None:
         raise ParameterError("give c0 or eps0 = 1 - c0, not both")

@@ -15,31 +15,17 @@ without cancellation (:meth:`Activation.difference_moment`), so nothing is lost 
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import DomainError, ParameterError
 from ..records import Record
 from .activation import variance_array
 from .activations import get_activation
+from .checks import check_weights
 from .gaussian import correlation_parts
 
-__all__ = ["q_map", "c_map", "eps_map", "chi1", "chi_c", "chi_q", "Iterates", "check_weights"]
-
-
-def check_weights(sw2, sb2) -> tuple[float, float]:
-    """``(sw2, sb2)`` as floats, checked: ``sw2 > 0`` and ``sb2 >= 0``, both finite (else DomainError)."""
-    try:
-        sw2, sb2 = float(sw2), float(sb2)
-    except (TypeError, ValueError):
-        raise ParameterError(f"sw2 and sb2 must be numbers, got {sw2!r} and {sb2!r}") from None
-    if not (math.isfinite(sw2) and sw2 > 0):
-        raise DomainError(f"the weight variance sw2 must be finite and > 0, got {sw2!r}")
-    if not (math.isfinite(sb2) and sb2 >= 0):
-        raise DomainError(f"the bias variance sb2 must be finite and >= 0, got {sb2!r}")
-    return sw2, sb2
+__all__ = ["q_map", "c_map", "eps_map", "chi1", "chi_c", "chi_q", "Iterates"]
 
 
 def _prepare(act, sw2, sb2):

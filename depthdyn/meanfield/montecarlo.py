@@ -31,7 +31,7 @@ import numpy as np
 
 from ..errors import OptionalDependencyError, ParameterError
 from ..records import Record
-from .checks import as_count, as_real
+from .checks import as_count, as_real, as_variance, check_weights
 from .kernels import LN_EPS, KernelSpec, kernel_spec, resolve_activation
 
 __all__ = [
@@ -349,15 +349,14 @@ def simulate_kernel(
     from ..nn.blocks import pick_device
 
     act = resolve_activation(act)
-    sw2 = as_real(sw2, "sw2", low=0, low_open=True)
-    sb2 = as_real(sb2, "sb2", low=0)
+    sw2, sb2 = check_weights(sw2, sb2)
     depth = as_count(depth, "depth", 10**6)
     width = as_count(width, "width", 10**6)
     seeds = as_count(seeds, "seeds", 10**6)
     if seeds < 2:
         raise ParameterError("seeds must be >= 2 for a confidence band")
     every = as_count(every, "every", 10**6)
-    q0 = as_real(q0, "q0", low=0, low_open=True)
+    q0 = as_variance(q0, "q0", positive=True)
     c0 = as_real(c0, "c0", low=-1, high=1)
     level = as_real(level, "level", low=0, high=1, low_open=True, high_open=True)
     if method not in _METHODS:
@@ -467,13 +466,12 @@ def simulate_jacobian_moments(
     from ..nn.blocks import pick_device
 
     act = resolve_activation(act)
-    sw2 = as_real(sw2, "sw2", low=0, low_open=True)
-    sb2 = as_real(sb2, "sb2", low=0)
+    sw2, sb2 = check_weights(sw2, sb2)
     depth = as_count(depth, "depth", 10**4)
     width = as_count(width, "width", 10**5)
     seeds = as_count(seeds, "seeds", 10**5)
     order = as_count(order, "order", 8)
-    q0 = as_real(q0, "q0", low=0, low_open=True)
+    q0 = as_variance(q0, "q0", positive=True)
     level = as_real(level, "level", low=0, high=1, low_open=True, high_open=True)
     if seeds < 2:
         raise ParameterError("seeds must be >= 2 for a confidence band")
@@ -538,7 +536,7 @@ def simulate_gradient_norm(
     from ..nn.blocks import pick_device
 
     act = resolve_activation(act)
-    sw2, sb2 = as_real(sw2, "sw2", low=0, low_open=True), as_real(sb2, "sb2", low=0)
+    sw2, sb2 = check_weights(sw2, sb2)
     depth, width, seeds = (
         as_count(depth, "depth", 10**4),
         as_count(width, "width", 10**5),

@@ -25,7 +25,7 @@ import numpy as np
 from ..errors import DomainError, ParameterError
 from ..records import Record
 from .asymptotics import gradient_norms
-from .checks import as_count, as_real
+from .checks import as_count, as_real, as_variance
 from .fixedpoint import critical_point
 from .isometry import isometry_score
 from .kernels import kernel_spec, resolve_activation
@@ -94,7 +94,7 @@ def init_recipe(
     """
     act = resolve_activation(act)
     depth = as_count(depth, "depth", 10**6)
-    sb2 = as_real(sb2, "sb2", low=0)
+    sb2 = as_variance(sb2, "sb2")
     if family == "plain":
         if params or sw2 is not None:
             raise ParameterError("the plain recipe chooses sw2 itself and takes no family parameters")
@@ -121,7 +121,7 @@ def init_recipe(
         raise ParameterError("the recipe chooses the branch scale h; do not pass it")
     kernel_spec(family, depth=depth, **params)  # validates the family and its parameters
     bound = as_real(gradient_bound, "gradient_bound", low=1, low_open=True)
-    sw2 = critical_point(act, sb2=sb2).sw2 if sw2 is None else as_real(sw2, "sw2", low=0, low_open=True)
+    sw2 = critical_point(act, sb2=sb2).sw2 if sw2 is None else as_variance(sw2, "sw2", positive=True)
 
     def norm(h):
         return float(gradient_norms(act, sw2, sb2, depth=depth, family=family, h=h, **params)[0])
