@@ -375,7 +375,7 @@ def critical_points(act, *, sw2=None, sb2=None) -> tuple[CriticalPoint, ...]:
             bound = (m2_err + np.abs(ratio) * d2_err) / np.abs(d2) + 8 * _ULP * (grid + np.abs(ratio) + sb2)
         # E[phi'^2] = 0 with E[phi^2] > 0 (cos at q = 0): the excess is -inf there, a sign; 0 / 0
         # (phi(0) = phi'(0) = 0, x^2 at q = 0) has none, and brackets no root
-        qs = _roots(excess, grid, np.nan_to_num(values, nan=np.nan, neginf=-1.0), log=False,
+        qs = _roots(excess, grid, np.where(np.isneginf(values), -1.0, values), log=False,
                     bound=np.nan_to_num(bound, nan=0.0, posinf=0.0))
         found = [(1.0 / float(act.derivative_second_moment(q)), sb2, q) for q in qs]
     else:
