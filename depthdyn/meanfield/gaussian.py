@@ -97,24 +97,31 @@ def expect(func, scale, *, return_error: bool = False):
     flat = scale.reshape(-1)
     levels = _levels(flat.max(initial=0.0), Z_MAX)
     breaks = _dyadic(Z_MAX, levels)
-    out, point = [], None
+    out = []
     for n in (_HI, _LO):
         z, w = _panel_nodes(breaks, n)
+        u = flat[:, None] * z[None, :]
         with np.errstate(all="ignore"):  # a moment that is not finite is reported by _check_finite
-            values = func(flat[:, None] * z[None, :])
+            values = func(u)
         values = np.broadcast_to(values, (flat.size, z.size))
         out.append((values * w).sum(axis=-1))
         if n == _HI:
             absolute = (np.abs(values) * w).sum(axis=-1)
-        if n == _HI and not np.isfinite(values).all():
-            where = flat[:, None] * z[None, :]
-            bad = np.flatnonzero(~np.isfinite(values))
-            first = bad[np.argmin(np.abs(where.reshape(-1)[bad]))]  # the point nearest 0
-            point = (float(where.reshape(-1)[first]), float(values.reshape(-1)[first]))
+            first = (u, values)
     value, bound = _finish(out[0], out[1], absolute)
     value, bound = value.reshape(scale.shape), bound.reshape(scale.shape)
-    _check_finite(value, point)
+    if not np.isfinite(value).all():
+        _check_finite(value, _not_finite_at(*first))
     return (value, bound) if return_error else value
+
+
+def _not_finite_at(u: np.ndarray, values: np.ndarray) -> tuple[float, float] | None:
+    """``(u, f(u))`` at the node nearest 0 where the integrand is not finite (``None``: nowhere)."""
+    bad = np.flatnonzero(~np.isfinite(values))
+    if bad.size == 0:
+        return None
+    k = bad[np.argmin(np.abs(u.reshape(-1)[bad]))]
+    return float(u.reshape(-1)[k]), float(values.reshape(-1)[k])
 
 
 def correlation_parts(c=None, eps=None) -> tuple[np.ndarray, np.ndarray]:

@@ -214,3 +214,22 @@ def test_polynomials_vanishing_with_their_slope_at_zero_have_a_critical_point_on
     # with a linear part the slope at zero is 1: critical at sw2 = 1, q* = 0, as tanh
     cp = critical_point(x + x**2, sb2=0.0)
     assert cp.q_star == 0.0 and cp.sw2 == pytest.approx(1.0, rel=1e-12)
+
+
+def test_a_log_bracket_keeps_its_ends_where_a_root_sits_between_b_and_exp_log_b():
+    """A root just below the bracket's end b, above exp(log(b)) (rounded down from 1e150): in log
+    coordinates the end itself must be evaluated, not exp(log(b)), or the bracket loses its sign
+    change (brentq raised; tanh's fixed point sat that close to its bracket's end at sw2 = 1e300)."""
+    from depthdyn.meanfield.fixedpoint import _bracketed
+
+    b = 1e150
+    assert math.exp(math.log(b)) < b
+    root = float(np.nextafter(b, 0.0))
+    assert math.exp(math.log(b)) < root  # between them: func(exp(log(b))) > 0 = sign at a
+
+    def func(q):
+        return root - q
+
+    # exp of the root's logarithm (about 345) carries its rounding times 345: 1e-13
+    assert _bracketed(func, b / 10, b, log=True) == pytest.approx(root, rel=1e-13)
+    assert _bracketed(func, b / 10, b, log=False) == pytest.approx(root, rel=1e-14)
